@@ -1,0 +1,49 @@
+"""Extraction: one module per source kind, file text -> sites. Knows nothing of rules.
+
+Each extractor module exposes ``extract(text: str, path: str, vocab) -> list[Site]``
+(``path`` relative to the scanned root) and raises ``ParseError`` for a file it cannot
+parse. The scanner (auditor.scan) picks the module by ``kind_of(path)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+SUFFIX_KINDS = {
+    ".py": "python",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".toml": "toml",
+    ".json": "json",
+    ".sh": "shell",
+    ".bash": "shell",
+}
+MODULES = {
+    "python": "auditor.extract.python_code",
+    "yaml": "auditor.extract.yaml_config",
+    "toml": "auditor.extract.toml_config",
+    "json": "auditor.extract.json_config",
+    "shell": "auditor.extract.shell_script",
+}
+
+
+class ParseError(Exception):
+    """A file that cannot be parsed; carries the 1-based line when known."""
+
+    def __init__(self, message: str, line: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+def kind_of(path: str, first_line: bytes = b"") -> str | None:
+    for suffix, kind in SUFFIX_KINDS.items():
+        if path.endswith(suffix):
+            return kind
+    if first_line.startswith(b"#!") and (b"sh" in first_line.split(b"/")[-1]):
+        return "shell"  # extension-less launch scripts: #!/bin/bash, #!/usr/bin/env zsh
+    return None
+
+
+def extractor(kind: str):
+    return importlib.import_module(MODULES[kind])
