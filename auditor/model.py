@@ -105,3 +105,18 @@ class Finding:
         d = asdict(self)
         d["related"] = [s.to_json() for s in self.related]
         return d
+
+
+@dataclass
+class ScanResult:
+    """What ``qg-audit scan`` produces; serialises to the ``qg-audit.scan/1`` JSON contract."""
+
+    root: str  # the scanned path as given
+    knobs: list[Knob] = field(default_factory=list)
+    sites: list[Site] = field(default_factory=list)  # every site, before and after joining
+    errors: list[FileError] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    files_scanned: int = 0  # files parsed (after the prefilter)
+    files_seen: int = 0  # files walked
+    meta: dict[str, dict[str, Any]] = field(default_factory=dict)  # per file: extractor facts for the join
+    settings: dict[str, Any] = field(default_factory=dict)  # the project's [tool.qg-audit] table

@@ -1,6 +1,6 @@
 """Extraction: one module per source kind, file text -> sites. Knows nothing of rules.
 
-Each extractor module exposes ``extract(text: str, path: str, vocab) -> list[Site]``
+Each extractor module exposes ``extract(text: str, path: str, vocab) -> FileResult``
 (``path`` relative to the scanned root) and raises ``ParseError`` for a file it cannot
 parse. The scanner (auditor.scan) picks the module by ``kind_of(path)``.
 """
@@ -8,6 +8,18 @@ parse. The scanner (auditor.scan) picks the module by ``kind_of(path)``.
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from auditor.model import Site
+
+
+@dataclass
+class FileResult:
+    sites: list[Site] = field(default_factory=list)
+    # Kind-specific facts the join needs across files, e.g. for YAML
+    # {"hydra_defaults": [{"group": "rollout", "option": "vllm", "package": "actor.rollout", "line": 3}]}
+    meta: dict[str, Any] = field(default_factory=dict)
 
 SUFFIX_KINDS = {
     ".py": "python",
