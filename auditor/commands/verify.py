@@ -1,0 +1,124 @@
+"""qg-audit verify: launch the sampler, count its workers and threads, check what they report.
+
+    qg-audit verify (--expect-workers N | --expect-from FILE:dotted.key) [--expect-threads N]
+        [--match REGEX] [--warmup S] [--duration S] [--timeout S] [--interval S] [--no-hook]
+        [--format text|json] [-o FILE] -- COMMAND...
+
+Exit codes: 0 pass, 1 verification failed, 2 usage error, 3 target could not start or
+failed before a verdict. The work is done by auditor.runtime (a library shared with
+profile and sweep); this module only parses flags, runs, judges and renders.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+
+from auditor.exitcodes import UsageError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    exp = parser.add_mutually_exclusive_group()
+    exp.add_argument("--expect-workers", type=int, metavar="N", help="worker processes that should run")
+    exp.add_argument("--expect-from", metavar="FILE:KEY",
+                     help="read the expected count from a YAML/TOML/JSON config, e.g. conf.yaml:rollout.num_workers")
+    parser.add_argument("--expect-threads", type=int, metavar="N", help="threads each worker should reach")
+    parser.add_argument("--match", metavar="REGEX", help="count as workers only processes whose name/cmdline match")
+    parser.add_argument("--warmup", type=float, default=1.0, metavar="S",
+                        help="seconds after launch not counted in the steady window (default 1)")
+    parser.add_argument("--duration", type=float, default=8.0, metavar="S",
+                        help="watch this long, then end the target normally; 0 = until it exits (default 8)")
+    parser.add_argument("--timeout", type=float, default=600.0, metavar="S",
+                        help="end the target after this long when --duration is 0 (default 600)")
+    parser.add_argument("--interval", type=float, metavar="S", help="census poll interval (default 0.5)")
+    parser.add_argument("--no-hook", action="store_true", help="do not load the automatic sitecustomize hook")
+    parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    parser.add_argument("--ray", nargs="?", const="auto", default=None, metavar="ADDRESS",
+                        help="count Ray actors through Ray's state API (ADDRESS default: auto)")
+    parser.add_argument("--per-node", type=int, metavar="N", help="with --ray: actors expected on each node")
+    # dest is not "command": the CLI sets args.command to the subcommand name after parsing
+    parser.add_argument("target_command", nargs=argparse.REMAINDER, metavar="COMMAND",
+                        help="-- COMMAND ... (the sampler to launch)")
+
+
+def run(args: argparse.Namespace) -> int:
+    command = list(args.target_command)
+    if command and command[0] == "--":
+        command = command[1:]
+    args.command_argv = command
+    if args.ray is not None:
+        try:
+            from auditor.runtime.ray_verify import run as ray_run
+        except ModuleNotFoundError as exc:
+            if exc.name != "auditor.runtime.ray_verify":
+                raise
+            raise UsageError("--ray is not available in this build of qg-audit") from None
+        return ray_run(args)
+    if args.expect_workers is None and not args.expect_from:
+        raise UsageError("one of --expect-workers N or --expect-from FILE:KEY is required")
+    if not command:
+        raise UsageError("no command to launch: put it after '--', e.g. qg-audit verify --expect-workers 4 "
+                         "-- python sampler.py")
+    for flag in ("warmup", "duration", "timeout"):
+        if getattr(args, flag) < 0:
+            raise UsageError(f"--{flag} must be >= 0")
+    if args.interval is not None and args.interval <= 0:
+        raise UsageError("--interval must be > 0")
+    if args.match:
+        import re
+
+        try:
+            re.compile(args.match)
+        except re.error as exc:
+            raise UsageError(f"--match: bad regular expression: {exc}") from None
+
+    from auditor.runtime.expect import expectation
+    from auditor.runtime.session import run_target
+    from auditor.runtime.verdict import judge
+
+    exp = expectation(args)
+    if exp.workers < 1:
+        raise UsageError(f"{exp.source}: expected worker count must be >= 1, got {exp.workers}")
+    previous = _sigterm_as_interrupt()
+    try:
+        result = run_target(
+            command, duration=args.duration or None, timeout=args.timeout or None, interval=args.interval,
+            hook=not args.no_hook, match=args.match,
+        )
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    verdict = judge(result, exp, warmup=args.warmup)
+    if args.format == "json":
+        from auditor.render.verify_json import render
+
+        text = json.dumps(render(result, exp, verdict, hook=not args.no_hook), indent=2) + "\n"
+    else:
+        from auditor.render.verify_text import render
+
+        text = render(result, exp, verdict, hook=not args.no_hook)
+    if args.output:
+        try:
+            with open(args.output, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as exc:
+            raise UsageError(f"{args.output}: cannot write the report: {exc.strerror}") from None
+    else:
+        sys.stdout.write(text)
+    return verdict.exit_code
+
+
+def _sigterm_as_interrupt():
+    """A SIGTERM to the probe (CI cancelling a job) must still end the target's tree."""
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    try:
+        return signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        return signal.getsignal(signal.SIGTERM)
+
+
+sigterm_as_interrupt = _sigterm_as_interrupt  # public name, reused by auditor.runtime.ray_verify

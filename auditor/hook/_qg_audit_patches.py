@@ -1,0 +1,233 @@
+"""qg-audit hook, part 2: the patches. Loaded only when the target imports a watched module.
+
+Kept apart from sitecustomize.py so that start-up compiles almost nothing (environments
+often set PYTHONDONTWRITEBYTECODE, and then every start compiles the module from source).
+Standard library only. Record shape matches auditor/report.py.
+"""
+
+import os
+import sys
+
+_ENV = "QG_AUDIT_REPORT"
+
+
+def _write(line):
+    path = os.environ.get(_ENV)
+    if not path:
+        return
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError:
+        return
+    try:
+        os.write(fd, line.encode())
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _emit(rtype, **fields):
+    import json
+    import threading
+    import time
+
+    rec = {"v": 1, "type": rtype, "pid": os.getpid(), "ppid": os.getppid(), "t": time.time(),
+           "thread": threading.current_thread().name, "source": "hook"}
+    rec.update(fields)
+    _write(json.dumps(rec, default=repr, separators=(",", ":")) + "\n")
+
+
+# -- patches, applied when the target imports the module ------------------------------------
+
+_START_METHODS = {"ForkProcess": "fork", "SpawnProcess": "spawn", "ForkServerProcess": "forkserver",
+                  "ForkPoolWorker": "fork", "SpawnPoolWorker": "spawn", "ForkServerPoolWorker": "forkserver"}
+
+
+def _bound_args(func, args, kwargs):
+    try:
+        import inspect
+
+        return dict(inspect.signature(func).bind(*args, **kwargs).arguments)
+    except Exception:
+        return {}
+
+
+def _report_child(proc):
+    target = getattr(proc, "_target", None)
+    module = getattr(target, "__module__", "") or ""
+    qualname = getattr(target, "__qualname__", getattr(target, "__name__", "")) or ""
+    values, extra = {}, {}
+    if module.startswith("torch.utils.data") and qualname.endswith("_worker_loop"):
+        backend = "torch DataLoader"
+        bound = _bound_args(target, proc._args, proc._kwargs)
+        for key in ("num_workers", "worker_id"):
+            if isinstance(bound.get(key), int):
+                values[key] = bound[key]
+        if "worker_id" in values:
+            extra["worker_id"] = values["worker_id"]
+    elif module == "concurrent.futures.process":
+        backend = "ProcessPoolExecutor"
+    elif module == "multiprocessing.pool":
+        backend = "multiprocessing.Pool"
+    elif module.startswith("gymnasium.vector"):
+        backend = "gymnasium AsyncVectorEnv"
+        bound = _bound_args(target, proc._args, proc._kwargs)
+        if isinstance(bound.get("index"), int):
+            extra["worker_id"] = bound["index"]
+    else:
+        backend = "multiprocessing.Process"
+    method = None
+    for cls in type(proc).__mro__:
+        method = _START_METHODS.get(cls.__name__)
+        if method:
+            break
+    if method is None:
+        try:
+            import multiprocessing
+
+            method = multiprocessing.get_start_method(allow_none=True)
+        except Exception:
+            method = None
+    if method is None and "--multiprocessing-fork" in sys.argv:
+        method = "spawn"
+    _emit("worker", role=None, backend=backend, start_method=method, name=getattr(proc, "_name", None),
+          target=(module + "." + qualname).strip("."), values=values, **extra)
+
+
+def _patch_mp_process(mod):
+    original = mod.BaseProcess._bootstrap
+
+    def _bootstrap(self, *args, **kwargs):
+        try:
+            _report_child(self)
+        except Exception:
+            pass
+        return original(self, *args, **kwargs)
+
+    mod.BaseProcess._bootstrap = _bootstrap
+
+
+def _after_init(cls, describe):
+    """Wrap cls.__init__ so that describe(self) -> dict is reported as a pool record."""
+    original = cls.__init__
+
+    def __init__(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        try:
+            fields = describe(self)
+            if fields:
+                _emit("pool", **fields)
+        except Exception:
+            pass
+
+    cls.__init__ = __init__
+
+
+def _patch_pool(mod):
+    def describe(pool):
+        threads = type(pool).__name__ == "ThreadPool"
+        return {"backend": "multiprocessing." + type(pool).__name__, "size": pool._processes, "threads": threads}
+
+    _after_init(mod.Pool, describe)
+
+
+def _patch_futures_process(mod):
+    def describe(ex):
+        ctx = getattr(ex, "_mp_context", None)
+        method = ctx.get_start_method() if ctx is not None else None
+        # Since 3.9 non-fork executors start workers on demand: fewer than max_workers is "under-used".
+        return {"backend": "ProcessPoolExecutor", "size": ex._max_workers, "start_method": method,
+                "lazy": method != "fork"}
+
+    _after_init(mod.ProcessPoolExecutor, describe)
+
+
+def _patch_futures_thread(mod):
+    _after_init(mod.ThreadPoolExecutor,
+                lambda ex: {"backend": "ThreadPoolExecutor", "size": ex._max_workers, "threads": True})
+
+
+def _patch_sync_vec(mod):
+    _after_init(mod.SyncVectorEnv,
+                lambda env: {"backend": "gymnasium SyncVectorEnv", "size": env.num_envs, "serial": True})
+
+
+def _patch_async_vec(mod):
+    _after_init(mod.AsyncVectorEnv, lambda env: {"backend": "gymnasium AsyncVectorEnv", "size": env.num_envs})
+
+
+def _patch_dataloader(mod):
+    cls = mod.DataLoader
+    original = cls._get_iterator
+
+    def _get_iterator(self):
+        try:
+            if not getattr(self, "_qg_audit_reported", False):
+                self._qg_audit_reported = True
+                n = self.num_workers
+                _emit("pool", backend="torch DataLoader", size=n, serial=n == 0, values={"num_workers": n})
+        except Exception:
+            pass
+        return original(self)
+
+    cls._get_iterator = _get_iterator
+
+
+_PATCHES = {
+    "multiprocessing.process": _patch_mp_process,
+    "multiprocessing.pool": _patch_pool,
+    "concurrent.futures.process": _patch_futures_process,
+    "concurrent.futures.thread": _patch_futures_thread,
+    "gymnasium.vector.sync_vector_env": _patch_sync_vec,
+    "gymnasium.vector.async_vector_env": _patch_async_vec,
+    "torch.utils.data.dataloader": _patch_dataloader,
+}
+
+
+class _PatchingLoader:
+    """Runs the real loader, then our patch. Everything else is delegated to the real loader."""
+
+    def __init__(self, loader, patch):
+        self._loader, self._patch = loader, patch
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        try:
+            self._patch(module)
+        except Exception:
+            pass
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+
+def find_spec(finder, name, path, target):
+    """The real spec of NAME, with a loader that applies our patch after the module runs."""
+    patch = _PATCHES.get(name)
+    if patch is None:
+        return None
+    for other in sys.meta_path:
+        if other is finder or not hasattr(other, "find_spec"):
+            continue
+        spec = other.find_spec(name, path, target)
+        if spec is not None:
+            break
+    else:
+        return None
+    if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+        spec.loader = _PatchingLoader(spec.loader, patch)
+    return spec
+
+
+def patch_loaded():
+    """Patch watched modules that were imported before the hook ran (rare)."""
+    for name, patch in _PATCHES.items():
+        module = sys.modules.get(name)
+        if module is not None:
+            patch(module)
+
+

@@ -1,0 +1,86 @@
+"""qg-audit's start-up hook, loaded in every Python process of a verified target.
+
+qg-audit puts this directory first on PYTHONPATH, so Python imports this module at
+start-up (site.py imports ``sitecustomize``). It must cost almost nothing (budget 5 ms) and
+never break the target, so it:
+
+* does nothing unless QG_AUDIT_REPORT is set;
+* writes one "loaded" line (hand-formatted: importing json here would cost ~1 ms);
+* installs a finder that, only when the target itself imports one of a few modules, loads
+  _qg_audit_patches.py and patches that module: multiprocessing.process (every child, all
+  start methods, reports at bootstrap), multiprocessing.pool and concurrent.futures (pool
+  sizes, thread pools), gymnasium's vector envs and torch's DataLoader (configured workers
+  or a serial backend). torch is never imported by the hook: DataLoader workers are
+  recognised by their target function, and num_workers / worker_id read from its arguments;
+* chains the ``sitecustomize`` that would have loaded without us.
+
+Standard library only.
+"""
+
+import os
+import sys
+
+_ENV = "QG_AUDIT_REPORT"
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_WATCHED = frozenset((
+    "multiprocessing.process", "multiprocessing.pool", "concurrent.futures.process",
+    "concurrent.futures.thread", "gymnasium.vector.sync_vector_env", "gymnasium.vector.async_vector_env",
+    "torch.utils.data.dataloader",
+))
+
+
+class _QgAuditFinder:
+    def find_spec(self, name, path=None, target=None):
+        if name not in _WATCHED:
+            return None
+        try:
+            import _qg_audit_patches
+        except Exception:
+            return None
+        return _qg_audit_patches.find_spec(self, name, path, target)
+
+
+def _install():
+    path = os.environ.get(_ENV)
+    if not path:
+        return
+    if any(name in sys.modules for name in _WATCHED):
+        import _qg_audit_patches
+
+        _qg_audit_patches.patch_loaded()
+    sys.meta_path.insert(0, _QgAuditFinder())
+    import time
+
+    line = '{"v":1,"type":"hook","event":"loaded","pid":%d,"ppid":%d,"t":%.6f,"source":"hook"}\n' % (
+        os.getpid(), os.getppid(), time.time())
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        os.write(fd, line.encode())
+    finally:
+        os.close(fd)
+
+
+def _chain():
+    """Load the sitecustomize that this one shadows, if any."""
+    from importlib.machinery import PathFinder
+
+    here = os.path.normcase(_HERE)
+    rest = [p for p in sys.path if os.path.normcase(os.path.abspath(p or ".")) != here]
+    spec = PathFinder.find_spec("sitecustomize", rest)
+    if spec is None or spec.loader is None:
+        return
+    from importlib.util import module_from_spec
+
+    module = module_from_spec(spec)
+    sys.modules["sitecustomize"] = module  # what the shadowed module would see as itself
+    spec.loader.exec_module(module)
+
+
+try:
+    _install()
+except Exception:  # the hook must never break the target
+    pass
+try:
+    _chain()
+except Exception as _exc:  # the user's own sitecustomize failed: say so as Python would
+    print("Error in sitecustomize; set PYTHONVERBOSE for traceback:", repr(_exc), file=sys.stderr)

@@ -1,0 +1,42 @@
+"""verify's JSON report: schema "qg-audit.verify/1" (documented in docs/verify.md)."""
+
+from __future__ import annotations
+
+SCHEMA = "qg-audit.verify/1"
+
+
+def render(result, exp, verdict, *, hook: bool = True) -> dict:
+    if result.timed_out:
+        ended_by = "timeout"
+    elif result.returncode is None and result.started:
+        ended_by = "qg-audit"  # --duration reached: a normal end
+    else:
+        ended_by = "target"
+    return {
+        "schema": SCHEMA,
+        "command": result.command,
+        "expected": {"workers": exp.workers, "threads": exp.threads, "source": exp.source, "key": exp.key},
+        "observed": {
+            "workers": verdict.observed_workers,
+            "peak": result.peak_workers,
+            "threads": result.peak_threads,
+            "peak_processes": result.peak_processes,
+            "peak_rss_bytes": result.peak_rss_bytes,
+            "processes": [p.to_json() for p in result.processes],
+            "samples": result.samples,
+        },
+        "reports": result.reports,
+        "hook": {"enabled": hook, "active": result.hook_active, "notes": result.notes},
+        "verdict": verdict.code,
+        "reasons": verdict.reasons,
+        "target": {
+            "started": result.started,
+            "exit_code": result.returncode,
+            "ended_by": ended_by,
+            "run_time_s": result.duration_s,
+            "error": result.error,
+            "stderr_tail": result.stderr_tail[-2000:],
+            "survivors": result.survivors,  # processes that outlived SIGKILL: normally empty
+        },
+        "exit_code": verdict.exit_code,
+    }

@@ -1,0 +1,263 @@
+"""Incremental census of one target's process tree.
+
+psutil's ``children(recursive=True)`` reads every process on the machine at every poll.
+This census lists /proc (names only), reads ``/proc/PID/stat`` once for each pid it has
+not seen before to learn its parent, and then reads only the tree's own members. A pid
+that vanished and came back between two listings, or whose start time changed, is a new
+process: identity is (pid, create_time), never pid alone.
+
+A process belongs to the tree when its parent is a member, or when it was re-parented to
+the probe (a child subreaper) after the launch: that is how ``setsid`` daemons and
+orphans of dead workers stay in view.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass, field
+
+from auditor.runtime import procfs
+from auditor.runtime.classify import match_rule
+
+YOUNG_S = 1.0  # re-read the command line of processes this young: spawn children exec soon after fork
+
+
+@dataclass
+class ProcessRow:
+    """One observed process; identity is (pid, create_time), never pid alone."""
+
+    pid: int
+    create_time: float
+    ppid: int
+    name: str
+    cmdline: list[str]
+    role: str  # "target" | "worker" | "helper" | "other"
+    threads: int
+    threads_peak: int
+    rss_bytes: int
+    rss_peak: int
+    first_seen: float  # seconds since the launch
+    last_seen: float
+    status: str  # running / zombie / gone / access-denied
+    backend: str = ""  # what classified it: "multiprocessing (spawn)", "torch DataLoader", "report" ...
+    rule: str | None = None  # the rules/workers.yaml rule id, when one matched
+
+    @property
+    def key(self) -> tuple[int, float]:
+        return (self.pid, self.create_time)
+
+    @property
+    def alive(self) -> bool:
+        return self.status in ("running", "access-denied")
+
+    def to_json(self) -> dict:
+        return {
+            "pid": self.pid, "create_time": self.create_time, "ppid": self.ppid, "name": self.name,
+            "cmdline": self.cmdline, "role": self.role, "backend": self.backend,
+            "threads": self.threads, "threads_peak": self.threads_peak,
+            "rss_bytes": self.rss_bytes, "rss_peak": self.rss_peak,
+            "first_seen": round(self.first_seen, 3), "last_seen": round(self.last_seen, 3),
+            "status": self.status,
+        }
+
+
+@dataclass
+class Census:
+    probe_pid: int = field(default_factory=os.getpid)
+    match: re.Pattern | None = None
+    rows: dict[tuple[int, float], ProcessRow] = field(default_factory=dict)
+    live: dict[int, ProcessRow] = field(default_factory=dict)  # members now present (incl. zombies)
+    reported: dict[int, str] = field(default_factory=dict)  # pid -> backend, from worker reports
+    root_pid: int | None = None
+    t0: float = field(default_factory=time.monotonic)
+    launch_time: float = field(default_factory=time.time)
+    peak_processes: int = 0
+    peak_workers: int = 0
+    peak_threads: int = 0
+    peak_rss_bytes: int = 0
+
+    def __post_init__(self) -> None:
+        self._known: set[int] = set()
+        self._foreign: set[int] = set()  # the probe's own children from before the launch
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    def prime(self) -> None:
+        """List the processes that exist before the launch, so the first poll sees only new ones."""
+        self._known = procfs.list_pids()
+        self._foreign = {pid for pid in self._known if _ppid_or_none(pid) == self.probe_pid}
+        self.t0 = time.monotonic()
+        self.launch_time = time.time()
+
+    def adopt_root(self, pid: int) -> None:
+        self.root_pid = pid
+        try:
+            st = procfs.read_stat(pid)
+        except (procfs.Gone, procfs.Denied):
+            return
+        self._adopt(st)
+
+    def poll(self) -> dict:
+        """Update the tree and return one sample: {t, processes, workers, threads, rss}."""
+        self.refresh()
+        alive = [r for r in self.live.values() if r.alive]
+        sample = {
+            "t": round(self.now(), 3),
+            "processes": len(alive),
+            "workers": sum(1 for r in alive if self._counts_as_worker(r)),
+            "threads": sum(r.threads for r in alive),
+            "rss": sum(r.rss_bytes for r in alive),
+        }
+        self.peak_processes = max(self.peak_processes, sample["processes"])
+        self.peak_workers = max(self.peak_workers, sample["workers"])
+        self.peak_threads = max(self.peak_threads, sample["threads"])
+        self.peak_rss_bytes = max(self.peak_rss_bytes, sample["rss"])
+        return sample
+
+    def refresh(self) -> None:
+        """Find new members and update the known ones, without taking a sample."""
+        listing = procfs.list_pids()
+        new = listing - self._known
+        self._known = listing
+        now = self.now()
+        # Update members first: a member whose pid now names another process is gone.
+        for pid, row in list(self.live.items()):
+            if pid not in listing:
+                self._gone(row)
+                continue
+            try:
+                st = procfs.read_stat(pid)
+            except procfs.Gone:
+                self._gone(row)
+                continue
+            except procfs.Denied:
+                row.status, row.last_seen = "access-denied", now
+                continue
+            if st.create_time != row.create_time:
+                self._gone(row)
+                new.add(pid)
+                continue
+            self._update(row, st, now)
+        self._adopt_new(new)
+
+    def note_report(self, pid: int, backend: str) -> None:
+        """A worker report came from PID: it is a worker even if no rule says so."""
+        if pid in self.reported:
+            return
+        self.reported[pid] = backend
+        row = self.live.get(pid)
+        if row is not None:
+            self._classify(row)
+
+    def _counts_as_worker(self, row: ProcessRow) -> bool:
+        # A fork child is told only by its copied command line, which any fork+exec child
+        # (subprocess, spawn) also shows for an instant before exec: count it from its second
+        # poll, or at once when it has reported.
+        return row.role == "worker" and (row.rule != "mp-fork" or row.last_seen > row.first_seen
+                                         or row.pid in self.reported)
+
+    def now(self) -> float:
+        return time.monotonic() - self.t0
+
+    def members(self) -> list[ProcessRow]:
+        return list(self.rows.values())
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _adopt_new(self, new: set[int]) -> None:
+        stats = {}
+        for pid in new:
+            try:
+                stats[pid] = procfs.read_stat(pid)
+            except (procfs.Gone, procfs.Denied):
+                continue
+        # A new process may be the child of another new one: repeat until nothing changes.
+        changed = True
+        while changed and stats:
+            changed = False
+            for pid, st in list(stats.items()):
+                if self._belongs(st):
+                    self._adopt(st)
+                    del stats[pid]
+                    changed = True
+
+    def _belongs(self, st: procfs.Stat) -> bool:
+        parent = self.live.get(st.ppid)
+        if parent is not None and parent.alive:
+            return True
+        # re-parented to us (child subreaper): orphans and setsid daemons of the target
+        return (st.ppid == self.probe_pid and st.pid not in self._foreign
+                and st.create_time >= self.launch_time - 1.0)
+
+    def _adopt(self, st: procfs.Stat) -> None:
+        now = self.now()
+        try:
+            cmdline = procfs.read_cmdline(st.pid)
+        except (procfs.Gone, procfs.Denied):
+            cmdline = []
+        row = ProcessRow(
+            pid=st.pid, create_time=st.create_time, ppid=st.ppid, name=st.name, cmdline=cmdline,
+            role="other", threads=st.threads, threads_peak=st.threads, rss_bytes=st.rss_bytes,
+            rss_peak=st.rss_bytes, first_seen=now, last_seen=now,
+            status="zombie" if st.state == "Z" else "running",
+        )
+        self.rows[row.key] = row
+        self.live[row.pid] = row
+        self._classify(row)
+
+    def _update(self, row: ProcessRow, st: procfs.Stat, now: float) -> None:
+        row.last_seen = now
+        row.ppid = st.ppid
+        row.status = "zombie" if st.state == "Z" else "running"
+        if row.status == "zombie":
+            return
+        row.threads, row.rss_bytes = st.threads, st.rss_bytes
+        row.threads_peak = max(row.threads_peak, st.threads)
+        row.rss_peak = max(row.rss_peak, st.rss_bytes)
+        changed = st.name != row.name
+        if changed or now - row.first_seen < YOUNG_S:
+            try:
+                cmdline = procfs.read_cmdline(row.pid)
+            except (procfs.Gone, procfs.Denied):
+                cmdline = row.cmdline
+            changed = changed or (cmdline != row.cmdline and bool(cmdline))
+            row.name, row.cmdline = st.name, cmdline or row.cmdline
+        if changed:
+            self._classify(row)
+
+    def _gone(self, row: ProcessRow) -> None:
+        row.status = "gone"
+        self.live.pop(row.pid, None)
+
+    def _classify(self, row: ProcessRow) -> None:
+        if row.pid == self.root_pid:
+            row.role, row.backend = "target", ""
+            return
+        parent = self.live.get(row.ppid)
+        rule = match_rule(row.name, row.cmdline, parent.rule if parent else None,
+                          parent.cmdline if parent else None)
+        row.rule = rule.id if rule else None
+        if rule is not None and rule.role == "helper":
+            row.role, row.backend = "helper", rule.backend
+        elif row.pid in self.reported:
+            row.role = "worker"
+            row.backend = rule.backend if rule else self.reported[row.pid]
+        elif rule is not None:
+            row.role, row.backend = rule.role, rule.backend
+        else:
+            row.role, row.backend = "other", ""
+        if self.match is not None and row.role in ("worker", "other"):
+            text = row.name + " " + " ".join(row.cmdline)
+            if self.match.search(text):
+                row.role, row.backend = "worker", row.backend or "--match"
+            else:
+                row.role = "other"
+
+
+def _ppid_or_none(pid: int) -> int | None:
+    try:
+        return procfs.read_stat(pid).ppid
+    except (procfs.Gone, procfs.Denied):
+        return None

@@ -1,0 +1,84 @@
+"""Worker / helper / other classification of tree processes, driven by rules/workers.yaml."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import yaml
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    role: str
+    backend: str
+    name: re.Pattern | None = None
+    cmdline: re.Pattern | None = None
+    parent: str | None = None
+    same_as_parent: bool = False
+    python: bool = False
+    reports: bool = False
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    rules: tuple[Rule, ...]
+    count_keys: frozenset[str]
+    count_key_patterns: tuple[re.Pattern, ...]
+
+    def is_count_key(self, key: str) -> bool:
+        leaf = key.rsplit(".", 1)[-1].lower()
+        return leaf in self.count_keys or any(p.search(leaf) for p in self.count_key_patterns)
+
+
+@lru_cache(maxsize=None)
+def catalogue() -> Catalogue:
+    text = resources.files("auditor.rules").joinpath("workers.yaml").read_text(encoding="utf-8")
+    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    rules = []
+    for r in data["rules"]:
+        rules.append(
+            Rule(
+                id=r["id"],
+                role=r["role"],
+                backend=r.get("backend", r["id"]),
+                name=re.compile(r["name"]) if r.get("name") else None,
+                cmdline=re.compile(r["cmdline"]) if r.get("cmdline") else None,
+                parent=r.get("parent"),
+                same_as_parent=bool(r.get("same_as_parent")),
+                python=bool(r.get("python")),
+                reports=bool(r.get("reports")),
+            )
+        )
+    return Catalogue(
+        rules=tuple(rules),
+        count_keys=frozenset(k.lower() for k in data.get("count_keys", [])),
+        count_key_patterns=tuple(re.compile(p) for p in data.get("count_key_patterns", [])),
+    )
+
+
+def _is_python(cmdline: list[str]) -> bool:
+    return bool(cmdline) and "python" in os.path.basename(cmdline[0]).lower()
+
+
+def match_rule(name: str, cmdline: list[str], parent_rule: str | None,
+               parent_cmdline: list[str] | None) -> Rule | None:
+    """The first rule of the catalogue that this process matches, or None."""
+    joined = " ".join(cmdline)
+    for rule in catalogue().rules:
+        if rule.name is not None and not rule.name.search(name):
+            continue
+        if rule.cmdline is not None and not rule.cmdline.search(joined):
+            continue
+        if rule.parent is not None and rule.parent != parent_rule:
+            continue
+        if rule.same_as_parent and (not cmdline or cmdline != parent_cmdline):
+            continue
+        if rule.python and not _is_python(cmdline):
+            continue
+        return rule
+    return None

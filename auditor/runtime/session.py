@@ -1,0 +1,262 @@
+"""Launch a target, watch its process tree, read its reports, end it: the runtime library.
+
+``run_target`` is shared by ``qg-audit verify``, ``profile`` and ``sweep``. It never leaves
+an orphan: the tree is ended in a ``finally`` on every exit path, including an exception or
+KeyboardInterrupt raised in the caller's ``on_sample`` / ``stop_when`` or while waiting.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from auditor import report
+from auditor.runtime import reaper
+from auditor.runtime.census import Census, ProcessRow
+
+__all__ = ["ProcessRow", "RunResult", "run_target", "DEFAULT_INTERVAL", "HOOK_DIR"]
+
+# Chosen from bench/bench_census.py on a loaded 2-core box: a 64-process tree costs 1.3-1.6 ms
+# of CPU per census poll, and the whole probe loop ~0.9% of one core at 0.25 s. 0.5 s keeps it
+# near 0.5% (budget: 1%) while still catching workers that live a second or more.
+DEFAULT_INTERVAL = 0.5
+HOOK_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hook")
+TAIL_BYTES = 4000
+
+
+@dataclass
+class RunResult:
+    command: list[str]
+    started: bool  # False when the command could not be started (exit 3)
+    returncode: int | None  # None when we ended it ourselves (duration, timeout, stop_when)
+    timed_out: bool
+    duration_s: float
+    stdout_tail: str
+    stderr_tail: str
+    reports: list[dict]  # every JSON record from QG_AUDIT_REPORT, in order
+    processes: list[ProcessRow]  # every process ever seen in the tree
+    peak_processes: int
+    peak_workers: int
+    peak_threads: int
+    peak_rss_bytes: int  # tree totals
+    samples: list[dict]  # census time series: {t, processes, workers, threads, rss}
+    hook_active: bool | None  # did the sitecustomize hook load in the target? None: hook=False
+    error: str | None
+    notes: list[str] = field(default_factory=list)  # e.g. why the hook could not apply
+    corrupt_reports: int = 0  # report lines that were not valid JSON
+    survivors: list[str] = field(default_factory=list)  # processes that outlived SIGKILL (should be none)
+
+    @property
+    def workers(self) -> list[ProcessRow]:
+        return [p for p in self.processes if p.role == "worker"]
+
+
+class _ReportReader:
+    """Reads the JSON-lines report file incrementally (only complete lines)."""
+
+    def __init__(self, path: str):
+        self.path, self.offset, self.records, self.corrupt = path, 0, [], 0
+        self._partial = b""
+
+    def read(self) -> list[dict]:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        self.offset += len(data)
+        data = self._partial + data
+        lines = data.split(b"\n")
+        self._partial = lines.pop()  # an incomplete last line waits for the next read
+        new = []
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                self.corrupt += 1
+                continue
+            if isinstance(rec, dict):
+                new.append(rec)
+            else:
+                self.corrupt += 1
+        self.records.extend(new)
+        return new
+
+
+def _tail(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - TAIL_BYTES))
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _target_env(env: dict | None, hook: bool, report_path: str) -> dict:
+    full = dict(os.environ)
+    for k, v in (env or {}).items():
+        if v is None:
+            full.pop(k, None)
+        else:
+            full[k] = str(v)
+    full[report.ENV_VAR] = report_path
+    if hook:
+        existing = full.get("PYTHONPATH", "")
+        # no trailing separator: an empty entry would put the cwd on sys.path
+        full["PYTHONPATH"] = HOOK_DIR + (os.pathsep + existing if existing else "")
+    return full
+
+
+def _hook_notes(command: list[str], reports: list[dict]) -> tuple[bool, list[str]]:
+    if any(r.get("type") == "hook" and r.get("event") == "loaded" for r in reports):
+        return True, []
+    flags = [a for a in command[1:3] if re.fullmatch(r"-[A-Za-z]*[IES][A-Za-z]*", a)]
+    if command and "python" in os.path.basename(command[0]) and flags:
+        why = f"the target runs python {' '.join(flags)}, which ignores PYTHONPATH or skips site"
+    else:
+        why = ("no Python process of the target loaded it: the target may not be Python, may run "
+               "python -I/-E/-S, or may scrub its environment (PYTHONPATH, QG_AUDIT_REPORT)")
+    return False, [f"hook could not apply: {why}; only auditor.report.worker() reports and the "
+                   f"process census are available"]
+
+
+def _snapshot(command, started, rc, timed_out, t0, census: Census, reader: _ReportReader,
+              samples, hook_active, error, notes, out_path="", err_path="") -> RunResult:
+    return RunResult(
+        command=list(command), started=started, returncode=rc, timed_out=timed_out,
+        duration_s=round(time.monotonic() - t0, 3),
+        stdout_tail=_tail(out_path) if out_path else "", stderr_tail=_tail(err_path) if err_path else "",
+        reports=list(reader.records), processes=census.members(),
+        peak_processes=census.peak_processes, peak_workers=census.peak_workers,
+        peak_threads=census.peak_threads, peak_rss_bytes=census.peak_rss_bytes,
+        samples=list(samples), hook_active=hook_active, error=error, notes=list(notes),
+        corrupt_reports=reader.corrupt,
+    )
+
+
+def run_target(command: list[str], *, duration: float | None = None, timeout: float | None = None,
+               interval: float | None = None, hook: bool = True, env: dict | None = None,
+               match: str | None = None, cwd: str | None = None,
+               on_sample: Callable[[dict], None] | None = None,
+               stop_when: Callable[[RunResult], bool] | None = None,
+               int_grace: float = 3.0, term_grace: float = 2.0) -> RunResult:
+    """Run COMMAND under the census and return everything observed. See docs/verify.md.
+
+    ``env`` adds to (a value of None removes from) this process's environment.
+    ``duration``: end the target after this many seconds (a normal end, returncode None).
+    ``timeout``: end it after this many seconds and set ``timed_out``.
+    """
+    if not command:
+        raise ValueError("run_target: empty command")
+    interval = DEFAULT_INTERVAL if interval is None else max(0.01, float(interval))
+    pattern = re.compile(match) if match else None
+    tmpdir = tempfile.mkdtemp(prefix="qg-audit-")
+    report_path = os.path.join(tmpdir, "reports.jsonl")
+    out_path, err_path = os.path.join(tmpdir, "stdout"), os.path.join(tmpdir, "stderr")
+    census = Census(match=pattern)
+    reader = _ReportReader(report_path)
+    samples: list[dict] = []
+    notes: list[str] = []
+    previous, note = reaper.become_subreaper()
+    if note:
+        notes.append(note)
+    popen = None
+    pidfd = None
+    started, rc, timed_out, error = False, None, False, None
+    t0 = time.monotonic()
+    survivors: list[str] = []
+    try:
+        census.prime()
+        t0 = census.t0
+        try:
+            with open(out_path, "wb") as out, open(err_path, "wb") as err:
+                popen = subprocess.Popen(
+                    command, cwd=cwd, env=_target_env(env, hook, report_path), stdin=subprocess.DEVNULL,
+                    stdout=out, stderr=err, start_new_session=True,
+                )
+        except (OSError, ValueError) as exc:
+            error = f"could not start {command[0]!r}: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc}"
+        if popen is not None:
+            started = True
+            census.adopt_root(popen.pid)
+            pidfd = _pidfd(popen.pid)
+            next_tick = time.monotonic()
+            while True:
+                exited = popen.poll()
+                for rec in reader.read():
+                    _note_report(census, rec)
+                sample = census.poll()
+                reaper.reap_orphans(census, popen)
+                samples.append(sample)
+                if on_sample is not None:
+                    on_sample(sample)
+                if exited is not None:
+                    rc = exited
+                    break
+                elapsed = time.monotonic() - t0
+                if duration is not None and elapsed >= duration:
+                    break
+                if timeout is not None and elapsed >= timeout:
+                    timed_out = True
+                    break
+                if stop_when is not None and stop_when(_snapshot(command, True, None, False, t0, census, reader,
+                                                                 samples, None, None, notes)):
+                    break
+                next_tick += interval
+                limit = [next_tick - time.monotonic()]
+                if duration is not None:
+                    limit.append(t0 + duration - time.monotonic())
+                if timeout is not None:
+                    limit.append(t0 + timeout - time.monotonic())
+                _sleep_until_exit(popen, pidfd, max(0.0, min(limit)))
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+        if popen is not None:
+            survivors = reaper.end_tree(census, popen, int_grace=int_grace, term_grace=term_grace)
+        reaper.restore_subreaper(previous)
+    for rec in reader.read():
+        _note_report(census, rec)
+    hook_active, hook_notes = (None, []) if not hook or not started else _hook_notes(command, reader.records)
+    result = _snapshot(command, started, rc, timed_out, t0, census, reader, samples, hook_active, error,
+                       notes + hook_notes, out_path, err_path)
+    result.survivors = survivors
+    shutil.rmtree(tmpdir, ignore_errors=True)
+    return result
+
+
+def _pidfd(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)  # Linux >= 5.3: readable when the process exits
+    except (AttributeError, OSError):
+        return None
+
+
+def _sleep_until_exit(popen: subprocess.Popen, pidfd: int | None, seconds: float) -> None:
+    """Sleep, waking at once when the target exits. Popen.wait(timeout) would poll every few ms."""
+    if pidfd is not None:
+        select.select([pidfd], [], [], seconds)
+        return
+    try:
+        popen.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _note_report(census: Census, rec: dict) -> None:
+    pid = rec.get("pid")
+    if rec.get("type") == "worker" and isinstance(pid, int):
+        census.note_report(pid, str(rec.get("backend") or "report"))
