@@ -1,0 +1,134 @@
+"""The consumer catalogue (rules/consumers.yaml) as lookup tables for the Python extractor.
+
+Data, not code: which qualified callables are parallel backends, which argument carries the
+count, whether the backend runs serially and what its parallel twin is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+# Calls that return an object behaving like the multiprocessing module (ctx.Pool(...)).
+CONTEXT_FACTORIES = {
+    "multiprocessing.get_context": "multiprocessing",
+    "torch.multiprocessing.get_context": "multiprocessing",
+}
+OPTIONS_BACKEND = "ray.remote(...).options"
+
+
+@dataclass(frozen=True)
+class Count:
+    param: str
+    position: int | None = None
+    knob: str = ""
+    default: Any = None
+    emit_default: bool = False
+    measure: str = ""  # "len": the count is the argument's length
+    loop: bool = False  # the count is the enclosing range() loop
+
+
+@dataclass(frozen=True)
+class Selector:
+    param: str
+    position: int | None = None
+    default: Any = None
+    site: bool = False
+    serial_by: tuple = ()  # ((value-or-qualname, True|False|"single"), ...)
+
+    def serial_for(self, value: Any) -> Any:
+        """True / False / "single" for a literal value or qualified name; None when unknown."""
+        for key, serial in self.serial_by:
+            if key == value:
+                return serial
+        return None
+
+
+@dataclass(frozen=True)
+class Consumer:
+    backend: str
+    kind: str
+    serial: bool
+    counts: tuple[Count, ...]
+    selectors: tuple[Selector, ...] = ()
+    workers: tuple[tuple[str, int | None], ...] = ()
+    record: tuple[str, ...] = ()
+    twin: str | None = None
+    twin_param: str | None = None
+    pool: bool = False
+
+
+@dataclass
+class Catalogue:
+    by_name: dict[str, Consumer] = field(default_factory=dict)
+    by_pkg_leaf: dict[tuple[str, str], Consumer | None] = field(default_factory=dict)
+
+    def lookup(self, qualname: str | None) -> Consumer | None:
+        """Exact qualified name first; else a unique (top package, class name) match, so
+        re-exports like stable_baselines3.common.vec_env.dummy_vec_env.DummyVecEnv resolve too."""
+        if not qualname:
+            return None
+        hit = self.by_name.get(qualname)
+        if hit is not None or "." not in qualname:
+            return hit
+        pkg, leaf = qualname.split(".", 1)[0], qualname.rsplit(".", 1)[1]
+        return self.by_pkg_leaf.get((pkg, leaf))
+
+    def keywords(self) -> list[str]:
+        """Leaf names of every backend: a file mentioning one is worth parsing."""
+        return sorted({name.rsplit(".", 1)[-1] for name in self.by_name if name[0].isalpha()})
+
+
+def _literal_key(key: Any) -> Any:
+    # YAML keys "None"/"True"/"False" stand for the Python literals.
+    return {"None": None, "True": True, "False": False}.get(key, key) if isinstance(key, str) else key
+
+
+def _consumer(entry: dict) -> Consumer:
+    counts = tuple(
+        Count(
+            param=c["param"], position=c.get("position"), knob=c.get("knob", c["param"]),
+            default=c.get("default"), emit_default=bool(c.get("emit_default")),
+            measure=c.get("measure", ""), loop=bool(c.get("loop")),
+        )
+        for c in entry.get("counts", [])
+    )
+    selectors = tuple(
+        Selector(
+            param=s["param"], position=s.get("position"), default=_literal_key(s.get("default")),
+            site=bool(s.get("site")),
+            serial_by=tuple((_literal_key(k), v) for k, v in (s.get("serial_by") or {}).items()),
+        )
+        for s in entry.get("selectors", [])
+    )
+    return Consumer(
+        backend=entry["backend"], kind=entry.get("kind", ""), serial=bool(entry.get("serial")),
+        counts=counts, selectors=selectors,
+        workers=tuple((w["param"], w.get("position")) for w in entry.get("workers", [])),
+        record=tuple(entry.get("record", [])), twin=entry.get("twin"),
+        twin_param=entry.get("twin_param"), pool=bool(entry.get("pool")),
+    )
+
+
+@lru_cache(maxsize=None)
+def load() -> Catalogue:
+    text = resources.files("auditor.rules").joinpath("consumers.yaml").read_text(encoding="utf-8")
+    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    cat = Catalogue()
+    for entry in data["consumers"]:
+        consumer = _consumer(entry)
+        for name in [consumer.backend, *entry.get("names", [])]:
+            cat.by_name[name] = consumer
+    for name, consumer in cat.by_name.items():
+        if "." not in name or "(" in name or not name.rsplit(".", 1)[1][:1].isupper():
+            continue  # only class names fall back: a function leaf (make, init) is too common
+        key = (name.split(".", 1)[0], name.rsplit(".", 1)[1])
+        if key in cat.by_pkg_leaf and cat.by_pkg_leaf[key] is not consumer:
+            cat.by_pkg_leaf[key] = None  # ambiguous (multiprocessing.Pool vs multiprocessing.dummy.Pool)
+        else:
+            cat.by_pkg_leaf[key] = consumer
+    return cat

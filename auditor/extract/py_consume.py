@@ -1,0 +1,241 @@
+"""Consumers for the Python extractor: a catalogued backend call -> consume sites.
+
+A mixin of the one visitor in python_code.py (it uses its emit / qual / ref_key). The data
+(which argument carries the count, seriality, twins) is rules/consumers.yaml.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from auditor.extract.py_refs import NOT_LITERAL, literal, range_arg
+from auditor.model import Site
+
+
+class ConsumeMixin:
+    def consume(self, node: ast.Call, consumer, via_variable: str | None = None,
+                condition: str | None = None) -> list[Site]:
+        kws = {k.arg: k.value for k in node.keywords if k.arg}
+        positional = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                break  # positions after *args are unknown
+            positional.append(a)
+        splats = [k.value for k in node.keywords if k.arg is None]
+
+        def arg(param: str, position: int | None) -> ast.AST | None:
+            if param in kws:
+                return kws[param]
+            if position is not None and position < len(positional):
+                return positional[position]
+            return None
+
+        common: dict[str, Any] = {"backend": consumer.backend, "kind": consumer.kind}
+        if via_variable:
+            common["via_variable"] = via_variable
+        if condition:
+            common["backend_condition"] = condition
+        serial: Any = consumer.serial
+        defaulted: dict[str, Any] = {}
+        selected: dict[str, Any] = {}
+        selector_sites = []
+        for sel in consumer.selectors:
+            a = arg(sel.param, sel.position)
+            if a is None:
+                if splats:
+                    continue  # may come from the mapping
+                s = sel.serial_for(sel.default)
+                defaulted[sel.param] = sel.default
+                selector_sites.append((sel, None, sel.default))
+            else:
+                v = literal(a)
+                chosen = v if v is not NOT_LITERAL else self.qual(a)
+                s = sel.serial_for(chosen) if (v is not NOT_LITERAL or chosen) else None
+                selected[sel.param] = chosen if chosen is not None or v is not NOT_LITERAL else self.text(a)
+                selector_sites.append((sel, a, v))
+            if s is not None:
+                serial = s
+        if via_variable and consumer.serial and condition and " is None" in condition:
+            var = condition.split(" is None", 1)[0].strip()
+            if var in self.function().params:
+                defaulted[var] = None
+        if consumer.twin:
+            common["twin"] = consumer.twin
+            if consumer.twin_param:
+                common["twin_param"] = consumer.twin_param
+        for name in consumer.record:
+            if name in kws:
+                v = literal(kws[name])
+                common.setdefault("options", {})[name] = v if v is not NOT_LITERAL else self.text(kws[name])
+        if consumer.backend == "ray.init":
+            fn = self.function()
+            guard = [c for c in fn.conds if "is_initialized" in c]
+            if guard:
+                common["guard"] = guard[-1]
+        if consumer.pool:
+            common["pool"] = True
+        sites: list[Site] = []
+
+        def site(key: str, where: ast.AST, value: Any, param: str, count_serial: Any, **extra: Any) -> Site:
+            d = dict(common)
+            if count_serial == "single":
+                d["serial_for_single"] = True
+                count_serial = value == 1
+            d.update({"param": param, "serial": bool(count_serial)})
+            if defaulted:
+                d["defaulted"] = dict(defaulted)
+            if selected:
+                d["selected"] = dict(selected)
+            d.update({k: v for k, v in extra.items() if v is not None})
+            s = self.emit("consume", where, key, value, **d)
+            sites.append(s)
+            return s
+
+        explicit = []
+        for count in consumer.counts:
+            a = arg(count.param, count.position)
+            if a is None:
+                fn = self.function()
+                if count.loop and fn.loops:
+                    loop = fn.loops[-1]
+                    v = literal(loop)
+                    key = self.ref_key(loop, knob_only=True) or count.knob
+                    site(key, node, None if v is NOT_LITERAL else v, count.param, serial, literal=v is not NOT_LITERAL,
+                         expr=self.text(loop), loop=True)
+                elif count.emit_default and not splats:
+                    site(count.knob, node, count.default, count.param, serial, literal=True, omitted=True,
+                         defaulted={**defaulted, count.param: count.default})
+                continue
+            explicit.append(count.param)
+            v = literal(a)
+            if count.measure == "len":
+                v = self.length(a)
+            key = (self.size_key(a) if count.measure == "len" else None) or self.ref_key(a, knob_only=True) \
+                or count.knob
+            extra: dict[str, Any] = {}
+            if key == count.knob and literal(a) is NOT_LITERAL:
+                extra["ref"] = self.ref_key(a)  # a reference that is no knob: cfg.runner_cpus
+            if isinstance(a, ast.Call) and (self.qual(a.func) in ("min", "max")):
+                extra["cap"] = self.text(a)
+            if self.has_cpu_count(a):
+                extra["cpu_count"] = True
+            site(key, a, None if v is NOT_LITERAL else v, count.param, serial,
+                 literal=literal(a) is not NOT_LITERAL, expr=self.text(a), **extra)
+        for sel, a, v in selector_sites:
+            if not sel.site:
+                continue
+            if a is None:
+                site(sel.param, node, sel.default, sel.param, serial, literal=True, omitted=True,
+                     resolves_to=serial_default_target(consumer))
+            else:
+                key = self.ref_key(a, knob_only=True) or sel.param
+                site(key, a, None if v is NOT_LITERAL else v, sel.param, serial, literal=v is not NOT_LITERAL,
+                     expr=self.text(a), resolves_to=self.qual(a))
+        for m in splats:
+            key = self.ref_key(m) or self.text(m)
+            site(key, m, None, "**", serial, splat=True, expr=self.text(m))
+        # a knob keyword followed by a **mapping that may carry the same key (QG110)
+        order = node.keywords
+        for i, k in enumerate(order):
+            if k.arg in explicit:
+                later = [self.text(x.value) for x in order[i + 1:] if x.arg is None]
+                if later:
+                    for s in sites:
+                        if s.detail.get("param") == k.arg:
+                            s.detail["kwargs_after"] = later
+        for param, position in consumer.workers:
+            a = arg(param, position)
+            if a is not None:
+                self.mark_worker(a)
+        if consumer.pool:
+            self.facts.pool_sites[id(node)] = sites
+        return sites
+
+    def length(self, node: ast.AST) -> Any:
+        """Length of an env-fns list when static: [f, g], [f] * 4, [f for _ in range(4)]."""
+        if isinstance(node, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in node.elts):
+            return len(node.elts)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            for seq, n in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(seq, (ast.List, ast.Tuple)) and isinstance(literal(n), int):
+                    return len(seq.elts) * literal(n)
+        if isinstance(node, ast.ListComp) and len(node.generators) == 1:
+            r = range_arg(node.generators[0].iter)
+            if r is not None and isinstance(literal(r), int):
+                return literal(r)
+        return NOT_LITERAL
+
+    def bind_pool(self, name: str, value: ast.AST) -> None:
+        if isinstance(value, ast.Call):
+            self.facts.pool_names[(self.function().qualname, name)] = id(value)
+
+    def mark_worker(self, node: ast.AST) -> None:
+        """Record the functions a worker process runs: target=f, initializer=f, env fns."""
+        fn = self.function()
+        if isinstance(node, (ast.List, ast.Tuple)):
+            for e in node.elts:
+                self.mark_worker(e)
+        elif isinstance(node, ast.BinOp):
+            self.mark_worker(node.left)
+            self.mark_worker(node.right)
+        elif isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+            self.mark_worker(node.elt)
+        elif isinstance(node, ast.Lambda):
+            for sub in ast.walk(node.body):
+                if isinstance(sub, ast.Call):
+                    self.facts.add_worker(fn.qualname, fn.cls, sub.func)
+        elif isinstance(node, ast.Call):
+            q = self.qual(node.func) or ""
+            if q.endswith("partial") and node.args:
+                self.facts.add_worker(fn.qualname, fn.cls, node.args[0])
+            else:
+                self.facts.add_worker(fn.qualname, fn.cls, node.func, closures=True)
+        else:
+            self.facts.add_worker(fn.qualname, fn.cls, node)
+
+    def local_backends(self, name: str) -> list:
+        for f in reversed(self.frames):
+            if name in f.backends:
+                return f.backends[name]
+        return []
+
+    def backend_refs(self, value: ast.AST) -> list:
+        """[(Consumer, condition)] for a value that is a backend class (or an IfExp of two)."""
+        if isinstance(value, ast.IfExp):
+            test = self.text(value.test)
+            return [(c, test) for c, _ in self.backend_refs(value.body)] + \
+                   [(c, f"not ({test})") for c, _ in self.backend_refs(value.orelse)]
+        if isinstance(value, (ast.Name, ast.Attribute)):
+            c = self.cat.lookup(self.qual(value))
+            if c is not None:
+                fn = self.function()
+                return [(c, " and ".join(fn.conds) or None)]
+        return []
+
+    def size_key(self, node: ast.AST) -> str | None:
+        """The knob that sizes a list of env fns: [f(i) for i in range(n_envs)], [f] * n_envs."""
+        if isinstance(node, ast.Name):
+            for f in reversed(self.frames):
+                if node.id in f.sized:
+                    return f.sized[node.id]
+            return None
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)) and node.generators:
+            r = range_arg(node.generators[0].iter)
+            return self.ref_key(r, knob_only=True) if r is not None else None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            return self.ref_key(node.right, knob_only=True) or self.ref_key(node.left, knob_only=True)
+        return None
+
+
+def serial_default_target(consumer) -> str | None:
+    """What an omitted selector falls back to (make_vec_env: DummyVecEnv)."""
+    for sel in consumer.selectors:
+        for value, serial in sel.serial_by:
+            if serial is True and isinstance(value, str) and "." in value:
+                return value
+    return None
+
+
+def pool_name(node: ast.AST) -> str | None:
+    return node.id if isinstance(node, ast.Name) else None

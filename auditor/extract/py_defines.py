@@ -1,0 +1,212 @@
+"""Definitions for the Python extractor: argparse, typed config classes, dict literals,
+literal keywords and environment writes.
+
+A mixin of the one visitor in python_code.py (it uses its emit / match / text / qual).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from auditor.extract.py_refs import NOT_LITERAL, const_str, getter_default, literal
+
+FIELD_CALLS = {"field", "Field", "ib", "attrib"}  # dataclasses.field, pydantic.Field, attr.ib
+ATTRS_DECORATORS = {"s", "attrs", "define", "frozen", "mutable"}
+PYDANTIC_BASES = {"BaseModel", "BaseSettings"}
+
+
+class DefineMixin:
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        outer = self.frame
+        qualname = node.name if outer.kind == "module" else f"{outer.qualname}.{node.name}"
+        for dec in node.decorator_list:
+            self.visit(dec)
+        for base in node.bases:
+            self.visit(base)
+        via = self.class_kind(node)
+        if via == "ray":
+            self.facts.workers.add(qualname)
+            via = "class"
+        self.enter_class(qualname)
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                self.class_field(stmt, stmt.target.id, stmt.value, via, qualname)
+                if stmt.value is not None:
+                    self.visit(stmt.value)
+            elif isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets):
+                for t in stmt.targets:
+                    if is_literal_or_field(stmt.value):
+                        self.class_field(stmt, t.id, stmt.value, via, qualname)
+                self.visit(stmt.value)
+            else:
+                self.visit(stmt)
+        self.frames.pop()
+
+    def class_kind(self, node: ast.ClassDef) -> str:
+        for dec in node.decorator_list:
+            target = dec.func if isinstance(dec, ast.Call) else dec
+            q = self.qual(target) or ""
+            leaf = q.rsplit(".", 1)[-1] if q else getattr(target, "id", getattr(target, "attr", ""))
+            if q == "ray.remote":
+                return "ray"
+            if leaf == "dataclass" or q.startswith(("pydantic.dataclasses", "flax.struct")):
+                return "dataclass"
+            if q.split(".", 1)[0] in ("attr", "attrs") and leaf in ATTRS_DECORATORS:
+                return "attrs"
+        for base in node.bases:
+            q = self.qual(base) or ""
+            leaf = q.rsplit(".", 1)[-1] if q else getattr(base, "id", getattr(base, "attr", ""))
+            if leaf in PYDANTIC_BASES and (q.startswith(("pydantic", "pydantic_settings")) or not q):
+                return "pydantic"
+            if leaf == "NamedTuple":
+                return "namedtuple"
+        return "class"
+
+    def class_field(self, stmt: ast.stmt, name: str, value: ast.AST | None, via: str, owner: str) -> None:
+        if not self.match(name):
+            return
+        detail: dict[str, Any] = {"via": via, "owner": owner}
+        if value is None:
+            if via == "class":
+                return  # a bare annotation on a plain class defines nothing
+            detail["required"] = True
+            self.emit("define", stmt, name, None, **detail)
+            return
+        default = value
+        if isinstance(value, ast.Call):
+            leaf = value.func.attr if isinstance(value.func, ast.Attribute) else getattr(value.func, "id", "")
+            if leaf in FIELD_CALLS:
+                kws = {k.arg: k.value for k in value.keywords if k.arg}
+                default = kws.get("default")
+                if default is None and leaf == "Field" and value.args:
+                    default = value.args[0]
+                if default is None:
+                    factory = kws.get("default_factory") or kws.get("factory")
+                    if factory is not None:
+                        detail["expr"] = self.text(factory)
+                        detail["factory"] = True
+                    else:
+                        detail["required"] = True
+                    self.emit("define", stmt, name, None, **detail)
+                    return
+        v = literal(default)
+        if v is NOT_LITERAL:
+            detail["expr"] = self.text(default)
+            if isinstance(default, ast.Constant) and default.value is Ellipsis:
+                detail["required"] = True
+        self.emit("define", stmt, name, None if v is NOT_LITERAL else v, **detail)
+
+    def add_argument(self, node: ast.Call) -> None:
+        flags = [s for a in node.args if (s := const_str(a)) is not None]
+        if not flags:
+            return
+        kws = {k.arg: k.value for k in node.keywords if k.arg}
+        longs = [f for f in flags if f.startswith("--")]
+        dest = const_str(kws.get("dest"))
+        if dest is None:
+            dest = (longs[0] if longs else flags[0]).lstrip("-")
+            if flags[0].startswith("-"):
+                dest = dest.replace("-", "_")
+        names = [dest] + [f.lstrip("-").replace("-", "_") for f in flags]
+        if not any(self.match(n) for n in names):
+            return
+        detail: dict[str, Any] = {"via": "argparse", "flags": flags, "dest": dest}
+        action = const_str(kws.get("action"))
+        if action:
+            detail["action"] = action
+        if "default" in kws:
+            v = literal(kws["default"])
+            if v is NOT_LITERAL:
+                detail["expr"] = self.text(kws["default"])
+                v = None
+        else:
+            v = {"store_true": False, "store_false": True}.get(action or "")
+            detail["default_given"] = False
+        if "type" in kws:
+            detail["type"] = self.text(kws["type"])
+        if "choices" in kws:
+            c = literal(kws["choices"])
+            detail["choices"] = c if c is not NOT_LITERAL else self.text(kws["choices"])
+        if "required" in kws:
+            detail["required"] = literal(kws["required"])
+        site = self.emit("define", node, dest, v, **detail)
+        if not self.match(dest):
+            site.detail["match"] = next(m for n in names if (m := self.match(n)))
+
+    def keyword_defines(self, node: ast.Call, q: str | None) -> None:
+        """`f(num_workers=4)`: a literal given to a knob-named keyword of any other call."""
+        for k in node.keywords:
+            if k.arg and self.match(k.arg):
+                v = literal(k.value)
+                if v is not NOT_LITERAL:
+                    self.emit("define", k.value, k.arg, v, via="keyword",
+                              callee=q or self.text(node.func))
+
+    def call_environ(self, node: ast.Call, q: str | None) -> bool:
+        """os.environ.get / os.getenv reads; os.environ.setdefault / update / pop, os.putenv
+        overrides. True when handled."""
+        if q in ("os.environ.get", "os.getenv") and node.args:
+            name = const_str(node.args[0])
+            if name and self.match(name):
+                d = getter_default(node, "get")
+                dv = literal(d) if d is not None else None
+                self.emit("read", node, name, default=None if dv is NOT_LITERAL else dv, via="environ",
+                          expr=self.text(d) if dv is NOT_LITERAL else None)
+            self.visit_args(node)
+            return True
+        if q in ("os.environ.setdefault", "os.putenv", "os.environ.pop") and node.args:
+            name = const_str(node.args[0])
+            if name and self.match(name):
+                value = node.args[1] if len(node.args) > 1 else None
+                v = literal(value) if value is not None else None
+                self.emit("override", node, name, None if v is NOT_LITERAL else v, how="environ",
+                          backend="os.environ", thread_var=is_thread_var(name),
+                          setdefault=True if q.endswith("setdefault") else None,
+                          unset=True if q.endswith("pop") else None,
+                          expr=self.text(value) if v is NOT_LITERAL else None)
+            self.visit_args(node)
+            return True
+        if q == "os.environ.update":
+            pairs = [(k.arg, k.value) for k in node.keywords if k.arg]
+            if node.args and isinstance(node.args[0], ast.Dict):
+                pairs += [(const_str(k), v) for k, v in zip(node.args[0].keys, node.args[0].values)]
+            for name, value in pairs:
+                if name and self.match(name):
+                    v = literal(value)
+                    self.emit("override", value, name, None if v is NOT_LITERAL else v, how="environ",
+                              backend="os.environ", thread_var=is_thread_var(name),
+                              expr=self.text(value) if v is NOT_LITERAL else None)
+            self.visit_args(node)
+            return True
+        return False
+
+    def visit_Dict(self, node: ast.Dict, prefix: str = "") -> None:
+        for i, (k, v) in enumerate(zip(node.keys, node.values)):
+            key = const_str(k) if k is not None else None
+            if key is not None and isinstance(v, ast.Dict):
+                self.visit_Dict(v, f"{prefix}{key}.")
+                continue
+            if key is not None and self.match(key):
+                lit = literal(v)
+                if lit is not NOT_LITERAL:
+                    later = [self.text(node.values[j]) for j in range(i + 1, len(node.keys)) if node.keys[j] is None]
+                    # an env var in a runtime_env/env dict keeps its own name: env_vars.OMP_NUM_THREADS
+                    full = key if key.isupper() else prefix + key
+                    self.emit("define", k, full, lit, via="dict", kwargs_after=later or None)
+            if k is not None:
+                self.visit(k)
+            self.visit(v)
+
+
+def is_literal_or_field(node: ast.AST) -> bool:
+    if literal(node) is not NOT_LITERAL:
+        return True
+    if isinstance(node, ast.Call):
+        leaf = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        return leaf in FIELD_CALLS
+    return False
+
+
+def is_thread_var(name: str) -> bool:
+    return name.upper().endswith("_THREADS") or name.upper() == "TOKENIZERS_PARALLELISM"

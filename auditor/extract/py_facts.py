@@ -1,0 +1,115 @@
+"""Facts the rules need that span a file: worker entry points and what a pool runs.
+
+Collected during the single visitor pass, resolved once at the end (functions may be
+defined after the call that hands them to a worker).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+ENV_STEP = {"step", "reset", "step_async", "step_wait", "rollout", "render"}
+PROCESS_START = {"subprocess.run", "subprocess.Popen", "subprocess.call", "subprocess.check_call",
+                 "subprocess.check_output", "os.system", "os.popen", "asyncio.create_subprocess_exec",
+                 "asyncio.create_subprocess_shell", "multiprocessing.Process", "Popen"}
+IO_NAMES = {"open", "read", "write", "urlopen", "urlretrieve", "download", "download_file", "upload",
+            "upload_file", "save", "load", "dump", "read_text", "write_text", "read_bytes", "write_bytes",
+            "copy", "copyfile", "copy2", "copytree", "move", "remove", "unlink", "rmtree", "makedirs",
+            "listdir", "scandir", "glob", "iterdir", "imread", "imwrite", "read_csv", "to_csv", "to_parquet",
+            "read_parquet", "fetch", "request", "post", "put", "send", "recv", "sendall", "connect",
+            "get_object", "put_object", "hf_hub_download", "snapshot_download", "sleep", "flush"}
+IO_PREFIXES = ("requests.", "urllib.", "http.", "httpx.", "aiohttp.", "boto3.", "botocore.", "shutil.",
+               "json.", "pickle.", "socket.", "PIL.", "cv2.", "imageio.", "huggingface_hub.", "smart_open.",
+               "fsspec.", "google.cloud.", "os.path.", "pathlib.", "gzip.", "zipfile.", "tarfile.", "time.sleep")
+
+
+@dataclass
+class Facts:
+    workers: set[str] = field(default_factory=set)  # qualnames whose body runs in a worker
+    closures: set[str] = field(default_factory=set)  # qualnames whose nested functions run in a worker
+    calls: dict[str, set[str]] = field(default_factory=dict)  # function qualname -> called names
+    pool_sites: dict[int, list] = field(default_factory=dict)  # id(pool call) -> its consume sites
+    pool_names: dict[tuple[str, str], int] = field(default_factory=dict)  # (function, var) -> id(pool call)
+    # (function, pool variable or None, id(receiver), submitted callable node, class)
+    pool_calls: list[tuple] = field(default_factory=list)
+
+    def add_worker(self, scope: str, cls: str, ref: ast.AST, closures: bool = False) -> None:
+        for name in candidates(scope, cls, ref):
+            (self.closures if closures else self.workers).add(name)
+
+    def finish(self, sites: list) -> None:
+        self.resolve_pools()
+        for site in sites:
+            fn = site.detail.get("function", "")
+            if any(fn == w or fn.startswith(w + ".") for w in self.workers) or any(
+                    fn.startswith(c + ".") for c in self.closures):
+                site.detail["in_worker"] = True
+
+    def resolve_pools(self) -> None:
+        uses: dict[int, list[tuple[str, str]]] = {}
+        for scope, var, receiver_id, fn_node, cls in self.pool_calls:
+            pool_id = receiver_id if receiver_id in self.pool_sites else None
+            if pool_id is None and var is not None:
+                pool_id = self.pool_names.get((scope, var))
+            if pool_id is None or pool_id not in self.pool_sites:
+                continue
+            uses.setdefault(pool_id, []).append((self.classify(scope, cls, fn_node), ast.unparse(fn_node)[:80]))
+            # a callable submitted to a process pool runs in a worker
+            sites = self.pool_sites[pool_id]
+            if sites and not sites[0].detail.get("serial"):
+                self.add_worker(scope, cls, fn_node.args[0] if is_partial(fn_node) else fn_node)
+        for pool_id, sites in self.pool_sites.items():
+            found = uses.get(pool_id, [])
+            kinds = {k for k, _ in found}
+            use = "unknown" if not found else next(
+                (k for k in ("env-step", "io", "process-start") if k in kinds), "compute")
+            if "env-step" not in kinds and "process-start" in kinds and "io" in kinds:
+                use = "process-start"
+            for s in sites:
+                s.detail["pool_use"] = use
+                if found:
+                    s.detail["submitted"] = [text for _, text in found]
+
+    def classify(self, scope: str, cls: str, fn_node: ast.AST) -> str:
+        if is_partial(fn_node):
+            fn_node = fn_node.args[0]
+        if isinstance(fn_node, ast.Lambda):
+            names = {called_name(n.func) for n in ast.walk(fn_node.body) if isinstance(n, ast.Call)}
+        else:
+            names = set()
+            for q in candidates(scope, cls, fn_node):
+                names |= self.calls.get(q, set())
+        leaves = {n.rsplit(".", 1)[-1] for n in names}
+        if leaves & ENV_STEP:
+            return "env-step"
+        if names & PROCESS_START or any(n.startswith("subprocess.") for n in names):
+            return "process-start"
+        if leaves & IO_NAMES or any(n.startswith(IO_PREFIXES) for n in names):
+            return "io"
+        return "compute" if names else "unknown"
+
+
+def is_partial(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and called_name(node.func).endswith("partial") and bool(node.args)
+
+
+def called_name(func: ast.AST) -> str:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        base = called_name(func.value)
+        return f"{base}.{func.attr}" if base else func.attr
+    return ""
+
+
+def candidates(scope: str, cls: str, ref: ast.AST) -> list[str]:
+    """Qualnames a function reference may name: a nested def, a module function, a method."""
+    if isinstance(ref, ast.Name):
+        out = [ref.id]
+        if scope != "<module>":
+            out.insert(0, f"{scope}.{ref.id}")
+        return out
+    if isinstance(ref, ast.Attribute) and isinstance(ref.value, ast.Name) and ref.value.id in ("self", "cls") and cls:
+        return [f"{cls}.{ref.attr}"]
+    return []

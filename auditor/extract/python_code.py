@@ -1,0 +1,745 @@
+"""Python extraction: one `ast.parse` and one visitor pass per file -> knob sites.
+
+Never imports or executes the scanned code. What each idiom yields, and the keys it writes
+into ``Site.detail``, is documented in docs/extract-python.md. Consumers (parallel backends)
+come from the data catalogue rules/consumers.yaml (auditor.extract.py_catalogue).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from auditor.extract import FileResult, ParseError
+from auditor.extract import py_catalogue
+from auditor.extract.py_consume import ConsumeMixin, pool_name
+from auditor.extract.py_defines import DefineMixin, is_thread_var
+from auditor.extract.py_facts import Facts
+from auditor.extract.py_refs import (
+    CASTS, CPU_COUNT, HANDLE, NOT_LITERAL, Source, base_name, chain, const_str, getter_default, getter_key,
+    json_safe, literal, numeric_looking, range_arg, strip_handles, uncast,
+)
+from auditor.model import Site
+
+MAIN_FUNCTIONS = {"main", "train", "_main", "_train", "cli_main"}
+POOL_METHODS = {"submit", "map", "imap", "imap_unordered", "starmap", "map_async", "starmap_async",
+                "apply", "apply_async"}
+UNWRAP_CALLS = {"min", "max", "int", "float", "str", "bool", "dict", "deepcopy", "copy.deepcopy", "to_container",
+                "create", "to_object"}
+CONFIG_ROOT = re.compile(r"cfg|conf|config|args|opt|param|setting|hparam|flags|kwargs", re.IGNORECASE)
+
+
+@dataclass
+class Frame:
+    """One function (or the module, or a class body) being visited."""
+
+    qualname: str  # "<module>", "Trainer.__init__", "make_env._init"
+    kind: str  # module | function | class
+    cls: str = ""  # enclosing class qualname, for self.method resolution
+    params: dict[str, ast.AST | None] = field(default_factory=dict)
+    bound: set[str] = field(default_factory=set)
+    aliases: dict[str, str] = field(default_factory=dict)  # local name -> knob key it holds
+    backends: dict[str, list] = field(default_factory=dict)  # local name -> [(Consumer, condition)]
+    sized: dict[str, str] = field(default_factory=dict)  # local list name -> knob giving its length
+    conds: list[str] = field(default_factory=list)  # enclosing if-tests, innermost last
+    loops: list[ast.AST] = field(default_factory=list)  # range(...) arguments of enclosing loops
+    calls: set[str] = field(default_factory=set)  # called names, for the pool-use facts
+
+
+class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
+    def __init__(self, text: str, path: str, vocab):
+        self.src = Source(text)
+        self.path = path
+        self.vocab = vocab
+        self.cat = py_catalogue.load()
+        self.sites: list[Site] = []
+        self.imports: dict[str, str] = {}
+        self.frames = [Frame("<module>", "module")]
+        self.facts = Facts()
+        self.meta: dict[str, Any] = {}
+        self.imports_ray = False
+        self.matches = match_cache(vocab)
+        self.cpu_words = "cpu_count" in text or "sched_getaffinity" in text
+
+    # ---- a faster walk: cached dispatch, no visits of leaves and contexts ------------------------
+    def visit(self, node: ast.AST) -> None:
+        cls = node.__class__
+        method = _DISPATCH.get(cls)
+        if method is None:
+            method = _DISPATCH[cls] = getattr(type(self), "visit_" + cls.__name__, None) or type(self).generic_visit
+        method(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, ast.AST) and item.__class__ not in _LEAVES:
+                        self.visit(item)
+            elif isinstance(value, ast.AST) and value.__class__ not in _LEAVES:
+                self.visit(value)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        pass
+
+    visit_Constant = visit_Name
+
+    # ---- emission ---------------------------------------------------------------------------
+    @property
+    def frame(self) -> Frame:
+        return self.frames[-1]
+
+    def function(self) -> Frame:
+        for f in reversed(self.frames):
+            if f.kind != "class":
+                return f
+        return self.frames[0]
+
+    def match(self, key: str) -> str | None:
+        if not key:
+            return None
+        leaf = key.rsplit(".", 1)[-1]
+        try:
+            return self.matches[leaf]
+        except KeyError:
+            result = self.matches[leaf] = self.vocab.match(leaf)
+            return result
+
+    def emit(self, role: str, node: ast.AST, key: str, value: Any = None, default: Any = None,
+             **detail: Any) -> Site:
+        fn = self.function()
+        conds = fn.conds
+        d = {"match": self.match(key), "function": fn.qualname}
+        if conds:
+            d["condition"] = " and ".join(conds)
+        if self.in_main():
+            d["in_main"] = True
+        d.update({k: json_safe(v) for k, v in detail.items() if v is not None})
+        site = Site(role=role, file=self.path, line=node.lineno, column=self.src.column(node), key=key,
+                    value=json_safe(value), default=json_safe(default), source=self.src.line(node.lineno),
+                    kind="python", detail=d)
+        self.sites.append(site)
+        return site
+
+    def enter_class(self, qualname: str) -> None:
+        self.frames.append(Frame(qualname, "class", cls=qualname))
+
+    def in_main(self) -> bool:
+        if any(f.kind == "function" and f.qualname.rsplit(".", 1)[-1] in MAIN_FUNCTIONS for f in self.frames):
+            return True
+        return any("__name__" in c and "__main__" in c and not c.startswith("not (") for c in self.frames[0].conds)
+
+    def text(self, node: ast.AST) -> str:
+        return self.src.text(node)
+
+    # ---- names and keys ---------------------------------------------------------------------
+    def qual(self, node: ast.AST) -> str | None:
+        """Fully qualified name of a callable/class reference through imports and aliases."""
+        if isinstance(node, ast.Name):
+            if node.id in self.imports:
+                return self.imports[node.id]
+            for f in reversed(self.frames):
+                if node.id in f.aliases and f.aliases[node.id].startswith("module:"):
+                    return f.aliases[node.id][len("module:"):]
+            return None
+        if isinstance(node, ast.Attribute):
+            base = self.qual(node.value)
+            return f"{base}.{node.attr}" if base else None
+        if isinstance(node, ast.Call):
+            q = self.qual(node.func)
+            return py_catalogue.CONTEXT_FACTORIES.get(q) if q else None
+        return None
+
+    def key_of(self, node: ast.AST) -> tuple[str | None, str]:
+        """(dotted key, root text) of a reference chain, handles stripped; (None, "") if none."""
+        if isinstance(node, ast.Call) and getter_key(node) is None:
+            return None, ""
+        parts, root = chain(node)
+        if isinstance(root, ast.Name):
+            alias = self.alias(root.id)
+            if alias == "" and parts:  # cfg = self.config: the root handle itself
+                return ".".join(strip_handles(parts)), root.id
+            if alias and not alias.startswith("module:"):
+                return ".".join([alias, *parts]) if parts else alias, root.id
+            if not parts:
+                return root.id, root.id
+            if root.id in ("self", "cls"):
+                return ".".join(strip_handles(parts)), f"{root.id}.{parts[0]}"
+            return ".".join(strip_handles(parts)), root.id
+        if not parts:
+            return None, ""
+        return ".".join(parts), self.text(root)
+
+    def alias_key(self, value: ast.AST) -> str | None:
+        """What a local bound to VALUE stands for: "" for the configuration root itself
+        (cfg = self.config), a key (data_cfg = cfg.data), or None (instance state such as
+        wg = self.actor_wg, or anything else)."""
+        if isinstance(value, (ast.Attribute, ast.Subscript)):
+            parts, root = chain(value)
+            if isinstance(root, ast.Name) and root.id in ("self", "cls") and parts:
+                if not HANDLE.match(parts[0]):
+                    return None  # instance state: wg = self.actor_wg
+                if all(HANDLE.match(p) for p in parts):
+                    return 
+            if isinstance(root, ast.Name) and parts and all(HANDLE.match(p) for p in parts) \
+                    and self.alias(root.id) in (None, ""):
+                return ""
+        return self.ref_key(value)
+
+    def alias(self, name: str) -> str | None:
+        for f in reversed(self.frames):
+            if name in f.aliases:
+                return f.aliases[name]
+            if f.kind == "function" and (name in f.params or name in f.bound):
+                return None  # a local that holds no known key
+        return None
+
+    def env_var(self, node: ast.AST) -> str | None:
+        """`os.environ["X"]` -> "X"."""
+        if isinstance(node, ast.Subscript) and self.qual(node.value) == "os.environ":
+            return const_str(node.slice)
+        return None
+
+    def ref_key(self, node: ast.AST | None, knob_only: bool = False) -> str | None:
+        """The key an expression carries: a chain's key, a Name's alias or name, an env var,
+        or the key inside min()/int()/OmegaConf.to_container()/IfExp/range()/a comprehension."""
+        if node is None:
+            return None
+        if isinstance(node, ast.Name):
+            key = self.alias(node.id)
+            if key == "" or (key and key.startswith("module:")):
+                return None
+            key = key or node.id
+        elif isinstance(node, ast.Call) and self.environ_get(node):
+            key = const_str(node.args[0])
+        elif isinstance(node, (ast.Attribute, ast.Subscript)) or (isinstance(node, ast.Call) and getter_key(node)):
+            key = self.env_var(node) or self.key_of(node)[0]
+        elif isinstance(node, ast.Call):
+            name = self.qual(node.func) or (node.func.attr if isinstance(node.func, ast.Attribute) else
+                                           getattr(node.func, "id", ""))
+            if name not in UNWRAP_CALLS and name.rsplit(".", 1)[-1] not in UNWRAP_CALLS:
+                return None
+            for arg in node.args:
+                key = self.ref_key(arg, knob_only=True)
+                if key:
+                    return key
+            return None if knob_only or not node.args else self.ref_key(node.args[0])
+        elif isinstance(node, ast.IfExp):
+            return self.ref_key(node.body, True) or self.ref_key(node.orelse, True)
+        elif isinstance(node, ast.Dict):
+            return next((self.ref_key(v) for k, v in zip(node.keys, node.values) if k is None), None)
+        else:
+            return None
+        if knob_only and key and not self.match(key):
+            return None
+        return key
+
+    def environ_get(self, node: ast.Call) -> bool:
+        q = self.qual(node.func)
+        return q in ("os.environ.get", "os.getenv") and bool(node.args) and const_str(node.args[0]) is not None
+
+    # ---- imports ------------------------------------------------------------------------------
+    def visit_Import(self, node: ast.Import) -> None:
+        for a in node.names:
+            if a.asname:
+                self.imports[a.asname] = a.name
+            else:
+                root = a.name.split(".", 1)[0]
+                self.imports[root] = root
+            self.imports_ray |= a.name.split(".", 1)[0] == "ray"
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level or not node.module:
+            return  # relative imports name the project's own modules
+        self.imports_ray |= node.module.split(".", 1)[0] == "ray"
+        for a in node.names:
+            self.imports[a.asname or a.name] = f"{node.module}.{a.name}"
+
+    # ---- scopes ---------------------------------------------------------------------------------
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        outer = self.frame
+        qualname = node.name if outer.kind == "module" else f"{outer.qualname}.{node.name}"
+        for dec in node.decorator_list:
+            self.visit(dec)
+            target = dec.func if isinstance(dec, ast.Call) else dec
+            q = self.qual(target)
+            if q in ("ray.remote",):
+                self.facts.workers.add(qualname)
+            if q in ("hydra.main",) and isinstance(dec, ast.Call):
+                self.meta.setdefault("hydra_main", []).append(
+                    {"line": dec.lineno, **{k.arg: literal(k.value) for k in dec.keywords
+                                            if k.arg and literal(k.value) is not NOT_LITERAL}})
+        args = node.args
+        positional = args.posonlyargs + args.args
+        defaults: dict[str, ast.AST | None] = {a.arg: None for a in positional + args.kwonlyargs}
+        for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+            defaults[a.arg] = d
+        for a, d in zip(args.kwonlyargs, args.kw_defaults):
+            defaults[a.arg] = d
+        for d in defaults.values():
+            if d is not None:
+                self.visit(d)
+        if re.search(r"(^|_)worker(_|$)", node.name):
+            self.facts.workers.add(qualname)
+        cls = outer.qualname if outer.kind == "class" else outer.cls
+        frame = Frame(qualname, "function", cls=cls, params=defaults)
+        if args.vararg:
+            frame.params[args.vararg.arg] = None
+        if args.kwarg:
+            frame.params[args.kwarg.arg] = None
+        self.frames.append(frame)
+        for a in positional + args.kwonlyargs:
+            d = defaults[a.arg]
+            if d is not None and self.match(a.arg):
+                value = literal(d)
+                self.emit("read", a, a.arg, default=None if value is NOT_LITERAL else value, via="param",
+                          expr=self.text(d) if value is NOT_LITERAL else None)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.frames.pop()
+        self.facts.calls[qualname] = frame.calls
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.visit(node.body)
+
+    # ---- control flow ---------------------------------------------------------------------------
+    def visit_If(self, node: ast.If) -> None:
+        self.visit(node.test)
+        test = self.text(node.test)
+        fn = self.function()
+        fn.conds.append(test)
+        for stmt in node.body:
+            self.visit(stmt)
+        fn.conds.pop()
+        if node.orelse:
+            fn.conds.append(f"not ({test})")
+            for stmt in node.orelse:
+                self.visit(stmt)
+            fn.conds.pop()
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self.visit(node.iter)
+        fn = self.function()
+        loop = range_arg(node.iter)
+        if loop is not None:
+            fn.loops.append(loop)
+        for stmt in node.body:
+            self.visit(stmt)
+        if loop is not None:
+            fn.loops.pop()
+        for stmt in node.orelse:
+            self.visit(stmt)
+
+    visit_AsyncFor = visit_For
+
+    def visit_comprehension_node(self, node: ast.AST, elts: list[ast.AST]) -> None:
+        fn = self.function()
+        loops = [r for g in node.generators if (r := range_arg(g.iter)) is not None]
+        for g in node.generators:
+            self.visit(g.iter)
+            for cond in g.ifs:
+                self.visit(cond)
+        fn.loops.extend(loops)
+        for e in elts:
+            self.visit(e)
+        del fn.loops[len(fn.loops) - len(loops):]
+
+    def visit_ListComp(self, node: ast.ListComp) -> None:
+        self.visit_comprehension_node(node, [node.elt])
+
+    visit_SetComp = visit_GeneratorExp = visit_ListComp
+
+    def visit_DictComp(self, node: ast.DictComp) -> None:
+        self.visit_comprehension_node(node, [node.key, node.value])
+
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        for item in node.items:
+            self.visit(item.context_expr)
+            if isinstance(item.optional_vars, ast.Name):
+                self.bind_pool(item.optional_vars.id, item.context_expr)
+                self.function().bound.add(item.optional_vars.id)
+        for stmt in node.body:
+            self.visit(stmt)
+
+    visit_AsyncWith = visit_With
+
+    # ---- assignments ------------------------------------------------------------------------------
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        for target in node.targets:
+            self.assign(target, node.value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+            self.assign(node.target, node.value)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.visit(node.value)
+        key = self.target_key(node.target)
+        if isinstance(node.target, ast.Name) and not self.match(node.target.id):
+            key = None  # a local counter that merely started from a knob
+        elif not isinstance(node.target, ast.Name) and (self.own_state(node.target) or self.local_mapping(node.target)):
+            key = None  # self._counters["num_workers"] += 1: bookkeeping, not configuration
+        if key and self.match(key):
+            self.emit("override", node.target, key, None, how="expression", expr=self.text(node),
+                      target=self.text(node.target))
+        self.visit_target_children(node.target)
+
+    def target_key(self, target: ast.AST) -> str | None:
+        if isinstance(target, ast.Name):
+            alias = self.alias(target.id)
+            return alias if alias and not alias.startswith("module:") and self.match(alias) else target.id
+        if isinstance(target, (ast.Attribute, ast.Subscript)):
+            return self.env_var(target) or self.key_of(target)[0]
+        return None
+
+    def assign(self, target: ast.AST, value: ast.AST) -> None:
+        fn = self.function()
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                if isinstance(elt, ast.Name):
+                    fn.bound.add(elt.id)
+                    fn.aliases.pop(elt.id, None)
+                else:
+                    self.visit_target_children(elt)
+            return
+        env = self.env_var(target)
+        if env is not None:
+            if self.match(env):
+                v = literal(value)
+                self.emit("override", target, env, None if v is NOT_LITERAL else v, how="environ",
+                          backend="os.environ", thread_var=is_thread_var(env),
+                          expr=self.text(value) if v is NOT_LITERAL else None)
+            return
+        if isinstance(target, ast.Name):
+            self.assign_name(target, value)
+        elif isinstance(target, (ast.Attribute, ast.Subscript)):
+            self.visit_target_children(target)
+            key = self.key_of(target)[0]
+            if key and self.match(key):
+                self.assign_attr(target, key, value)
+
+    def assign_name(self, target: ast.Name, value: ast.AST) -> None:
+        fn = self.function()
+        name = target.id
+        earlier = name in fn.bound or name in fn.params
+        knob = self.match(name)
+        interesting = knob or (not earlier and isinstance(value, ast.Call) and self.maybe_cap(value))
+        how, v, extra = self.classify(value) if interesting else ("", None, {})
+        key = self.target_key(target) if earlier and interesting else None
+        # what the name holds from now on
+        fn.bound.add(name)
+        self.bind_pool(name, value)
+        backends = self.backend_refs(value)
+        if backends:
+            fn.backends[name] = backends
+        size = self.size_key(value)
+        if size:
+            fn.sized[name] = size
+        else:
+            fn.sized.pop(name, None)
+        ctx = self.qual(value) if isinstance(value, ast.Call) else None
+        if ctx in ("multiprocessing",):
+            fn.aliases[name] = "module:multiprocessing"
+        else:
+            new_key = self.alias_key(value)
+            if new_key is not None:
+                fn.aliases[name] = new_key
+            elif not (earlier and literal(value) is not NOT_LITERAL):
+                fn.aliases.pop(name, None)
+        if not interesting:
+            return
+        if not knob and (earlier or how not in ("min", "max", "cpu_count") or not any(
+                isinstance(a, (ast.Attribute, ast.Subscript, ast.Call)) and self.ref_key(a, knob_only=True)
+                for a in getattr(value, "args", ()))):
+            # a local that is no knob (reward_handles = x.reward_workers if c else None), unless it
+            # caps a configured value directly: n = min(cfg.num_workers, os.cpu_count())
+            return
+        if not earlier:
+            key = self.target_key(target)
+        if not key or not self.match(key):
+            return
+        conds = fn.conds or extra.get("condition")
+        if how == "reference" and "backend" not in extra:
+            return  # aliasing (n = cfg.num_workers): the read is the site, not this line
+        if how == "expression" and not numeric_looking(value):
+            return  # target_workers = list(worker_ids): a knob-like name holding no count
+        if earlier or conds or how in ("min", "max", "cpu_count"):
+            self.emit("override", target, key, v, how=how, target=name if key != name else None, **extra)
+        elif how == "literal":
+            self.emit("define", target, key, v, via="constant" if fn.kind == "module" else "assign")
+
+    def assign_attr(self, target: ast.AST, key: str, value: ast.AST) -> None:
+        fn = self.function()
+        how, v, extra = self.classify(value)
+        own_state = self.own_state(target)
+        in_init = fn.qualname.endswith(".__init__")
+        conds = fn.conds or extra.get("condition")
+        if own_state:
+            # instance state: only forced scalars and caps count (self.num_workers = 0,
+            # self.n = min(n, os.cpu_count())); plumbing, resets to None and computed values do not
+            if how in ("reference", "expression") or (how == "literal" and v is None):
+                return
+            if how == "literal" and in_init and not conds:
+                self.emit("define", target, key, v, via="attribute", owner=fn.cls or None)
+                return
+        else:
+            if self.local_mapping(target):
+                return  # a local dict being filled (info["world_size"] = ...), not a configuration
+            if how == "reference" and isinstance(uncast(value), ast.Name):
+                return  # kwargs["num_workers"] = num_workers: passing a local through
+        self.emit("override", target, key, v, how=how, target=self.text(target), **extra)
+
+    def own_state(self, target: ast.AST) -> bool:
+        """self.num_workers / self._counters[...]: instance state rather than a config object."""
+        parts, root = chain(target)
+        base = base_name(root)
+        if base is None or base.id not in ("self", "cls"):
+            return False
+        return root is not base or not parts or not HANDLE.match(parts[0])
+
+    def local_mapping(self, target: ast.AST) -> bool:
+        """info["world_size"] / summary[k].total_workers: a local object that no name marks
+        as configuration (a parameter, a cfg/config/args-like name or an import is one)."""
+        base = base_name(chain(target)[1])
+        if base is None or base.id in ("self", "cls"):
+            return False
+        fn = self.function()
+        return base.id not in fn.params and not CONFIG_ROOT.search(base.id) and base.id not in self.imports
+
+    def classify(self, value: ast.AST) -> tuple[str, Any, dict]:
+        """(how, literal value or None, extra detail) of an assigned value."""
+        v = literal(value)
+        if v is not NOT_LITERAL and (v is None or isinstance(v, (int, float, str))):
+            return "literal", v, {}
+        extra: dict[str, Any] = {"expr": self.text(value)}
+        if v is not NOT_LITERAL:
+            return "expression", None, extra  # a list or dict is no count
+        if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords and \
+                getattr(value.func, "id", "") in CASTS and not self.shadowed(value.func.id):
+            how, _, more = self.classify(value.args[0])
+            if how == "reference":
+                return how, None, {**more, "expr": extra["expr"]}
+        if isinstance(value, ast.IfExp):
+            test = self.text(value.test)
+            branches = ((value.body, test), (value.orelse, f"not ({test})"))
+            for branch, cond in branches:  # a cap in one branch: min(n, cpu) if n is not None else None
+                how, v, more = self.classify(branch)
+                if how in ("min", "max", "cpu_count"):
+                    return how, v, {**more, "expr": extra["expr"], "condition": cond}
+            for branch, cond in branches:  # a forced literal: 0 if iterable else cfg.num_workers
+                v = literal(branch)
+                if v is not NOT_LITERAL and v is not None:
+                    return "literal", v, {**extra, "condition": cond}
+        if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript)) or (
+                isinstance(value, ast.Call) and (getter_key(value) or self.environ_get(value))):
+            ref = self.ref_key(value)
+            if ref:
+                extra["from"] = ref
+            backends = self.backend_refs(value)
+            if backends:
+                extra["backend"] = backends[0][0].backend
+            return "reference", None, extra
+        if isinstance(value, ast.Call):
+            name = self.qual(value.func) or getattr(value.func, "id", "")
+            if name in ("min", "max") and not self.shadowed(name):
+                knob = self.ref_key(value, knob_only=True)
+                caps = [a for a in value.args if self.ref_key(a, knob_only=True) != knob or knob is None]
+                extra["cap"] = ", ".join(self.text(a) for a in caps)
+                if any(self.has_cpu_count(a) for a in value.args):
+                    extra["cpu_count"] = True
+                values = [literal(a) for a in value.args]
+                if values and all(x is not NOT_LITERAL for x in values):
+                    try:
+                        return name, (min if name == "min" else max)(values), extra
+                    except TypeError:
+                        pass
+                return name, None, extra
+        if self.has_cpu_count(value):
+            extra["cap"] = self.text(value)
+            return "cpu_count", None, extra
+        return "expression", None, extra
+
+    def shadowed(self, name: str) -> bool:
+        return name in self.imports or any(name in f.bound for f in self.frames)
+
+    def maybe_cap(self, call: ast.Call) -> bool:
+        return getattr(call.func, "id", "") in ("min", "max") or self.has_cpu_count(call)
+
+    def has_cpu_count(self, node: ast.AST) -> bool:
+        if not self.cpu_words:
+            return False
+        for sub in ast.walk(node):  # one expression, not the module
+            if isinstance(sub, ast.Call) and self.qual(sub.func) in CPU_COUNT:
+                return True
+        return False
+
+    def visit_target_children(self, target: ast.AST) -> None:
+        """Visit what a store target reads (subscript indices, call receivers), not the target."""
+        node = target
+        while isinstance(node, (ast.Attribute, ast.Subscript)):
+            if isinstance(node, ast.Subscript):
+                self.visit(node.slice)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            self.visit(node)
+
+    # ---- reads ------------------------------------------------------------------------------------
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if not isinstance(node.ctx, ast.Load):
+            self.visit_target_children(node)
+            return
+        self.read_chain(node, "attribute")
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if not isinstance(node.ctx, ast.Load):
+            self.visit_target_children(node)
+            return
+        env = self.env_var(node)
+        if env is not None:
+            if self.match(env):
+                self.emit("read", node, env, via="environ")
+            return
+        self.read_chain(node, "subscript")
+
+    def read_chain(self, node: ast.AST, via: str, default: ast.AST | None = None, call: ast.Call | None = None) -> None:
+        parts, root = chain(node)
+        key, root_text = self.key_of(node)
+        leaf = parts[-1] if parts else ""
+        skip = isinstance(root, ast.Name) and root.id in ("self", "cls") and parts and not HANDLE.match(parts[0]) \
+            and via in ("attribute", "subscript")
+        if key and leaf and self.match(leaf) and not skip and not (
+                isinstance(root, ast.Name) and self.qual(root) and via == "attribute"
+                and self.cat.lookup(self.qual(node)) is not None):
+            d = literal(default) if default is not None else None
+            self.emit("read", call or node, key, default=None if d is NOT_LITERAL else d, via=via, root=root_text,
+                      expr=self.text(default) if d is NOT_LITERAL else None)
+        self.visit_chain_children(node)
+
+    def visit_chain_children(self, node: ast.AST) -> None:
+        while True:
+            if isinstance(node, ast.Attribute):
+                node = node.value
+            elif isinstance(node, ast.Subscript):
+                self.visit(node.slice)
+                node = node.value
+            elif isinstance(node, ast.Call) and (g := getter_key(node)) is not None:
+                for a in node.args[1:] if g[2] != "getattr" and g[2] != "select" else node.args[2:]:
+                    self.visit(a)
+                for k in node.keywords:
+                    self.visit(k.value)
+                node = g[0]
+            else:
+                break
+        if not isinstance(node, ast.Name):
+            self.visit(node)
+
+    # ---- calls ------------------------------------------------------------------------------------
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        q = self.qual(func)
+        fn = self.function()
+        token = q or (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", ""))
+        if token:
+            fn.calls.add(token)
+        attr = func.attr if isinstance(func, ast.Attribute) else ""
+        if attr in ("parse_known_args", "parse_known_intermixed_args"):
+            self.meta["parse_known_args"] = node.lineno
+        if self.call_environ(node, q):
+            return
+        g = getter_key(node)
+        if g is not None:
+            receiver, key, via = g
+            if self.qual(receiver) == "os.environ":
+                self.visit_args(node)
+                return
+            self.read_chain(node, via, default=getter_default(node, via), call=node)
+            return
+        if attr == "add_argument":
+            self.add_argument(node)
+        elif attr == "set_defaults":
+            for k in node.keywords:
+                if k.arg and self.match(k.arg):
+                    v = literal(k.value)
+                    self.emit("define", node, k.arg, None if v is NOT_LITERAL else v, via="argparse",
+                              set_defaults=True, flags=[], expr=self.text(k.value) if v is NOT_LITERAL else None)
+        consumer = self.cat.lookup(q)
+        local = self.local_backends(func.id) if consumer is None and isinstance(func, ast.Name) else []
+        for c, cond in local:  # vec_cls = SubprocVecEnv if p else DummyVecEnv; vec_cls(fns)
+            self.consume(node, c, via_variable=func.id, condition=cond)
+        if consumer is None and attr == "options" and self.imports_ray:
+            consumer = self.cat.by_name.get(py_catalogue.OPTIONS_BACKEND)
+        if consumer is not None:
+            self.consume(node, consumer)
+        elif local:
+            pass
+        elif attr in POOL_METHODS and node.args:
+            self.facts.pool_calls.append((fn.qualname, pool_name(func.value), id(func.value), node.args[0],
+                                          fn.cls))
+        elif attr not in ("add_argument", "set_defaults"):
+            self.keyword_defines(node, q)
+        # children: the callee's receiver and the arguments. A chain that is the receiver of a
+        # method call is a method or object (wg.init_workers.remote()), not a knob value.
+        if isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Attribute, ast.Subscript)):
+            self.visit_chain_children(func.value)
+        elif isinstance(func, ast.Attribute):
+            self.visit(func.value)
+        elif not isinstance(func, ast.Name):
+            self.visit(func)
+        self.visit_args(node)
+
+    def visit_args(self, node: ast.Call) -> None:
+        for a in node.args:
+            self.visit(a)
+        for k in node.keywords:
+            self.visit(k.value)
+
+
+_DISPATCH: dict[type, Any] = {}
+# Nodes with nothing below them worth a visit (names, constants, expression contexts, operators).
+_LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue,
+                     ast.alias, *[c for c in vars(ast).values() if isinstance(c, type) and issubclass(
+                         c, (ast.operator, ast.unaryop, ast.cmpop, ast.boolop))]})
+_MATCH_CACHES: dict[int, tuple[Any, dict]] = {}
+
+
+def match_cache(vocab) -> dict:
+    """Leaf -> vocab.match(leaf), shared by every file scanned with the same vocabulary
+    (matching runs fnmatch and regexes: the hottest call of the pass without it)."""
+    held = _MATCH_CACHES.get(id(vocab))
+    if held is None or held[0] is not vocab:
+        if len(_MATCH_CACHES) > 8:
+            _MATCH_CACHES.clear()
+        held = _MATCH_CACHES[id(vocab)] = (vocab, {})
+    return held[1]
+
+
+def extract(text: str, path: str, vocab) -> FileResult:
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        raise ParseError(f"invalid Python: {exc.msg}", exc.lineno) from exc
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise ParseError(f"cannot parse Python: {exc}") from exc
+    ex = Extractor(text, path, vocab)
+    try:
+        ex.visit(tree)
+    except RecursionError as exc:
+        raise ParseError("expression nested too deeply to analyse") from exc
+    ex.facts.finish(ex.sites)
+    meta = dict(ex.meta)
+    if "parse_known_args" in meta:
+        for s in ex.sites:
+            if s.detail.get("via") == "argparse":
+                s.detail["parse_known_args"] = True
+    return FileResult(sites=ex.sites, meta=meta)
+
+
+def keywords() -> list[str]:
+    """Words besides the knob vocabulary that make a .py file worth parsing (backend names)."""
+    return py_catalogue.load().keywords()

@@ -1,0 +1,611 @@
+"""The Python extractor on real files: the fixture project fixtures/scan_python/, inline
+snippets for edge cases, and (marked network + slow) real packages from PyPI.
+
+Lines are located by the snippet they contain, so each assertion checks the exact line of
+the site against the file itself rather than a hard-coded number.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from auditor import vocab as vocab_mod
+from auditor.extract import ParseError, kind_of, extractor
+from auditor.extract import py_catalogue, python_code
+from auditor.model import ROLES
+
+ROOT = Path(__file__).resolve().parent.parent / "fixtures" / "scan_python"
+VOCAB = vocab_mod.load()
+
+
+def extract_file(rel: str):
+    return python_code.extract((ROOT / rel).read_text(encoding="utf-8"), rel, VOCAB)
+
+
+def line_of(rel: str, snippet: str) -> int:
+    hits = [i for i, line in enumerate((ROOT / rel).read_text(encoding="utf-8").splitlines(), 1) if snippet in line]
+    assert len(hits) == 1, f"snippet {snippet!r} found {len(hits)} times in {rel}"
+    return hits[0]
+
+
+def sites_at(rel: str, snippet: str, role: str | None = None, key: str | None = None):
+    result = extract_file(rel)
+    line = line_of(rel, snippet)
+    found = [s for s in result.sites if s.line == line and (role is None or s.role == role)
+             and (key is None or s.key == key)]
+    for s in found:
+        assert s.file == rel
+        assert s.kind == "python"
+    return found
+
+
+def one(rel: str, snippet: str, role: str, key: str | None = None):
+    found = sites_at(rel, snippet, role, key)
+    assert len(found) == 1, f"expected one {role} site for {key or 'any key'} at {snippet!r}, got {found}"
+    return found[0]
+
+
+def snippet_sites(code: str, path: str = "snippet.py"):
+    return python_code.extract(code, path, VOCAB).sites
+
+
+# ---- argparse ---------------------------------------------------------------------------------
+
+TRAIN = "rlproj/train.py"
+
+
+def test_argparse_hyphenated_flag_becomes_dest():
+    s = one(TRAIN, '"--num-workers", type=int, default=4', "define")
+    assert (s.key, s.value) == ("num_workers", 4)
+    assert s.detail["via"] == "argparse"
+    assert s.detail["flags"] == ["--num-workers"]
+    assert s.detail["type"] == "int"
+    assert s.column == 5
+
+
+def test_argparse_dotted_dest_and_alternate_flags():
+    s = one(TRAIN, '"--actor.num_nodes", "--actor.nnodes"', "define")
+    assert (s.key, s.value) == ("actor.num_nodes", 1)
+    assert s.detail["flags"] == ["--actor.num_nodes", "--actor.nnodes"]
+    assert s.detail["match"] == "exact"  # matched through --actor.nnodes
+
+
+def test_argparse_explicit_dest():
+    s = one(TRAIN, 'dest="n_jobs"', "define")
+    assert (s.key, s.value) == ("n_jobs", 2)
+    assert s.detail["flags"] == ["-j", "--jobs"]
+
+
+def test_argparse_choices_kept_for_serial_backend_rule():
+    s = one(TRAIN, '"--vec-env", choices=', "define")
+    assert (s.key, s.value) == ("vec_env", "dummy")
+    assert s.detail["choices"] == ["dummy", "subproc"]
+
+
+def test_argparse_store_true_defaults_false():
+    s = one(TRAIN, '"--serial-mode"', "define")
+    assert (s.key, s.value) == ("serial_mode", False)
+    assert s.detail["default_given"] is False
+
+
+def test_argparse_set_defaults():
+    s = one(TRAIN, "parser.set_defaults(num_envs=16)", "define")
+    assert (s.key, s.value) == ("num_envs", 16)
+    assert s.detail["set_defaults"] is True
+
+
+def test_argparse_non_knob_flag_makes_no_site():
+    assert sites_at(TRAIN, '"--lr", type=float') == []
+
+
+def test_parse_known_args_is_noted():
+    result = extract_file(TRAIN)
+    assert result.meta["parse_known_args"] == line_of(TRAIN, "parse_known_args()")
+    assert all(s.detail["parse_known_args"] for s in result.sites if s.detail.get("via") == "argparse")
+
+
+def test_parse_args_only_is_not_noted():
+    sites = snippet_sites("import argparse\np = argparse.ArgumentParser()\np.add_argument('--nproc', default=2)\n"
+                          "a = p.parse_args()\n")
+    assert [s.key for s in sites] == ["nproc"]
+    assert "parse_known_args" not in sites[0].detail
+
+
+# ---- typed configuration ----------------------------------------------------------------------
+
+CONFIG = "rlproj/config.py"
+
+
+def test_dataclass_defaults():
+    s = one(CONFIG, "dataloader_num_workers: int = 8", "define")
+    assert (s.key, s.value) == ("dataloader_num_workers", 8)
+    assert s.detail == {**s.detail, "via": "dataclass", "owner": "DataConfig"}
+    s = one(CONFIG, "prefetch_threads: int = field(default=2)", "define")
+    assert s.value == 2
+    s = one(CONFIG, "num_envs: int = field(default_factory", "define")
+    assert s.value is None and s.detail["factory"] is True and s.detail["expr"] == "lambda: 4"
+    s = one(CONFIG, "world_size: int", "define")
+    assert s.value is None and s.detail["required"] is True
+    assert sites_at(CONFIG, "batch_size: int = 32") == []
+
+
+def test_attrs_default():
+    s = one(CONFIG, "num_rollout_workers = attr.ib(default=4)", "define")
+    assert (s.key, s.value, s.detail["via"], s.detail["owner"]) == ("num_rollout_workers", 4, "attrs", "RolloutConfig")
+
+
+def test_pydantic_defaults():
+    s = one(CONFIG, "tensor_parallel_size: int = Field(2)", "define")
+    assert (s.value, s.detail["via"]) == (2, "pydantic")
+    assert one(CONFIG, "max_workers: int = Field(default=16", "define").value == 16
+    assert one(CONFIG, "num_gpus: int = 1", "define").value == 1
+
+
+def test_plain_class_attribute():
+    s = one(CONFIG, "n_jobs = 3", "define")
+    assert (s.key, s.value, s.detail["via"], s.detail["owner"]) == ("n_jobs", 3, "class", "Plain")
+
+
+# ---- reads ------------------------------------------------------------------------------------
+
+DATA = "rlproj/data.py"
+ENVS = "rlproj/envs.py"
+POOLS = "rlproj/pools.py"
+
+
+def test_parameter_default_is_a_read():
+    s = one(ENVS, "def gym_envs(cfg, num_envs=1):", "read")
+    assert (s.key, s.default, s.detail["via"], s.detail["function"]) == ("num_envs", 1, "param", "gym_envs")
+
+
+def test_get_with_default_keeps_dotted_path_without_handle():
+    s = one(DATA, 'config.data.get("dataloader_num_workers", 8)', "read")
+    assert (s.key, s.default, s.detail["via"], s.detail["root"]) == ("data.dataloader_num_workers", 8, "get", "config")
+    assert s.source == 'num_workers = config.data.get("dataloader_num_workers", 8)'
+
+
+def test_subscript_read():
+    s = one(DATA, 'StatefulDataLoader(dataset, num_workers=config.data["dataloader_num_workers"])', "read")
+    assert (s.key, s.detail["via"]) == ("data.dataloader_num_workers", "subscript")
+
+
+def test_attribute_chain_through_self_config():
+    s = one(DATA, "tp = self.cfg.actor_rollout_ref.rollout.tensor_model_parallel_size", "read")
+    assert s.key == "actor_rollout_ref.rollout.tensor_model_parallel_size"
+    assert s.detail["root"] == "self.cfg"
+    s = one(DATA, "self.num_workers = cfg.rollout.num_workers", "read")
+    assert s.key == "rollout.num_workers"
+
+
+def test_getattr_and_pop_reads():
+    s = one(DATA, 'getattr(self.cfg, "num_workers", 2)', "read")
+    assert (s.key, s.default, s.detail["via"]) == ("num_workers", 2, "getattr")
+    s = one(DATA, 'kwargs.pop("num_procs", 1)', "read")
+    assert (s.key, s.default, s.detail["via"]) == ("num_procs", 1, "pop")
+
+
+def test_environment_reads():
+    s = one(DATA, 'os.environ.get("OMP_NUM_THREADS", "4")', "read")
+    assert (s.key, s.default, s.detail["via"]) == ("OMP_NUM_THREADS", "4", "environ")
+    s = one(DATA, 'os.getenv("WORLD_SIZE")', "read")
+    assert (s.key, s.default) == ("WORLD_SIZE", None)
+    s = one(DATA, 'os.environ["CUDA_VISIBLE_DEVICES"]', "read")
+    assert s.key == "CUDA_VISIBLE_DEVICES"
+
+
+def test_near_miss_read_is_marked_near():
+    s = one(DATA, "return cfg.num_worker", "read")
+    assert (s.key, s.detail["match"]) == ("num_worker", "near")
+
+
+def test_dict_literal_define():
+    s = one(DATA, 'kwargs = {"num_workers": 2, "pin_memory": True}', "define")
+    assert (s.key, s.value, s.detail["via"]) == ("num_workers", 2, "dict")
+
+
+# ---- overrides --------------------------------------------------------------------------------
+
+def test_conditional_literal_override_keeps_the_knob_key():
+    s = one(DATA, "        num_workers = 0", "override")
+    assert (s.key, s.value) == ("data.dataloader_num_workers", 0)
+    assert s.detail["how"] == "literal"
+    assert s.detail["condition"] == 'dataset_type == "iterable"'
+    assert s.detail["target"] == "num_workers"
+
+
+def test_cpu_count_cap_override():
+    s = one(DATA, "num_workers = min(num_workers, os.cpu_count())", "override")
+    assert (s.key, s.value, s.detail["how"], s.detail["cap"]) == ("data.dataloader_num_workers", None, "min",
+                                                                   "os.cpu_count()")
+    assert s.detail["cpu_count"] is True
+    assert "condition" not in s.detail
+
+
+def test_attribute_override_and_args_override():
+    s = one(DATA, "self.cfg.rollout.num_workers = 0", "override")
+    assert (s.key, s.value, s.detail["how"]) == ("rollout.num_workers", 0, "literal")
+    s = one(TRAIN, "args.num_workers = 0", "override")
+    assert (s.key, s.value) == ("num_workers", 0)
+
+
+def test_init_literal_is_a_define_and_plumbing_is_nothing():
+    s = one(DATA, "self.threads = 4", "define")
+    assert (s.key, s.value, s.detail["via"], s.detail["owner"]) == ("threads", 4, "attribute", "Loader")
+    assert sites_at(DATA, "self.num_workers = cfg.rollout.num_workers", "override") == []
+
+
+def test_environment_overrides():
+    s = one(TRAIN, 'os.environ["OMP_NUM_THREADS"] = "1"', "override")
+    assert (s.key, s.value, s.detail["how"], s.detail["thread_var"]) == ("OMP_NUM_THREADS", "1", "environ", True)
+    s = one(TRAIN, 'os.environ.setdefault("MKL_NUM_THREADS", "1")', "override")
+    assert (s.key, s.value, s.detail["setdefault"]) == ("MKL_NUM_THREADS", "1", True)
+
+
+def test_ifexp_literal_override():
+    code = ("def f(cfg, iterable):\n"
+            "    num_workers = cfg.num_workers\n"
+            "    num_workers = 0 if iterable else num_workers\n")
+    over = [s for s in snippet_sites(code) if s.role == "override"]
+    assert len(over) == 1
+    assert (over[0].line, over[0].key, over[0].value, over[0].detail["condition"]) == (3, "num_workers", 0, "iterable")
+
+
+def test_augmented_assignment_override():
+    sites = snippet_sites("def f(n_envs):\n    n_envs //= 2\n    return n_envs\n")
+    over = [s for s in sites if s.role == "override"]
+    assert [(s.line, s.key, s.detail["how"]) for s in over] == [(2, "n_envs", "expression")]
+
+
+# ---- consumers --------------------------------------------------------------------------------
+
+def test_dataloader_resolved_through_import_alias_and_local_alias():
+    s = one(DATA, "train = DL(dataset, batch_size=32, num_workers=num_workers)", "consume")
+    assert s.key == "data.dataloader_num_workers"
+    assert s.detail["backend"] == "torch.utils.data.DataLoader"
+    assert (s.detail["param"], s.detail["serial"], s.detail["literal"]) == ("num_workers", False, False)
+    assert s.detail["expr"] == "num_workers"
+    assert s.detail["function"] == "build_loaders"
+
+
+def test_stateful_dataloader_consumer():
+    s = one(DATA, "val = StatefulDataLoader(", "consume")
+    assert s.key == "data.dataloader_num_workers"
+    assert s.detail["backend"] == "torchdata.stateful_dataloader.StatefulDataLoader"
+
+
+def test_make_vec_env_without_vec_env_cls_is_serial():
+    snippet = 'default = make_vec_env("CartPole-v1", n_envs=args.n_envs)'
+    s = one(ENVS, snippet, "consume", "n_envs")
+    assert s.detail["serial"] is True
+    assert s.detail["defaulted"] == {"vec_env_cls": None}
+    assert s.detail["twin"] == "stable_baselines3.common.vec_env.SubprocVecEnv"
+    assert s.detail["twin_param"] == "vec_env_cls"
+    cls = one(ENVS, snippet, "consume", "vec_env_cls")
+    assert (cls.value, cls.detail["omitted"]) == (None, True)
+    assert cls.detail["resolves_to"] == "stable_baselines3.common.vec_env.DummyVecEnv"
+
+
+def test_make_vec_env_with_subproc_is_parallel():
+    s = one(ENVS, "n_envs=8, vec_env_cls=SubprocVecEnv", "consume", "n_envs")
+    assert (s.value, s.detail["serial"], s.detail["literal"]) == (8, False, True)
+    assert "defaulted" not in s.detail
+
+
+def test_make_vec_env_defaults_emitted_when_omitted():
+    s = one(ENVS, 'bare = make_vec_env("CartPole-v1")', "consume", "n_envs")
+    assert (s.value, s.detail["omitted"], s.detail["serial"]) == (1, True, True)
+
+
+def test_serial_vector_envs_and_their_twins():
+    s = one(ENVS, "gym.vector.SyncVectorEnv(", "consume")
+    assert (s.key, s.detail["serial"], s.detail["twin"]) == ("num_envs", True, "gymnasium.vector.AsyncVectorEnv")
+    s = one(ENVS, "AsyncVectorEnv([make_env(cfg.env_id, i) for i in range(cfg.env.num_envs)])", "consume")
+    assert (s.key, s.detail["serial"]) == ("env.num_envs", False)
+    s = one(ENVS, "dummy = DummyVecEnv(env_fns)", "consume")
+    assert (s.key, s.detail["serial"]) == ("n_envs", True)  # the list's length comes from args.n_envs
+    s = one(ENVS, "subproc = SubprocVecEnv(", "consume")
+    assert (s.value, s.detail["serial"]) == (4, False)
+    s = one(ENVS, "ts_serial = DummyVectorEnv(", "consume")
+    assert (s.key, s.detail["serial"], s.detail["backend"]) == ("num_envs", True, "tianshou.env.DummyVectorEnv")
+    s = one(ENVS, "ts_parallel = SubprocVectorEnv(", "consume")
+    assert (s.value, s.detail["serial"]) == (8, False)
+    s = one(ENVS, "rl_serial = SerialEnv(4", "consume")
+    assert (s.value, s.detail["serial"], s.detail["twin"]) == (4, True, "torchrl.envs.ParallelEnv")
+    s = one(ENVS, "rl_parallel = ParallelEnv(", "consume")
+    assert (s.key, s.detail["serial"], s.detail["serial_for_single"]) == ("num_workers", False, True)
+
+
+def test_gymnasium_make_vec_defaults_to_sync():
+    s = one(ENVS, 'gym.make_vec("CartPole-v1", num_envs=8)', "consume")
+    assert (s.value, s.detail["serial"], s.detail["defaulted"]) == (8, True, {"vectorization_mode": None})
+
+
+def test_backend_chosen_through_a_variable():
+    found = sites_at(ENVS, "chosen = vec_cls(env_fns)", "consume")
+    by_backend = {s.detail["backend"]: s for s in found}
+    assert set(by_backend) == {"stable_baselines3.common.vec_env.SubprocVecEnv",
+                               "stable_baselines3.common.vec_env.DummyVecEnv"}
+    dummy = by_backend["stable_baselines3.common.vec_env.DummyVecEnv"]
+    assert (dummy.detail["serial"], dummy.detail["backend_condition"], dummy.detail["via_variable"]) == (
+        True, "not (args.parallel)", "vec_cls")
+
+
+def test_process_in_a_loop_counts_the_loop():
+    s = one(POOLS, "p = mp.Process(target=rollout_worker", "consume")
+    assert (s.key, s.detail["loop"], s.detail["backend"]) == ("num_workers", True, "multiprocessing.Process")
+
+
+def test_get_context_pool_and_context_variable():
+    s = one(POOLS, 'mp.get_context("spawn").Pool(cfg.n_proc', "consume")
+    assert (s.key, s.detail["backend"], s.detail["serial"]) == ("n_proc", "multiprocessing.Pool", False)
+    s = one(POOLS, "pool2 = ctx.Pool(processes=4)", "consume")
+    assert (s.key, s.value, s.detail["backend"]) == ("processes", 4, "multiprocessing.Pool")
+
+
+def test_thread_pools_are_serial_and_say_what_they_run():
+    s = one(POOLS, "threads = ThreadPool(8)", "consume")
+    assert (s.value, s.detail["backend"], s.detail["serial"]) == (8, "multiprocessing.dummy.Pool", True)
+    io = one(POOLS, "cf.ThreadPoolExecutor(max_workers=16) as io_pool", "consume")
+    assert (io.detail["serial"], io.detail["pool_use"], io.detail["submitted"]) == (True, "io", ["download"])
+    step = one(POOLS, "cf.ThreadPoolExecutor(max_workers=cfg.num_envs) as step_pool", "consume")
+    assert (step.key, step.detail["pool_use"]) == ("num_envs", "env-step")
+    launcher = one(POOLS, "cf.ThreadPoolExecutor(4) as launcher", "consume")
+    assert (launcher.value, launcher.detail["pool_use"]) == (4, "process-start")
+
+
+def test_process_pool_executor_and_joblib_threading():
+    s = one(POOLS, "cf.ProcessPoolExecutor(max_workers=cfg.max_workers", "consume")
+    assert (s.key, s.detail["serial"]) == ("max_workers", False)
+    s = one(POOLS, 'Parallel(n_jobs=cfg.n_jobs, backend="threading")', "consume")
+    assert (s.key, s.detail["serial"], s.detail["selected"]) == ("n_jobs", True, {"backend": "threading"})
+
+
+def test_ray_init_guard_and_splat():
+    s = one(POOLS, "ray.init(**cfg.ray_init)", "consume")
+    assert (s.key, s.detail["splat"], s.detail["guard"]) == ("ray_init", True, "not ray.is_initialized()")
+
+
+def test_ray_remote_and_options():
+    found = sites_at(POOLS, "@ray.remote(num_cpus=2, num_gpus=0)", "consume")
+    assert sorted((s.key, s.value) for s in found) == [("num_cpus", 2), ("num_gpus", 0)]
+    s = one(POOLS, "runner_cls.options(num_cpus=cfg.runner_cpus)", "consume")
+    # runner_cpus is no knob name: the site keys on the backend parameter and keeps the reference
+    assert (s.key, s.detail["ref"], s.detail["backend"]) == ("num_cpus", "runner_cpus", "ray.remote(...).options")
+
+
+def test_engine_and_thread_settings():
+    s = one(POOLS, "LLM(model=", "consume")
+    assert (s.key, s.detail["param"]) == ("rollout.tensor_model_parallel_size", "tensor_parallel_size")
+    s = one(POOLS, "threadpool_limits(limits=1)", "consume")
+    assert (s.key, s.value) == ("num_threads", 1)
+    s = one(TRAIN, "torch.set_num_interop_threads(1)", "consume")
+    assert (s.key, s.value, s.detail["condition"]) == ("num_interop_threads", 1, '__name__ == "__main__"')
+    assert s.detail["in_main"] is True
+
+
+def test_kwargs_after_explicit_knob():
+    s = one(POOLS, "DataLoader(None, num_workers=4, **loader_kwargs)", "consume", "num_workers")
+    assert (s.value, s.detail["kwargs_after"]) == (4, ["loader_kwargs"])
+    splat = one(POOLS, "DataLoader(None, num_workers=4, **loader_kwargs)", "consume", "loader_kwargs")
+    assert splat.detail["splat"] is True
+    d = one(POOLS, 'defaults = {"num_workers": 2, **loader_kwargs}', "define")
+    assert d.detail["kwargs_after"] == ["loader_kwargs"]
+
+
+# ---- facts for the rules ----------------------------------------------------------------------
+
+def test_worker_entry_points():
+    assert one(DATA, "torch.set_num_threads(1)", "consume").detail["in_worker"] is True  # worker_init_fn
+    assert one(ENVS, "torch.set_num_threads(1)", "consume").detail["in_worker"] is True  # env fn closure
+    assert one(POOLS, 'os.environ["OMP_NUM_THREADS"] = "1"', "override").detail["in_worker"] is True  # initializer
+    pools = [s for s in extract_file(POOLS).sites if s.detail.get("backend") == "torch.set_num_threads"]
+    assert len(pools) == 2 and all(s.detail["in_worker"] for s in pools)  # rollout_worker, @ray.remote class
+    main = one(TRAIN, "    torch.set_num_threads(1)", "consume")
+    assert "in_worker" not in main.detail
+    assert main.detail["in_main"] is True
+
+
+def test_callable_submitted_to_a_process_pool_runs_in_a_worker():
+    code = ("from concurrent.futures import ProcessPoolExecutor\n"
+            "import torch\n"
+            "def score(x):\n"
+            "    torch.set_num_threads(1)\n"
+            "    return x * 2\n"
+            "def run(xs):\n"
+            "    with ProcessPoolExecutor(4) as ex:\n"
+            "        return list(ex.map(score, xs))\n")
+    sites = {s.line: s for s in snippet_sites(code)}
+    assert sites[4].detail["in_worker"] is True
+    assert (sites[7].value, sites[7].detail["pool_use"], sites[7].detail["submitted"]) == (4, "compute", ["score"])
+
+
+def test_torch_multiprocessing_spawn():
+    code = ("import torch.multiprocessing as mp\n"
+            "def worker_fn(rank):\n"
+            "    pass\n"
+            "def main(cfg):\n"
+            "    mp.spawn(worker_fn, args=(), nprocs=cfg.nproc_per_node)\n")
+    consume = [s for s in snippet_sites(code) if s.role == "consume"]
+    assert [(s.line, s.key, s.detail["backend"]) for s in consume] == [(5, "nproc_per_node", "torch.multiprocessing.spawn")]
+
+
+def test_every_site_is_well_formed_and_json_safe():
+    for rel in ("rlproj/config.py", "rlproj/data.py", "rlproj/envs.py", "rlproj/pools.py", "rlproj/train.py"):
+        lines = (ROOT / rel).read_text(encoding="utf-8").splitlines()
+        result = extract_file(rel)
+        assert result.sites, rel
+        for s in result.sites:
+            assert s.role in ROLES
+            assert s.source == lines[s.line - 1].strip()
+            assert 1 <= s.column <= len(lines[s.line - 1]) + 1
+            assert s.detail["match"] in ("exact", "near", None)
+            assert s.detail["function"]
+            json.dumps(s.to_json())
+        json.dumps(result.meta)
+
+
+# ---- precision: no false sites ----------------------------------------------------------------
+
+def test_no_false_sites_on_look_alikes():
+    code = '''
+import torch, gymnasium as gym
+from joblib import Parallel
+def f(wg, data):
+    info = {}
+    n = torch.get_num_threads()
+    wg.init_workers.remote()
+    env = gym.make("CartPole-v1")
+    model = torch.nn.parallel.DistributedDataParallel(data)
+    info["world_size"] = 3
+    handles = [None] * 4
+    for num_workers in [0, 2]:
+        print(num_workers)
+    render_modes = []
+    return Parallel
+class A:
+    def __init__(self, n):
+        self.num_workers = n
+        self.world_size = None
+    def restore(self, restored, key, workers):
+        summary = {}
+        self._counters["total_num_restored_workers"] += len(restored)
+        summary[key].total_num_workers = len(workers)
+'''
+    assert snippet_sites(code) == []
+
+
+def test_hydra_main_is_noted():
+    code = ('import hydra\n@hydra.main(config_path="conf", config_name="ppo", version_base=None)\n'
+            'def main(cfg):\n    return cfg.trainer.nnodes\n')
+    result = python_code.extract(code, "m.py", VOCAB)
+    assert result.meta["hydra_main"] == [{"line": 2, "config_path": "conf", "config_name": "ppo",
+                                          "version_base": None}]
+    assert [(s.role, s.key, s.detail["in_main"]) for s in result.sites] == [("read", "trainer.nnodes", True)]
+
+
+def test_relative_imports_are_not_resolved_to_backends():
+    code = "from .vec import DummyVecEnv\nenv = DummyVecEnv([f] * 4)\n"
+    assert snippet_sites(code) == []
+
+
+def test_non_ascii_line_gives_character_column():
+    sites = snippet_sites('x = "é"; y = cfg.num_workers\n')
+    assert [(s.line, s.column) for s in sites] == [(1, 14)]
+
+
+# ---- bad input ----------------------------------------------------------------------------------
+
+def test_syntax_error_raises_parse_error_with_line():
+    with pytest.raises(ParseError) as info:
+        python_code.extract("x = 1\ndef broken(:\n    pass\n", "bad.py", VOCAB)
+    assert info.value.line == 2
+    assert "invalid Python" in info.value.message
+
+
+def test_null_byte_raises_parse_error():
+    with pytest.raises(ParseError):
+        python_code.extract("x = 1\0\n", "nul.py", VOCAB)
+
+
+def test_deeply_nested_expression_is_a_parse_error_not_a_crash():
+    with pytest.raises(ParseError):
+        python_code.extract("x = " + "(" * 5000 + "1" + ")" * 5000 + "\n", "deep.py", VOCAB)
+
+
+def test_extractor_contract_dispatch():
+    assert kind_of("a/b.py") == "python"
+    assert extractor("python").extract is python_code.extract
+
+
+def test_project_vocabulary_extension_is_used():
+    vocab = vocab_mod.load({"extra-knobs": ["rollout_shards"]})
+    sites = python_code.extract("n = cfg.rollout_shards\n", "x.py", vocab).sites
+    assert [(s.role, s.key) for s in sites] == [("read", "rollout_shards")]
+
+
+# ---- the catalogue is data, and consistent -------------------------------------------------------
+
+def test_catalogue_counts_are_knobs_and_serial_backends_have_twins():
+    cat = py_catalogue.load()
+    consumers = set(cat.by_name.values())
+    assert len(consumers) >= 30
+    for c in consumers:
+        assert c.counts, c.backend
+        for count in c.counts:
+            assert VOCAB.match(count.knob) == "exact", (c.backend, count.knob)
+        if c.serial and c.kind == "envs":
+            assert c.twin, c.backend
+    assert cat.lookup("stable_baselines3.common.vec_env.dummy_vec_env.DummyVecEnv").serial is True
+    assert cat.lookup("multiprocessing.dummy.Pool").serial is True
+    assert cat.lookup("multiprocessing.Pool").serial is False
+    assert cat.lookup("gymnasium.make") is None  # a function leaf never falls back
+
+
+def test_keywords_name_the_backends_for_the_prefilter():
+    words = python_code.keywords()
+    for w in ("DummyVecEnv", "SyncVectorEnv", "make_vec_env", "set_num_threads", "DataLoader", "SerialEnv"):
+        assert w in words
+
+
+# ---- real packages from PyPI --------------------------------------------------------------------
+
+def _wheel(request, spec: str) -> Path:
+    cache = Path(request.config.cache.mkdir("qg-audit-pypi"))
+    name = spec.split("==")[0].replace("-", "_")
+    found = sorted(cache.glob(f"{name}-*.whl"))
+    if not found:
+        proc = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
+                               spec, "-d", str(cache)], capture_output=True, text=True, timeout=300)
+        found = sorted(cache.glob(f"{name}-*.whl"))
+        if proc.returncode != 0 or not found:
+            pytest.skip(f"package registry unreachable or {spec} unavailable: {proc.stderr.strip()[-200:]}")
+    return found[-1]
+
+
+def _extract_from_wheel(wheel: Path, member: str):
+    with zipfile.ZipFile(wheel) as zf:
+        text = zf.read(member).decode("utf-8")
+    return python_code.extract(text, member, VOCAB), text.splitlines()
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_real_sb3_make_vec_env(request):
+    wheel = _wheel(request, "stable-baselines3==2.9.2")
+    result, lines = _extract_from_wheel(wheel, "stable_baselines3/common/env_util.py")
+    fn = [s for s in result.sites if s.detail.get("function") == "make_vec_env"]
+    reads = {s.key: s for s in fn if s.role == "read" and s.detail["via"] == "param"}
+    assert reads["n_envs"].default == 1
+    assert reads["vec_env_cls"].default is None
+    consume = [s for s in fn if s.role == "consume" and s.key == "n_envs"]
+    assert len(consume) == 1
+    c = consume[0]
+    assert c.detail["backend"] == "stable_baselines3.common.vec_env.DummyVecEnv"
+    assert c.detail["serial"] is True
+    assert c.detail["defaulted"] == {"vec_env_cls": None}
+    assert c.detail["via_variable"] == "vec_env_cls"
+    assert "vec_env_cls(" in lines[c.line - 1]
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_real_verl_dataloader_num_workers(request):
+    wheel = _wheel(request, "verl==0.9.1")
+    result, lines = _extract_from_wheel(wheel, "verl/trainer/ppo/ray_trainer.py")
+    key = "data.dataloader_num_workers"
+    reads = [s for s in result.sites if s.role == "read" and s.key == key]
+    assert reads and 'self.config.data["dataloader_num_workers"]' in reads[0].source
+    consumes = [s for s in result.sites if s.role == "consume" and s.key == key]
+    assert len(consumes) == 2
+    assert {s.detail["backend"] for s in consumes} == {"torchdata.stateful_dataloader.StatefulDataLoader"}
+    assert all(lines[s.line - 1].strip() == "num_workers=num_workers," for s in consumes)
+    main, _ = _extract_from_wheel(wheel, "verl/trainer/main_ppo.py")
+    init = [s for s in main.sites if s.detail.get("backend") == "ray.init"]
+    assert [(s.key, s.detail["splat"], s.detail["guard"]) for s in init] == [
+        ("ray_kwargs.ray_init", True, "not ray.is_initialized()")]
