@@ -1,0 +1,238 @@
+"""``qg-audit profile``: where a sampling step spends its time, and whether training waits.
+
+    qg-audit profile [--warmup-steps K | --warmup-s S] [--window N] [--duration S]
+                     [--format text|json] [-o FILE] -- COMMAND ...
+    qg-audit profile --from run.jsonl
+
+Live mode launches COMMAND through the shared runtime (auditor.runtime.session.run_target),
+collects the ``"timing"`` records the target's SamplingTimer sends, and summarises them.
+Offline mode reads the same records from a JSON-lines file (``--save-reports`` writes one).
+Exit codes: 0 profile produced; 2 usage/config error (also: --from file without timing
+records); 3 the target could not start, or ended without sending any timing record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from auditor.exitcodes import EXIT_OK, EXIT_TARGET, UsageError
+
+CONFIG_KEYS = ("warmup_steps", "warmup_s", "window", "env_share", "wait_low", "fx_share", "spike_factor",
+               "env_phases", "forward_phases", "transfer_phases")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = ("exit codes: 0 profile produced, 2 usage or configuration error, 3 the target could not "
+                     "start or sent no timing record. Thresholds also come from [tool.qg-audit.profile] in "
+                     "./pyproject.toml (or --config); flags win. See docs/profile.md.")
+    src = parser.add_argument_group("source (one of)")
+    src.add_argument("--from", dest="source", metavar="FILE",
+                     help="profile the timing records in this JSON-lines file instead of running a command")
+    warm = parser.add_mutually_exclusive_group()
+    warm.add_argument("--warmup-steps", type=int, metavar="K",
+                      help="exclude each timer's first K steps (default: the warmup_steps its SamplingTimer declared)")
+    warm.add_argument("--warmup-s", type=float, metavar="S",
+                      help="exclude steps that ended within S seconds of their timer's start")
+    parser.add_argument("--window", type=int, metavar="N",
+                        help="window size in steps for the wait-ratio distribution and spikes (default 50)")
+    parser.add_argument("--duration", type=float, metavar="S", help="end the target after S seconds (a normal end)")
+    parser.add_argument("--timeout", type=float, metavar="S",
+                        help="end the target after S seconds and say it timed out (a safety net)")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE instead of stdout")
+    parser.add_argument("--save-reports", metavar="FILE",
+                        help="live mode: also write the raw report records (JSON lines) for a later --from")
+    th = parser.add_argument_group("diagnosis thresholds (docs/profile.md)")
+    th.add_argument("--env-share", type=float, metavar="X",
+                    help="env phases >= X of step time: environment-bound (default 0.5)")
+    th.add_argument("--wait-low", type=float, metavar="X",
+                    help="trainer wait ratio p50 < X: trainer-bound (default 0.2)")
+    th.add_argument("--fx-share", type=float, metavar="X",
+                    help="forward+transfer >= X of step time: forward/transfer-bound (default 0.5)")
+    th.add_argument("--spike-factor", type=float, metavar="F",
+                    help="a step slower than F x its timer's median is a spike (default 3)")
+    parser.add_argument("--config", metavar="PYPROJECT",
+                        help="read [tool.qg-audit.profile] from this file (default ./pyproject.toml when present)")
+    parser.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND",
+                        help="the sampler / training command to launch")
+
+
+def _settings(args) -> dict:
+    """[tool.qg-audit.profile] from --config or ./pyproject.toml, keys validated."""
+    path = Path(args.config) if args.config else Path.cwd() / "pyproject.toml"
+    if args.config and not path.is_file():
+        raise UsageError(f"{path}: no such file (--config)")
+    if not path.is_file():
+        return {}
+    from auditor.vocab import project_settings
+
+    if path.name == "pyproject.toml":
+        table = project_settings(path.parent)
+    else:
+        try:
+            import tomllib
+        except ModuleNotFoundError:  # Python 3.10
+            import tomli as tomllib
+        try:
+            table = tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {}).get("qg-audit", {})
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise UsageError(f"{path}: cannot read [tool.qg-audit]: {exc}") from exc
+    prof = table.get("profile", {})
+    if not isinstance(prof, dict):
+        raise UsageError(f"{path}: [tool.qg-audit] profile must be a table ([tool.qg-audit.profile])")
+    for key in prof:
+        if key not in CONFIG_KEYS:
+            raise UsageError(f"{path}: [tool.qg-audit.profile] unknown key {key!r}; "
+                             f"known keys: {', '.join(CONFIG_KEYS)}")
+    return {"origin": str(path), **prof}
+
+
+def _options(args):
+    """Warm-up, window and thresholds from flags over config over defaults."""
+    from auditor.profiling import DEFAULT_WINDOW, Thresholds
+
+    conf = _settings(args)
+    origin = conf.pop("origin", "")
+    warmup_steps, warmup_s = args.warmup_steps, args.warmup_s
+    if warmup_steps is None and warmup_s is None:
+        warmup_steps, warmup_s = conf.get("warmup_steps"), conf.get("warmup_s")
+        if warmup_steps is not None and warmup_s is not None:
+            raise UsageError(f"{origin}: [tool.qg-audit.profile] set warmup_steps or warmup_s, not both")
+    if warmup_steps is not None and (not isinstance(warmup_steps, int) or warmup_steps < 0):
+        raise UsageError(f"warm-up steps must be an integer >= 0, got {warmup_steps!r}")
+    if warmup_s is not None and (not isinstance(warmup_s, (int, float)) or warmup_s < 0):
+        raise UsageError(f"warm-up seconds must be >= 0, got {warmup_s!r}")
+    window = args.window if args.window is not None else conf.get("window", DEFAULT_WINDOW)
+    if not isinstance(window, int) or window < 1:
+        raise UsageError(f"--window must be an integer >= 1, got {window!r}")
+    th = Thresholds()
+    for key in Thresholds.keys():
+        if key in conf:
+            setattr(th, key, conf[key])
+        flag = getattr(args, key, None)
+        if flag is not None:
+            setattr(th, key, flag)
+    try:
+        th.validate()
+    except ValueError as exc:
+        where = f"{origin}: [tool.qg-audit.profile] or flags" if origin else "flags"
+        raise UsageError(f"{where}: {exc}") from exc
+    return warmup_steps, warmup_s, window, th
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc} (--from)") from exc
+    records, bad = [], []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            bad.append(n)
+            continue
+        if isinstance(rec, dict):
+            records.append(rec)
+        else:
+            bad.append(n)
+    if bad:
+        where = ", ".join(map(str, bad[:5])) + (" ..." if len(bad) > 5 else "")
+        print(f"qg-audit profile: warning: {path}: {len(bad)} line(s) are not JSON objects and were skipped "
+              f"(line {where}); a writer killed mid-line leaves one", file=sys.stderr)
+    return records
+
+
+def run(args) -> int:
+    cmd = list(args.cmd or [])
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if args.source and cmd:
+        raise UsageError("give either --from FILE or -- COMMAND, not both")
+    if not args.source and not cmd:
+        raise UsageError("nothing to profile: give -- COMMAND ... or --from FILE")
+    for flag in ("duration", "timeout"):
+        v = getattr(args, flag)
+        if v is not None and v <= 0:
+            raise UsageError(f"--{flag} must be > 0, got {v:g}")
+    if args.source and (args.duration or args.timeout or args.save_reports):
+        raise UsageError("--duration, --timeout and --save-reports apply to a launched COMMAND, not --from")
+    warmup_steps, warmup_s, window, th = _options(args)
+
+    from auditor.profiling import NoTimingRecords, summarize
+
+    extra: dict = {}
+    if args.source:
+        path = Path(args.source)
+        records = _read_jsonl(path)
+        extra["source"] = {"from": str(path), "records": len(records)}
+        header = f"qg-audit profile: {path} ({len(records)} records)"
+        try:
+            prof = summarize(records, warmup_steps=warmup_steps, warmup_s=warmup_s, window=window, thresholds=th)
+        except NoTimingRecords:
+            raise UsageError(f"{path}: no timing records (type \"timing\") with steps; instrument the sampler "
+                             "with auditor.timing.SamplingTimer and record with qg-audit profile --save-reports")
+    else:
+        from auditor.runtime.session import run_target
+
+        result = run_target(cmd, duration=args.duration, timeout=args.timeout, hook=False)
+        if args.save_reports:
+            _write(args.save_reports, "".join(json.dumps(r) + "\n" for r in result.reports))
+        target = {"command": cmd, "returncode": result.returncode, "duration_s": result.duration_s,
+                  "timed_out": result.timed_out, "ended_by": _ended_by(result, args)}
+        extra["target"] = target
+        if not result.started:
+            print(f"qg-audit profile: error: {result.error or 'the target could not start'}", file=sys.stderr)
+            return EXIT_TARGET
+        try:
+            prof = summarize(result.reports, warmup_steps=warmup_steps, warmup_s=warmup_s, window=window,
+                             thresholds=th)
+        except NoTimingRecords:
+            why = (f"exited with code {result.returncode}" if result.returncode not in (None, 0)
+                   else "timed out" if result.timed_out else "ran")
+            print(f"qg-audit profile: error: the target {why} without sending any timing record; "
+                  "is auditor.timing.SamplingTimer used and is auditor importable in the target?", file=sys.stderr)
+            tail = result.stderr_tail.strip()
+            if tail:
+                print("--- target stderr (tail) ---\n" + tail[-2000:], file=sys.stderr)
+            return EXIT_TARGET
+        if result.returncode not in (None, 0):
+            prof.notes.append(f"the target exited with code {result.returncode} after {prof.steps} steady steps; "
+                              "figures cover what it sent before")
+        if result.timed_out:
+            prof.notes.append(f"the target was ended by --timeout {args.timeout:g} s")
+        header = f"qg-audit profile: {' '.join(cmd)} (ran {result.duration_s:.1f} s, {target['ended_by']})"
+
+    if args.format == "json":
+        from auditor.render.profile_json import render as render_json
+
+        text = render_json(prof, extra)
+    else:
+        from auditor.render.profile_text import render as render_text
+
+        text = render_text(prof, header)
+    if args.output:
+        _write(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def _ended_by(result, args) -> str:
+    if result.timed_out:
+        return "timeout"
+    if result.returncode is None:
+        return "duration" if args.duration else "qg-audit"
+    return f"exit {result.returncode}"
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from exc
