@@ -120,3 +120,4 @@ class ScanResult:
     files_seen: int = 0  # files walked
     meta: dict[str, dict[str, Any]] = field(default_factory=dict)  # per file: extractor facts for the join
     settings: dict[str, Any] = field(default_factory=dict)  # the project's [tool.qg-audit] table
+    lint_stats: dict[str, Any] = field(default_factory=dict)  # {"suppressed": n, "baselined": n}

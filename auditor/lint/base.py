@@ -1,0 +1,265 @@
+"""The rule base class, its examples, and rule discovery.
+
+A rule is one small class in ``rules/qgNNN_*.py`` (importable as ``auditor.rules``)::
+
+    class OverrideAfterLoad(Rule):
+        CODE = "QG104"
+        NAME = "override-after-load"
+        SEVERITY = "warning"
+        CONFIDENCE = "high"
+        MESSAGE = "{knob} is replaced after loading at {where}: {effect}"
+        RATIONALE = "..."
+        VALID = [Example({"cfg.yaml": "...", "train.py": "..."})]
+        INVALID = [Example({...})]
+
+        def check(self, result):          # the joined ScanResult
+            yield self.finding(site, knob=..., **message_fields)
+
+Rules read the joined model (knobs, sites, meta), never raw files. Discovery walks the
+``auditor.rules`` package for modules named ``qg*`` and collects every ``Rule`` subclass
+with a CODE: there is no hand-kept list. The examples are turned into tests by
+tests/test_rules_examples.py and rendered by ``qg-audit rule CODE``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Iterable, Iterator
+
+from auditor.model import SEVERITIES, Finding, Knob, ScanResult, Site
+
+CODE_RE = re.compile(r"^QG\d{3}$")
+NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+CONFIDENCES = ("low", "medium", "high")
+
+
+@dataclass
+class Example:
+    """A tiny project: {relative path: file text}. ``title`` says what it shows."""
+
+    files: dict[str, str]
+    title: str = ""
+    # INVALID only: the (file, line) pairs where the rule must fire; empty = anywhere
+    expect: list[tuple[str, int]] = field(default_factory=list)
+
+
+class Rule:
+    CODE: str = ""
+    NAME: str = ""
+    SEVERITY: str = "warning"
+    CONFIDENCE: str = "high"
+    MESSAGE: str = ""
+    RATIONALE: str = ""
+    VALID: list[Example] = []
+    INVALID: list[Example] = []
+    # Which fixes (auditor.lint.fixes) can repair this rule's findings; empty = none.
+    FIXABLE: bool = False
+
+    def check(self, result: ScanResult) -> Iterable[Finding]:
+        raise NotImplementedError
+
+    # -- helpers for subclasses ------------------------------------------------------------
+    def finding(self, site: Site | None, *, file: str | None = None, line: int | None = None,
+                column: int | None = None, knob: str | None = None, related: list[Site] | None = None,
+                severity: str | None = None, confidence: str | None = None, **fields: Any) -> Finding:
+        """A finding at SITE (or at file/line), its message filled from MESSAGE and FIELDS."""
+        return Finding(
+            code=self.CODE,
+            rule=self.NAME,
+            severity=severity or self.SEVERITY,
+            file=file if file is not None else (site.file if site else ""),
+            line=line if line is not None else (site.line if site else 1) or 1,
+            column=column if column is not None else (site.column if site else 1) or 1,
+            message=self.MESSAGE.format(**{"knob": knob, **fields}),
+            knob=knob,
+            confidence=confidence or self.CONFIDENCE,
+            related=list(related or []),
+        )
+
+    @classmethod
+    def summary(cls) -> str:
+        """One line: the rationale's first sentence."""
+        first = cls.RATIONALE.strip().split("\n\n")[0].replace("\n", " ")
+        return first.split(". ")[0].rstrip(".") + "."
+
+
+def where(site: Site) -> str:
+    return f"{site.file}:{site.line}"
+
+
+def show(value: Any) -> str:
+    """A value as the user wrote it: 8, 'dummy', None."""
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def knob_sites(result: ScanResult) -> Iterator[tuple[Knob, Site]]:
+    for knob in result.knobs:
+        for site in knob.sites:
+            yield knob, site
+
+
+def is_test_file(path: str) -> bool:
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    return (any(p in ("test", "tests", "testing") for p in parts[:-1]) or name.startswith("test_")
+            or name.endswith("_test.py") or name == "conftest.py")
+
+
+CONFIG_KINDS = ("yaml", "toml", "json")
+
+
+def is_config_define(site: Site) -> bool:
+    """A value set in configuration: a config file, or a parser / dataclass default in code."""
+    if site.role != "define" or site.detail.get("generated"):
+        return False
+    if site.kind in CONFIG_KINDS:
+        return True
+    return site.kind == "python" and site.detail.get("via") in ("argparse", "dataclass", "attrs", "pydantic")
+
+
+def is_launch_override(site: Site) -> bool:
+    """A launch script or CLI string setting a key: Hydra override or ``--flag value``."""
+    return site.kind == "shell" and site.detail.get("via") in ("hydra-override", "flag") \
+        and not site.detail.get("launcher")
+
+
+# -- discovery ---------------------------------------------------------------------------
+
+class RuleError(Exception):
+    """A malformed rule class (bad code, duplicate code): a bug in the catalogue."""
+
+
+@lru_cache(maxsize=None)
+def all_rules() -> tuple[type[Rule], ...]:
+    """Every Rule subclass in ``auditor.rules.qg*`` modules, sorted by code."""
+    import auditor.rules as package
+
+    found: dict[str, type[Rule]] = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        if not info.name.startswith("qg"):
+            continue
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        for obj in vars(module).values():
+            if isinstance(obj, type) and issubclass(obj, Rule) and obj is not Rule and obj.CODE \
+                    and obj.__module__ == module.__name__:
+                _validate(obj)
+                if obj.CODE in found and found[obj.CODE] is not obj:
+                    raise RuleError(f"duplicate rule code {obj.CODE}: {found[obj.CODE].__name__} and {obj.__name__}")
+                found[obj.CODE] = obj
+    return tuple(found[c] for c in sorted(found))
+
+
+def _validate(rule: type[Rule]) -> None:
+    problems = []
+    if not CODE_RE.match(rule.CODE):
+        problems.append(f"code {rule.CODE!r} is not QG + 3 digits")
+    if not NAME_RE.match(rule.NAME):
+        problems.append(f"name {rule.NAME!r} is not kebab-case")
+    if rule.SEVERITY not in SEVERITIES:
+        problems.append(f"severity {rule.SEVERITY!r} not in {SEVERITIES}")
+    if rule.CONFIDENCE not in CONFIDENCES:
+        problems.append(f"confidence {rule.CONFIDENCE!r} not in {CONFIDENCES}")
+    if not rule.MESSAGE or not rule.RATIONALE:
+        problems.append("MESSAGE and RATIONALE are required")
+    if problems:
+        raise RuleError(f"{rule.__module__}.{rule.__name__}: " + "; ".join(problems))
+
+
+def rules_by_code() -> dict[str, type[Rule]]:
+    return {r.CODE: r for r in all_rules()}
+
+
+def lookup(code_or_name: str) -> type[Rule] | None:
+    want = code_or_name.strip()
+    for r in all_rules():
+        if r.CODE == want.upper() or r.NAME == want.lower():
+            return r
+    return None
+
+
+def as_number(value: Any) -> Any:
+    """8, '8', 8.0 -> 8; other values unchanged (for comparing config and code values)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return int(value) if float(value).is_integer() else value
+    if isinstance(value, str):
+        text = value.strip().strip("'\"")
+        try:
+            return as_number(float(text)) if any(c in text for c in ".eE") else int(text)
+        except ValueError:
+            return text
+    return value
+
+
+def is_literal(value: Any) -> bool:
+    return isinstance(value, (int, float, bool, str)) and value is not None
+
+
+def similar(a: str, b: str) -> bool:
+    """Near-miss spellings of one name: num_worker / num_workers / n_workers / NUM_WROKERS.
+
+    Equal after squashing (case, separators, a num/n prefix, a plural s), or one typo apart
+    (one edit or one swap of neighbours) when both are long enough for a typo to be a typo.
+    """
+    if a == b:
+        return False
+    na, nb = _squash(a), _squash(b)
+    if na == nb:
+        return True
+    return min(len(na), len(nb)) >= 6 and _one_typo(na, nb)
+
+
+def _one_typo(a: str, b: str) -> bool:
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+
+
+def _squash(name: str) -> str:
+    n = re.sub(r"[^a-z0-9]", "", name.lower())
+    for prefix in ("num", "n"):
+        if n.startswith(prefix) and len(n) - len(prefix) >= 3:
+            n = n[len(prefix):]
+            break
+    return n.rstrip("s")
+
+
+@lru_cache(maxsize=None)
+def consumers() -> dict[str, dict]:
+    """rules/consumers.yaml by backend name and by every alias name."""
+    from importlib import resources
+
+    import yaml
+
+    text = resources.files("auditor.rules").joinpath("consumers.yaml").read_text(encoding="utf-8")
+    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
+    out: dict[str, dict] = {}
+    for entry in data.get("consumers", []):
+        for name in [entry["backend"], *entry.get("names", [])]:
+            out[name] = entry
+    return out
+
+
+def backend_entry(site: Site) -> dict:
+    return consumers().get(site.detail.get("backend") or "", {})
+
+
+def backend_kind(site: Site) -> str:
+    return site.detail.get("kind") or backend_entry(site).get("kind", "")
+
+
+def steps_envs(site: Site) -> bool:
+    """A thread pool whose tasks step environments (CPU-bound under the GIL), as the extractor saw it."""
+    d = site.detail
+    return bool(d.get("steps_envs") or d.get("steps_env") or d.get("purpose") in ("env", "envs", "env-step")
+                or d.get("pool_use") in ("env", "envs", "env-step"))

@@ -1,0 +1,77 @@
+"""QG102 unknown-override: a launch script overrides a key that no config or parser defines."""
+
+from auditor.lint.base import Example, Rule, is_config_define, is_launch_override, show
+
+_TRAIN = ("import argparse\np = argparse.ArgumentParser()\n"
+          "p.add_argument('--num-workers', type=int, default=2)\n"
+          "args, _ = p.parse_known_args()\n"
+          "from torch.utils.data import DataLoader\n"
+          "loader = DataLoader(ds, num_workers=args.num_workers)\n")
+
+
+class UnknownOverride(Rule):
+    CODE = "QG102"
+    NAME = "unknown-override"
+    SEVERITY = "warning"
+    CONFIDENCE = "medium"
+    MESSAGE = "{spelling} sets {knob} = {value}, but no config or parser defines that key{why}"
+    RATIONALE = """\
+A launch script or CLI string that overrides a key nobody defines is dropped without a word:
+`parse_known_args()` collects unknown flags into a list nobody looks at, and Hydra's
+`+key=value` adds a brand-new key that no code reads. The program runs with its own default
+while the launch script says otherwise.
+
+Fix the spelling so it matches the parser's flag or the config key."""
+    VALID = [
+        Example({"train.py": _TRAIN, "run.sh": "#!/bin/bash\npython train.py --num-workers 8\n"},
+                "the flag matches the parser"),
+        Example({"train.py": _TRAIN, "run.sh": "#!/bin/bash\n# python train.py --num-worker 8\n"
+                 "python train.py --num-workers 8\n"},
+                "a commented-out flag does not count"),
+    ]
+    INVALID = [
+        Example({"train.py": _TRAIN, "run.sh": "#!/bin/bash\npython train.py --num-worker 8\n"},
+                "a misspelt flag, dropped by parse_known_args", expect=[("run.sh", 2)]),
+        Example({"conf/config.yaml": "data:\n  num_workers: 4\n",
+                 "train.py": "import hydra\n@hydra.main(config_path='conf', config_name='config')\n"
+                             "def main(cfg):\n    n = cfg.data.num_workers\n",
+                 "run.sh": "#!/bin/bash\npython train.py +data.num_worker=16\n"},
+                "`+key=` adds a misspelt key that nothing reads", expect=[("run.sh", 2)]),
+    ]
+
+    def check(self, result):
+        has_parser = any(s.kind == "python" and s.detail.get("via") == "argparse" for s in result.sites)
+        has_config = any(s.kind in ("yaml", "toml", "json") and s.role == "define" for s in result.sites)
+        python_files = {s.file for s in result.sites if s.kind == "python"}
+        known_args = sorted(f for f, m in result.meta.items() if m.get("parse_known_args"))
+        for knob in result.knobs:
+            if any(is_config_define(s) for s in knob.sites):
+                continue
+            readers = [s for s in knob.sites if s.role in ("read", "consume") and s.kind == "python"]
+            for site in knob.sites:
+                if not is_launch_override(site):
+                    continue
+                via = site.detail.get("via")
+                if via == "flag":
+                    if not has_parser or readers:
+                        continue  # flags to a program we cannot see, or read from somewhere we can
+                    script = site.detail.get("script") or ""
+                    if script and not any(f == script.lstrip("./") or f.endswith("/" + script.rsplit("/", 1)[-1])
+                                          for f in python_files):
+                        continue  # passed to a program outside the scanned tree
+                    why = (f"; parse_known_args() in {known_args[0]} drops it silently" if known_args
+                           else "; the parser rejects it or another program receives it")
+                    spelling = site.detail.get("flag") or f"--{site.key.replace('_', '-')}"
+                else:
+                    add = site.detail.get("hydra_add") or ""
+                    if add and readers:
+                        continue  # +key= adds a key that code does read: it takes effect
+                    if not add and not has_config:
+                        continue  # the configs live outside the scanned tree
+                    why = (f"; `{add}` adds it as a new key that no code reads" if add
+                           else "; Hydra rejects it, or it lands on a key nothing reads")
+                    spelling = f"{add}{site.key}="
+                ref = site.detail.get("reference")
+                value = show(site.value) if site.value is not None else (f"${ref}" if ref else "?")
+                yield self.finding(site, knob=knob.name, related=knob.sites, spelling=spelling,
+                                   value=value, why=why)

@@ -1,0 +1,88 @@
+"""QG103 default-divergence: code falls back to a different default than the configuration."""
+
+from auditor.lint.base import CONFIG_KINDS, Example, Rule, as_number, is_config_define, is_literal, show, where
+
+_READ_VIAS = ("get", "getattr", "pop", "environ", "param", "dataclass", "subscript", "attribute")
+
+
+def _default_of(site):
+    if site.role != "read" or site.kind != "python" or site.default is None:
+        return None
+    if site.detail.get("literal") is False or not is_literal(site.default):
+        return None
+    return as_number(site.default)
+
+
+class DefaultDivergence(Rule):
+    CODE = "QG103"
+    NAME = "default-divergence"
+    SEVERITY = "warning"
+    CONFIDENCE = "medium"
+    MESSAGE = "{knob} falls back to {default} here {when}, but {other}"
+    RATIONALE = """\
+When the code's fallback default differs from the configured default, the value that runs
+depends on whether the key happens to be present: a config variant, an override file or a
+refactor that drops the key silently switches from the configured value to the code's. Two
+code paths reading the same knob with different fallbacks diverge the same way.
+
+Make the fallback equal to the configured default, or drop it and fail loudly on a missing
+key."""
+    VALID = [
+        Example({"conf.yaml": "data:\n  num_workers: 8\n",
+                 "train.py": "n = cfg['data'].get('num_workers', 8)\n"}, "the defaults agree"),
+        Example({"conf.yaml": "data:\n  num_workers: 8\n",
+                 "train.py": "n = cfg['data'].get('num_workers')\n"}, "no fallback at all"),
+    ]
+    INVALID = [
+        Example({"conf.yaml": "data:\n  num_workers: 8\n",
+                 "train.py": "n = cfg['data'].get('num_workers', 0)\n"},
+                "config says 8, code falls back to 0", expect=[("train.py", 1)]),
+        Example({"a.py": "import os\nn = int(os.environ.get('OMP_NUM_THREADS', 4))\n",
+                 "b.py": "import os\nm = int(os.environ.get('OMP_NUM_THREADS', 1))\n"},
+                "two code paths default the same knob differently"),
+    ]
+
+    def check(self, result):
+        for knob in result.knobs:
+            configured = [s for s in knob.sites if is_config_define(s) and is_literal(s.value)
+                          and not s.detail.get("reference")]
+            reads = [(s, _default_of(s)) for s in knob.sites]
+            reads = [(s, d) for s, d in reads if d is not None]
+            # a parameter default joined by name says less than a .get() fallback: it is
+            # compared with config files only, never with other code's defaults
+            params = [(s, d) for s, d in reads if s.detail.get("via") == "param"]
+            reads = [(s, d) for s, d in reads if s.detail.get("via") != "param"]
+            for site, default in params:
+                yield from self._against(knob, site, default, [s for s in configured if s.kind in CONFIG_KINDS])
+            for site, default in reads:
+                yield from self._against(knob, site, default, [s for s in configured if _comparable(s, site)])
+            if configured:
+                continue
+            # no configured default: code paths that read the same setting disagree. Dotted
+            # config paths and environment variables name one setting wherever they are read;
+            # a bare name (`kwargs.get("num_cpus", 1)`) only within one file
+            for i, (site, default) in enumerate(reads):
+                first = next(((s, d) for s, d in reads[:i] if d != default
+                              and (s.file == site.file or "." in s.key or s.key.isupper())), None)
+                if first is not None:
+                    yield self.finding(site, knob=knob.name, related=[first[0], site], default=show(default),
+                                       when=_when(site), other=f"{where(first[0])} falls back to {show(first[1])}")
+
+    def _against(self, knob, site, default, configured):
+        if configured and default not in {as_number(s.value) for s in configured}:
+            first = configured[0]
+            yield self.finding(site, knob=knob.name, related=[first, site], default=show(default), when=_when(site),
+                               other=f"the configuration sets {show(first.value)} at {where(first)}")
+
+
+def _comparable(define, read) -> bool:
+    """A config file anywhere; a parser or dataclass default only in the same file.
+
+    In a large tree `--num-cpus` of one script and `opts.get("num_cpus", 1)` of another
+    module share a name, not a setting.
+    """
+    return define.kind in CONFIG_KINDS or define.file == read.file
+
+
+def _when(site) -> str:
+    return "when the caller passes no value" if site.detail.get("via") == "param" else "when the key is absent"

@@ -1,0 +1,117 @@
+"""QG105 hardcoded-parallelism: a consumer gets a literal count no configuration reaches."""
+
+from auditor.lint.base import (Example, Rule, backend_kind, is_config_define, is_test_file, show, steps_envs,
+                               where)
+
+# Resource annotations and thread pinning have rules or meanings of their own.
+_SKIP_BACKENDS = ("torch.set_num_threads", "torch.set_num_interop_threads", "threadpoolctl.threadpool_limits",
+                  "ray.remote", "ray.remote(...).options")
+
+
+def _int(value):
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _configured_by_leaf(result):
+    """leaf -> sites that set or read a knob of that leaf (config, parser, code, launch script)."""
+    out: dict[str, list] = {}
+    for knob in result.knobs:
+        for s in knob.sites:
+            if s.role == "consume" or s.detail.get("generated"):
+                continue
+            if is_config_define(s) or s.role == "read" or (s.role == "define" and s.kind == "shell"):
+                out.setdefault(knob.leaf.lower(), []).append(s)
+    return out
+
+
+def _relevant(candidates, site):
+    """Same file first; elsewhere only config files and launch scripts.
+
+    A parser default or a read of the same name in another module of a large tree is
+    usually another program's setting, so it is not cited."""
+    same = [s for s in candidates if s.file == site.file]
+    far = [s for s in candidates if s.file != site.file and s.kind != "python"]
+    return same, far
+
+
+class HardcodedParallelism(Rule):
+    CODE = "QG105"
+    NAME = "hardcoded-parallelism"
+    SEVERITY = "warning"
+    CONFIDENCE = "high"
+    MESSAGE = "{backend} gets {what}{why}"
+    RATIONALE = """\
+A parallel backend that receives a literal count (`DataLoader(ds, num_workers=0)`,
+`Pool(8)`) ignores whatever the configuration says; when a knob of the same name is
+configured elsewhere, the user tunes a number that never reaches this call. An omitted count
+is the same: `make_vec_env(env_id)` runs its default `n_envs=1`.
+
+Pass the configured knob. Severity is per finding: a warning when the same file reads the
+knob; a note (confidence medium) when a knob of that name is only configured in another
+file (it may be another setting), or when a literal count above 1 has no configured knob of
+that name at all (hard-coded, but nothing promised otherwise). Literals of 0 or 1 with no
+knob, thread pools that do not step environments, tests, and resource annotations
+(`@ray.remote(num_cpus=1)`) are not reported."""
+    VALID = [
+        Example({"conf.yaml": "data:\n  num_workers: 8\n",
+                 "train.py": "from torch.utils.data import DataLoader\n"
+                             "loader = DataLoader(ds, num_workers=cfg['data']['num_workers'])\n"},
+                "the consumer gets the knob"),
+        Example({"io.py": "from concurrent.futures import ThreadPoolExecutor\n"
+                          "with ThreadPoolExecutor(max_workers=16) as pool:\n"
+                          "    pages = list(pool.map(download, urls))\n"},
+                "an I/O thread pool"),
+    ]
+    INVALID = [
+        Example({"conf.yaml": "data:\n  num_workers: 8\n",
+                 "train.py": "from torch.utils.data import DataLoader\n"
+                             "n = cfg['data']['num_workers']\n"
+                             "train = DataLoader(ds, num_workers=n)\n"
+                             "val = DataLoader(val_ds, num_workers=0)\n"},
+                "one loader ignores the configured knob", expect=[("train.py", 4)]),
+        Example({"rollout.py": "import multiprocessing as mp\n"
+                               "with mp.Pool(8) as pool:\n"
+                               "    results = pool.map(rollout, seeds)\n"},
+                "a literal pool size no configuration reaches (a note)", expect=[("rollout.py", 2)]),
+    ]
+
+    def check(self, result):
+        configured = _configured_by_leaf(result)
+        for knob in result.knobs:
+            for site in knob.sites:
+                if site.role != "consume" or site.kind != "python" or is_test_file(site.file):
+                    continue
+                d = site.detail
+                backend = d.get("backend") or "the consumer"
+                if backend in _SKIP_BACKENDS or backend_kind(site) == "threads" and not steps_envs(site):
+                    continue
+                param = d.get("param") or knob.leaf
+                value = _int(site.value) if site.value is not None else _int(site.default)
+                defaulted = bool(d.get("omitted"))
+                literal = defaulted or (value is not None and d.get("literal", not d.get("expr")))
+                if not literal or value is None:
+                    continue
+                candidates = configured.get(knob.leaf.lower()) or configured.get(str(param).lower()) or []
+                # the same file reading the knob is strong evidence; a config of that name
+                # elsewhere in the project may be an unrelated setting (a note)
+                same_file, far = _relevant(candidates, site)
+                other = (same_file or far or [None])[0]
+                what = (f"no {param} argument, so its default {show(value)} runs" if defaulted
+                        else f"the literal {param}={show(value)}")
+                if other is not None:
+                    why = (f", although this file reads {other.key} at line {other.line}; the configured value "
+                           f"never reaches this call" if same_file else
+                           f"; {other.key} is configured at {where(other)}: if it is meant for this call, "
+                           f"it never reaches it")
+                    yield self.finding(site, knob=knob.name, related=[other, site], backend=_short(backend),
+                                       what=what, why=why,
+                                       **({} if same_file else {"severity": "note", "confidence": "medium"}))
+                elif not defaulted and value > 1:
+                    yield self.finding(site, knob=knob.name, related=[site], backend=_short(backend),
+                                       what=what, why=" that no configuration reaches",
+                                       severity="note", confidence="medium")
+
+
+def _short(backend: str) -> str:
+    parts = backend.split(".")
+    return ".".join(parts[-2:]) if parts[-1] in ("init", "remote", "options", "make", "spawn") else parts[-1]

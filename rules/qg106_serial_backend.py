@@ -1,0 +1,141 @@
+"""QG106 serial-backend: a parallel count is fed to a backend that runs serially."""
+
+from auditor.lint.base import (Example, Rule, as_number, backend_entry, backend_kind, is_config_define, show,
+                               steps_envs)
+
+SERIAL_CHOICES = {"dummy", "sync", "serial", "sequential", "threading", "dummyvecenv", "syncvectorenv",
+                  "serialenv", "dummyvectorenv", "local"}
+
+
+def _short(name: str) -> str:
+    return name.rsplit(".", 1)[-1] if name else name
+
+
+def _count(site):
+    """(int or None, text): the count the backend gets, literal or as written."""
+    d = site.detail
+    value = site.value if site.value is not None else (site.default if d.get("defaulted") else None)
+    n = as_number(value) if value is not None else None
+    n = n if isinstance(n, int) and not isinstance(n, bool) else None
+    measured = any(c.get("measure") == "len" for c in backend_entry(site).get("counts", []))
+    if n is not None:
+        text = show(n)
+    elif measured or not d.get("expr"):
+        text = site.key  # [make_env for _ in range(args.num_envs)] -> num_envs
+    else:
+        text = d["expr"]
+    return n, text
+
+
+class SerialBackend(Rule):
+    CODE = "QG106"
+    NAME = "serial-backend"
+    SEVERITY = "warning"
+    CONFIDENCE = "high"
+    FIXABLE = True
+    MESSAGE = "{backend} runs {count} serially in the calling process{why}"
+    RATIONALE = """\
+Some backends accept a parallel count but run the work one item after another in the
+calling process: SB3 `DummyVecEnv` (and `make_vec_env` without `vec_env_cls`), gymnasium
+`SyncVectorEnv`, tianshou `DummyVectorEnv`, torchrl `SerialEnv`, `multiprocessing.dummy`
+and thread pools stepping CPU-bound environments under the GIL, `serial_mode` flags, and CLI
+choices whose default is the serial backend. `n_envs: 16` then buys batching, not
+parallelism.
+
+`--fix` switches DummyVecEnv -> SubprocVecEnv, SyncVectorEnv -> AsyncVectorEnv and adds
+`vec_env_cls=SubprocVecEnv` to `make_vec_env(...)`. Thread pools doing I/O, and a serial
+backend with a count of 1, are fine."""
+    VALID = [
+        Example({"train.py": "from stable_baselines3.common.env_util import make_vec_env\n"
+                             "from stable_baselines3.common.vec_env import SubprocVecEnv\n"
+                             "env = make_vec_env('CartPole-v1', n_envs=args.n_envs, vec_env_cls=SubprocVecEnv)\n"},
+                "make_vec_env with a subprocess vector env"),
+        Example({"eval.py": "from stable_baselines3.common.vec_env import DummyVecEnv\n"
+                            "env = DummyVecEnv([make_env])\n"}, "one environment: serial is fine"),
+        Example({"io.py": "from concurrent.futures import ThreadPoolExecutor\n"
+                          "pool = ThreadPoolExecutor(max_workers=args.num_workers)\n"
+                          "pool.map(upload, files)\n"}, "an I/O thread pool"),
+        Example({"launch.py": "import subprocess\nfrom concurrent.futures import ThreadPoolExecutor\n"
+                              "def start(i):\n    return subprocess.Popen(['sampler', str(i)])\n"
+                              "with ThreadPoolExecutor(max_workers=args.num_workers) as pool:\n"
+                              "    procs = list(pool.map(start, range(args.num_workers)))\n"},
+                "a thread pool that only starts processes"),
+    ]
+    INVALID = [
+        Example({"conf.yaml": "n_envs: 16\n",
+                 "train.py": "from stable_baselines3.common.env_util import make_vec_env\n"
+                             "env = make_vec_env('CartPole-v1', n_envs=cfg['n_envs'])\n"},
+                "make_vec_env without vec_env_cls", expect=[("train.py", 2)]),
+        Example({"train.py": "import gymnasium as gym\n"
+                             "envs = gym.vector.SyncVectorEnv([make_env for _ in range(args.num_envs)])\n"},
+                "SyncVectorEnv with a configured count", expect=[("train.py", 2)]),
+        Example({"sampler.py": "from concurrent.futures import ThreadPoolExecutor\n"
+                               "def step_one(env):\n    return env.step(env.action_space.sample())\n"
+                               "pool = ThreadPoolExecutor(max_workers=args.num_envs)\n"
+                               "results = list(pool.map(step_one, envs))\n"},
+                "a thread pool stepping CPU-bound environments under the GIL", expect=[("sampler.py", 4)]),
+        Example({"train.py": "import argparse\np = argparse.ArgumentParser()\n"
+                             "p.add_argument('--vec-env', choices=['dummy', 'subproc'], default='dummy')\n"
+                             "p.add_argument('--n-envs', type=int, default=8)\n"},
+                "a CLI choice whose default is the serial backend", expect=[("train.py", 3)]),
+    ]
+
+    def check(self, result):
+        seen = set()
+        knob_of = {id(s): k for k in result.knobs for s in k.sites}
+        for site in result.sites:
+            if site.role != "consume" or site.kind != "python":
+                continue
+            entry = backend_entry(site)
+            serial = site.detail.get("serial", entry.get("serial"))
+            if serial is not True:
+                continue
+            counts = {c.get("param") for c in entry.get("counts", [])}
+            if counts and site.detail.get("param") not in counts:
+                continue  # the selector's own site (vec_env_cls=...): the count's site reports the call
+            if backend_kind(site) == "threads" and not steps_envs(site):
+                continue  # thread pools for I/O, or for starting processes, are fine
+            n, text = _count(site)
+            knob = knob_of.get(id(site))
+            if n is None and knob is not None and isinstance(knob.effective, int) and not isinstance(
+                    knob.effective, bool) and any(is_config_define(s) for s in knob.sites):
+                n = knob.effective
+                text = f"{text} (= {n} as configured)"
+            if n is not None and n <= 1:
+                continue
+            key = (site.file, site.line, site.detail.get("backend"))
+            if key in seen:
+                continue
+            seen.add(key)
+            yield self.finding(site, knob=site.key, related=[site], backend=_short(site.detail.get("backend", "")),
+                               count=f"{text} {'environments' if backend_kind(site) == 'envs' else 'workers'}",
+                               why=_why(site, entry))
+        yield from self._config_flags(result)
+
+    def _config_flags(self, result):
+        for knob in result.knobs:
+            for site in knob.sites:
+                if not is_config_define(site):
+                    continue
+                if knob.leaf == "serial_mode" and site.value is True:
+                    yield self.finding(site, knob=knob.name, related=[site], backend=knob.name,
+                                       count="the sampling workers", why=" because serial_mode is true")
+                choices = site.detail.get("choices")
+                value = str(site.value).lower().rsplit(".", 1)[-1] if site.value is not None else ""
+                if choices and value in SERIAL_CHOICES and any(str(c).lower() not in SERIAL_CHOICES for c in choices):
+                    flag = (site.detail.get("flags") or [f"--{knob.leaf.replace('_', '-')}"])[-1]
+                    parallel = next(str(c) for c in choices if str(c).lower() not in SERIAL_CHOICES)
+                    yield self.finding(site, knob=knob.name, related=[site], backend=f"{flag}'s default",
+                                       count="the environments",
+                                       why=f": {show(site.value)} is the serial choice among {list(choices)}; "
+                                           f"unless a run passes {flag} {parallel}, n_envs buys no parallelism")
+
+
+def _why(site, entry) -> str:
+    twin = entry.get("twin")
+    if entry.get("twin_param"):
+        return (f": with {entry['twin_param']} unset or DummyVecEnv it builds a DummyVecEnv; "
+                f"pass {entry['twin_param']}={_short(twin)}")
+    if twin:
+        return f"; its parallel twin is {_short(twin)}"
+    return ""

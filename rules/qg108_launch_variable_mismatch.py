@@ -1,0 +1,95 @@
+"""QG108 launch-variable-mismatch: a launch script defines one parallelism variable and uses another."""
+
+import posixpath
+
+from auditor.lint.base import Example, Rule, similar
+from auditor.vocab import load as load_vocab
+
+
+def _vars(result):
+    """{shell file: (defined {VAR: line}, used {VAR: line})} from the extractor's meta."""
+    out = {}
+    for path, meta in result.meta.items():
+        sv = meta.get("shell_vars") if isinstance(meta, dict) else None
+        if sv:
+            out[path] = (dict(sv.get("defined", {})), dict(sv.get("used", {})), dict(sv.get("exported", {})))
+    return out
+
+
+def _line(v):
+    return v[0] if isinstance(v, (list, tuple)) else v
+
+
+class LaunchVariableMismatch(Rule):
+    CODE = "QG108"
+    NAME = "launch-variable-mismatch"
+    SEVERITY = "warning"
+    CONFIDENCE = "high"
+    MESSAGE = "{problem}"
+    RATIONALE = """\
+Launch scripts often set a parallelism variable and pass another: `NUM_WORKERS=16` then
+`--num-workers $NUM_WORKER`. The unset variable expands to an empty string, the program falls
+back to its default, and the script reads as if 16 were used. The same happens when a
+script defines a variable it never uses, or reads an environment variable spelled
+differently from its sibling scripts (`N_GPUS` here, `NUM_GPUS` everywhere else).
+
+Exported variables are not reported as unused: a child process may read them."""
+    VALID = [
+        Example({"run.sh": "#!/bin/bash\nNUM_WORKERS=16\npython train.py --num-workers $NUM_WORKERS\n"},
+                "defined and passed"),
+        Example({"run.sh": "#!/bin/bash\nexport OMP_NUM_THREADS=4\npython train.py\n"},
+                "exported for the child process"),
+        Example({"run.sh": "#!/bin/bash\nNUM_WORKERS=16\n# python train.py --num-workers $NUM_WORKER\n"
+                           "python train.py --num-workers $NUM_WORKERS\n"},
+                "a commented-out command does not count"),
+    ]
+    INVALID = [
+        Example({"run.sh": "#!/bin/bash\nNUM_WORKERS=16\npython train.py --num-workers $NUM_WORKER\n"},
+                "defines one name, passes another", expect=[("run.sh", 3)]),
+        Example({"scripts/train_a.sh": "#!/bin/bash\npython train.py --num-gpus $NUM_GPUS\n",
+                 "scripts/train_b.sh": "#!/bin/bash\npython train.py --num-gpus $NUM_GPUS --seed 2\n",
+                 "scripts/train_c.sh": "#!/bin/bash\npython train.py --num-gpus $N_GPUS\n"},
+                "one script reads an environment variable its siblings spell differently",
+                expect=[("scripts/train_c.sh", 2)]),
+    ]
+
+    def check(self, result):
+        vocab = load_vocab(result.settings or {})
+        knobish = lambda name: vocab.match(name) is not None  # noqa: E731
+        files = _vars(result)
+        for path, (defined, used, exported) in files.items():
+            for var, line in used.items():
+                if var in defined:
+                    continue
+                # a misspelling need not be in the vocabulary (N_GPUS); its twin must be
+                twin = next((d for d in defined if knobish(d) and similar(var, d)), None)
+                if twin:
+                    yield self.finding(None, file=path, line=_line(line), column=1, knob=var,
+                                       problem=f"${var} is used but never set in this script (it sets {twin} at "
+                                               f"line {_line(defined[twin])}), so it expands to nothing and the "
+                                               f"program's default runs")
+                    continue
+                siblings = self._siblings(files, path)
+                if var in siblings:
+                    continue
+                other = next((s for s in siblings if knobish(s) and similar(var, s)), None)
+                if other:
+                    yield self.finding(None, file=path, line=_line(line), column=1, knob=var,
+                                       problem=f"${var} is read here but the sibling scripts use {other}; "
+                                               f"whoever sets {other} does not set {var}", confidence="medium")
+            for var, line in defined.items():
+                if var in used or not knobish(var) or var in exported:
+                    continue
+                if any(similar(var, u) for u in used):
+                    continue  # reported at the use above
+                yield self.finding(None, file=path, line=_line(line), column=1, knob=var,
+                                   problem=f"{var} is set here but never used or exported, so it changes nothing")
+
+    @staticmethod
+    def _siblings(files, path):
+        folder = posixpath.dirname(path)
+        names = set()
+        for other, (defined, used, _exported) in files.items():
+            if other != path and posixpath.dirname(other) == folder:
+                names |= set(defined) | set(used)
+        return names

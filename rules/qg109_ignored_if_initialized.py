@@ -1,0 +1,52 @@
+"""QG109 ignored-if-initialized: backend init settings apply only if it is not already running."""
+
+from auditor.lint.base import Example, Rule
+
+
+class IgnoredIfInitialized(Rule):
+    CODE = "QG109"
+    NAME = "ignored-if-initialized"
+    SEVERITY = "warning"
+    CONFIDENCE = "medium"
+    MESSAGE = "{call} sets {knobs} only when the backend is not already running{why}"
+    RATIONALE = """\
+`if not ray.is_initialized(): ray.init(num_cpus=cfg.num_cpus)` (and
+`ray.init(..., ignore_reinit_error=True)`) keep whatever cluster is already up: when a
+notebook, a test fixture, a library or an earlier call started Ray first, the configured
+`num_cpus` / `num_gpus` are silently ignored. The same holds for
+`torch.distributed.init_process_group` behind `is_initialized()`.
+
+Check the running cluster's resources (`ray.cluster_resources()`) against the configuration,
+or fail loudly when they differ."""
+    VALID = [
+        Example({"train.py": "import ray\nray.init(num_cpus=cfg.num_cpus)\n"}, "unconditional init"),
+    ]
+    INVALID = [
+        Example({"train.py": "import ray\n"
+                             "if not ray.is_initialized():\n"
+                             "    ray.init(num_cpus=cfg.num_cpus, num_gpus=cfg.num_gpus)\n"},
+                "guarded by is_initialized", expect=[("train.py", 3)]),
+        Example({"train.py": "import ray\nray.init(num_cpus=cfg.num_cpus, ignore_reinit_error=True)\n"},
+                "ignore_reinit_error keeps the first cluster", expect=[("train.py", 2)]),
+    ]
+
+    def check(self, result):
+        calls: dict[tuple, list] = {}
+        for site in result.sites:
+            if site.role != "consume" or site.kind != "python":
+                continue
+            d = site.detail
+            guard = d.get("guard") or d.get("condition") or ""
+            reinit = (d.get("options") or {}).get("ignore_reinit_error") in (True, "True")
+            if "is_initialized" not in str(guard) and not reinit:
+                continue
+            calls.setdefault((site.file, site.line, d.get("backend")), []).append(site)
+        for (_file, _line, backend), sites in calls.items():
+            guard = sites[0].detail.get("guard") or sites[0].detail.get("condition")
+            why = (f" (`{guard}`); an already-running instance keeps its own resources"
+                   if guard and "is_initialized" in str(guard)
+                   else " (ignore_reinit_error=True); a second init keeps the first one's resources")
+            keys = ", ".join(sorted({f"**{s.detail.get('expr', s.key)}" if s.detail.get("splat")
+                                     else s.key.rsplit('.', 1)[-1] for s in sites}))
+            yield self.finding(sites[0], knob=sites[0].key, related=sites,
+                               call=f"{'.'.join((backend or 'init').split('.')[-2:])}()", knobs=keys, why=why)
