@@ -65,6 +65,13 @@ def test_bad_settings_name_the_bad_spelling(settings, needle):
     assert needle in str(err.value)
 
 
+def test_other_commands_tables_and_vocabulary_keys_are_accepted():
+    # [tool.qg-audit.profile] belongs to `qg-audit profile`; extra-knobs to the vocabulary.
+    config = from_settings({"profile": {"wait_low": 0.1}, "extra-knobs": ["rollout_shards"],
+                            "select": ["QG1"]})
+    assert isinstance(config, LintConfig)
+
+
 def test_unknown_cli_code_is_a_usage_error(project):
     with pytest.raises(UsageError, match="--select: unknown rule code 'QG77'"):
         scan_and_check(project, default_args(select="QG77"))

@@ -28,19 +28,18 @@ from auditor.model import SEVERITIES
 # Keys of [tool.qg-audit] this module owns; the others belong to the knob vocabulary and the
 # scanner, which validate their own values.
 LINT_KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "fail-on", "baseline")
+# Sub-tables other commands own and validate themselves ([tool.qg-audit.profile]).
+COMMAND_TABLES = ("profile",)
 
 
 def known_keys() -> set[str]:
-    keys = set(LINT_KEYS)
+    keys = set(LINT_KEYS) | set(COMMAND_TABLES)
     from auditor import vocab
 
     keys |= set(vocab.EXTENSION_KEYS)
-    try:  # the scanner may own keys of its own (exclude, ...); it lists them in SETTINGS_KEYS
-        import auditor.scan as scan
+    import auditor.scan as scan  # the scanner lists the keys it owns (exclude, ...) in SETTINGS_KEYS
 
-        keys |= set(getattr(scan, "SETTINGS_KEYS", ()))
-    except ImportError:
-        pass
+    keys |= set(getattr(scan, "SETTINGS_KEYS", ()))
     return keys
 
 
