@@ -24,6 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 from auditor.exitcodes import UsageError
+from auditor.lint.suppress import read_regular
 from auditor.model import Finding
 
 SCHEMA = "qg-audit.baseline/1"
@@ -49,11 +50,8 @@ class SourceLines:
 
     def line(self, rel: str, line: int) -> str:
         if rel not in self.cache:
-            path = self.root if self.root.is_file() else self.root / rel
-            try:
-                self.cache[rel] = path.read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
-                self.cache[rel] = []
+            data = read_regular(self.root if self.root.is_file() else self.root / rel)
+            self.cache[rel] = data.decode("utf-8", errors="replace").splitlines() if data else []
         lines = self.cache[rel]
         return lines[line - 1] if 0 < line <= len(lines) else ""
 

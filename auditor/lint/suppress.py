@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import io
 import re
+import stat
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,15 +127,21 @@ def _next_code_line(lines: list[str], row: int) -> int:
     return row
 
 
-def read_file(root: Path, rel: str) -> str | None:
-    path = root if root.is_file() else root / rel
+def read_regular(path: Path, limit: int = 5_000_000) -> bytes | None:
+    """A regular file's bytes; None for FIFOs, devices, sockets (reading them can block
+    forever: they are in the scan's errors already), oversized or unreadable files."""
     try:
-        if path.stat().st_size > 5_000_000:
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
             return None
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError:
         return None
-    if b"qg" not in data.lower():
+
+
+def read_file(root: Path, rel: str) -> str | None:
+    data = read_regular(root if root.is_file() else root / rel)
+    if data is None or b"qg" not in data.lower():
         return None
     try:
         return data.decode("utf-8")

@@ -1,0 +1,147 @@
+"""``qg-audit scan`` on a terminal: one rich table grouped by knob, then errors and a summary.
+
+Each knob shows its name, the effective value and why, then its chain of sites (role,
+file:line, value or default, source line). Progress goes to stderr (see progress_bar), so
+stdout stays the report even when piped.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import IO, Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from auditor.model import ROLES, Knob, ScanResult, Site
+from auditor.render.scan_json import summary
+
+ROLE_STYLE = {"define": "cyan", "read": "green", "override": "yellow", "consume": "magenta"}
+SOURCE_MIN_WIDTH = 140  # narrower terminals drop the source column rather than fold every cell
+PROGRESS_MIN_FILES = 200  # below this a scan is over before a bar is worth drawing
+
+
+def show(value: Any) -> str:
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _value_cell(site: Site) -> Text:
+    d = site.detail
+    if site.role == "read":
+        return Text(f"default {show(site.default)}" if site.default is not None else "-", style="dim"
+                    if site.default is None else "")
+    if site.role == "consume":
+        arg = show(site.value) if site.value is not None else str(d.get("expr") or site.key)
+        backend = str(d.get("backend") or "?").rsplit(".", 1)[-1]
+        text = Text(f"{arg} -> {backend}")
+        if d.get("serial"):
+            text.append(" (serial)", style="bold red")
+        return text
+    if site.value is not None:
+        text = Text(show(site.value))
+    elif d.get("reference"):
+        text = Text(f"${{{d['reference']}}}", style="italic")
+    elif d.get("expr"):
+        text = Text(str(d["expr"]), style="italic")
+    elif d.get("hydra_delete"):
+        text = Text("(deleted)", style="italic")
+    else:
+        text = Text("?", style="dim")
+    if d.get("condition"):
+        text.append(f" if {d['condition']}", style="dim")
+    return text
+
+
+def _where(site: Site) -> Text:
+    text = Text(f"{site.file}:{site.line}")
+    if site.detail.get("generated"):
+        text.append(" (generated)", style="dim")
+    return text
+
+
+def _knob_rows(knob: Knob) -> list[tuple]:
+    name = Text(knob.name, style="bold")
+    if any(s.detail.get("match") == "near" for s in knob.sites):
+        name.append(" (look-alike name)", style="yellow")
+    eff = Text("= ")
+    eff.append(show(knob.effective) if knob.effective is not None else "unknown",
+               style="bold green" if knob.effective is not None else "bold yellow")
+    head = [Text.assemble(name, "\n", eff), Text(knob.why, style="dim")]
+    rows = []
+    for i, site in enumerate(knob.sites):
+        rows.append((head[i] if i < len(head) else Text(""), Text(site.role, style=ROLE_STYLE.get(site.role, "")),
+                     _where(site), _value_cell(site), Text(site.source, overflow="ellipsis", no_wrap=True)))
+    for extra in head[len(knob.sites):]:
+        rows.append((extra, Text(""), Text(""), Text(""), Text("")))
+    return rows
+
+
+def table(result: ScanResult, with_source: bool = True) -> Table:
+    t = Table(title=f"Parallelism knobs in {result.root}", title_justify="left", show_lines=False,
+              expand=False, pad_edge=False)
+    t.add_column("knob = effective / why", min_width=24, max_width=48, overflow="fold")
+    t.add_column("role", no_wrap=True)
+    t.add_column("where", overflow="fold", min_width=12)
+    t.add_column("value / default", overflow="fold", min_width=10, max_width=36)
+    if with_source:
+        t.add_column("source", max_width=56, overflow="ellipsis", no_wrap=True)
+    for i, knob in enumerate(result.knobs):
+        for row in _knob_rows(knob):
+            t.add_row(*(row if with_source else row[:4]))
+        if i != len(result.knobs) - 1:
+            t.add_section()
+    return t
+
+
+def render(result: ScanResult, elapsed_s: float, file: IO[str] | None = None, width: int | None = None) -> None:
+    console = Console(file=file or sys.stdout, width=width, highlight=False, soft_wrap=False)
+    if result.knobs:
+        console.print(table(result, with_source=console.width >= SOURCE_MIN_WIDTH))
+    else:
+        console.print(f"No parallelism knobs found in {result.root}.")
+    for f in result.findings:
+        line = Text(f"{f.file}:{f.line}:{f.column}: ")
+        line.append(f"{f.code} {f.rule}", style="bold red" if f.severity == "error" else "bold yellow")
+        line.append(f" [{f.severity}] {f.message}")
+        console.print(line)
+    if result.errors:
+        console.print(Text(f"errors ({len(result.errors)}): files skipped, the scan went on", style="bold"))
+        for e in result.errors:
+            where = f"{e.file}:{e.line}" if e.line else e.file
+            console.print(Text(f"  {where}: {e.message}"))
+    s = summary(result, elapsed_s)
+    sites = ", ".join(f"{s['sites'].get(r, 0)} {r}" for r in ROLES)
+    console.print(Text(f"{s['knobs']} knobs, {sum(s['sites'].values())} sites ({sites}); "
+                       f"{s['files_scanned']} of {s['files_seen']} files parsed; {s['errors']} errors; "
+                       f"{s['findings']} findings; {s['elapsed_s']:.2f} s", style="dim"))
+
+
+class progress_bar:
+    """A ``progress(done, total)`` callback drawing a bar on stderr for long scans only.
+
+    Refreshed by hand (auto_refresh=False): no drawing thread exists while the scan forks
+    its worker processes."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.bar = None
+        self.task = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total < PROGRESS_MIN_FILES:
+            return
+        if self.bar is None:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+            self.bar = Progress("parsing", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                console=Console(stderr=True), auto_refresh=False, transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("parse", total=total)
+        self.bar.update(self.task, completed=done)
+        self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None

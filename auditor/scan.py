@@ -1,0 +1,394 @@
+"""The scan pipeline: walk -> prefilter -> parse in parallel -> sites, per-file meta, errors.
+
+    result = auditor.scan.scan("path/to/project")   # a ScanResult with sites, meta, errors
+    auditor.join.join(result)                        # fills result.knobs
+
+Nothing here imports or executes scanned code: files are read as bytes, decoded as UTF-8
+and handed to the extractor of their kind (auditor.extract). One bad file never hides the
+others: every unreadable, undecodable, unparsable or oversized file becomes exactly one
+FileError and the scan goes on; an extractor crash (a bug) on one file is one error too.
+
+Why it is shaped like this (measured, see issue 2 and bench/README.md): most files of a
+real project mention no parallelism knob, and plain ``bytes in`` checks skip them at
+~100 MB/s, far cheaper than parsing; the files left are parsed in a process pool.
+"""
+
+from __future__ import annotations
+
+import errno
+import multiprocessing
+import os
+import re
+import stat
+import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Callable
+
+import yaml
+
+from auditor import vocab as vocab_mod
+from auditor.exitcodes import UsageError
+from auditor.extract import ParseError, extractor, kind_of
+from auditor.model import FileError, ScanResult
+
+MAX_FILE_SIZE_MB = 5.0  # default for --max-file-size: bigger files are generated data, not configs
+SKIP_DIRS = frozenset({
+    ".git", ".hg", ".svn", "__pycache__", "node_modules", ".tox", ".nox", ".venv", "venv",
+    "site-packages", "build", "dist", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
+})
+SERIAL_BELOW = 48  # files to parse: below this a process pool costs more than it saves
+CHUNK_FILES = 24  # files per pool task: small enough to balance, big enough to amortise IPC
+# Consumer leaves too generic to prefilter on alone ("init", "remote") are matched with their
+# parent module instead ("ray.init"). A file calling them with a knob also names the knob.
+GENERIC_LEAVES = frozenset({"init", "remote", "options", "make", "wrap", "spawn", "run", "start"})
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A file the walk found whose kind has an extractor."""
+
+    path: str  # absolute (or as given) path to open
+    rel: str  # path relative to the scanned root, '/' separated: what sites and errors carry
+    kind: str
+    size: int
+
+
+# -- prefilter keywords -------------------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def consumer_keywords() -> tuple[str, ...]:
+    """Names of the parallel backends in rules/consumers.yaml (case-sensitive: DataLoader)."""
+    try:
+        text = resources.files("auditor.rules").joinpath("consumers.yaml").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ()
+    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
+    words: set[str] = set()
+    for entry in data.get("consumers", []):
+        for name in [entry.get("backend", ""), *entry.get("names", [])]:
+            parts = [p for p in name.split(".") if p]
+            if not parts or not parts[-1].isidentifier():
+                continue
+            leaf = parts[-1]
+            if leaf not in GENERIC_LEAVES:
+                words.add(leaf)
+            elif len(parts) >= 2 and parts[-2].isidentifier():
+                words.add(f"{parts[-2]}.{leaf}")  # ray.init
+            else:
+                words.add(f".{leaf}(")  # ray.remote(...).options -> any ".options(" call
+    return tuple(sorted(words))
+
+
+def minimal(words) -> list[str]:
+    """Drop every word that contains a shorter kept word: 'workers' makes 'num_workers' redundant."""
+    kept: list[str] = []
+    for w in sorted(set(words), key=len):
+        if not any(k in w for k in kept):
+            kept.append(w)
+    return kept
+
+
+# Look-alike stems the vocabulary's "near" patterns catch (thread_count, worker_num): a file
+# holding only a misspelt knob must still be parsed, or the misspelling is never reported.
+NEAR_STEMS = ("worker_num", "worker_count", "thread_num", "thread_count", "proc_num", "process_num",
+              "process_count", "num_thread", "num_proc", "n_thread", "n_worker")
+
+
+# Lower-case and turn '-' into '_' in one pass: ``--num-workers``, ``NUM_WORKERS`` and
+# ``num_workers`` then all read ``__num_workers`` / ``num_workers``, so one keyword covers them.
+_FOLD = bytes.maketrans(bytes(range(65, 91)) + b"-", bytes(range(97, 123)) + b"_")
+
+
+class Prefilter:
+    """Is a file worth parsing? Plain ``bytes in`` checks, no regex on the common path.
+
+    The file is case- and hyphen-folded once (``_FOLD``). Keywords with an underscore
+    (``num_workers``, ``_parallel_size``, look-alike singulars like ``num_worker``) are
+    distinctive: one hit keeps the file. Single English words that are also knob or backend
+    names (``parallel``, ``processes``, ``Pool``, ``Process``) occur everywhere
+    (``DataParallel``, ``MaxPool2d``, "processes" in prose), so a hit on one of them is
+    confirmed with a whole-word regex, run only on the few files that contain the word.
+    Backend names are matched case-sensitively, and a one-word one only when called: ``Pool(``.
+    """
+
+    def __init__(self, vocab):
+        words: set[str] = set()
+        for name in vocab.names | {e.lower() for e in vocab.env_vars}:
+            words.add(name)
+            if name.endswith("s") and "_" in name:  # num_worker, n_env: look-alike singulars
+                words.add(name[:-1])
+        words |= {pattern.replace("*", "") for pattern in vocab.patterns}  # "*_workers" -> "_workers"
+        words |= set(NEAR_STEMS)
+        words = {w.replace("-", "_") for w in words if w}
+        specific = [w for w in words if "_" in w]
+        generic = sorted(w for w in words if "_" not in w)
+        self.specific = [w.encode() for w in minimal(specific)]
+        self.generic = [(w.encode(), re.compile(rb"(?<![a-z0-9])" + re.escape(w.encode()) + rb"(?![a-z0-9])"))
+                        for w in generic]
+        consumers = consumer_keywords()
+        plain = sorted(c for c in consumers if c.isalpha() and (c.istitle() or c.isupper()))
+        self.backends = [c.encode() for c in minimal(c for c in consumers if c not in plain)]
+        self.called = [((c + "(").encode(), re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(c.encode()) + rb"\("))
+                       for c in plain]
+
+    def __call__(self, data: bytes) -> bool:
+        if any(w in data for w in self.backends):
+            return True
+        if any(w in data and rx.search(data) for w, rx in self.called):
+            return True
+        folded = data.translate(_FOLD)
+        if any(w in folded for w in self.specific):
+            return True
+        return any(w in folded and rx.search(folded) for w, rx in self.generic)
+
+    def keywords(self) -> list[str]:
+        """Every keyword, for tools that want the same list (bench/bench_scan.py gives it to rg)."""
+        return [w.decode() for w in self.specific + self.backends] + \
+               [w.decode() for w, _ in self.generic] + [w.decode().rstrip("(") for w, _ in self.called]
+
+
+# -- walk ---------------------------------------------------------------------------------
+
+def walk(root: Path, max_bytes: int, skip_dirs=SKIP_DIRS) -> tuple[list[Candidate], list[FileError], int]:
+    """Files under ROOT that an extractor can read, plus one error per unusable entry.
+
+    Symlinked directories are followed once: a directory already on the way down (a loop)
+    or already walked is not entered again, and a loop is reported. Returns
+    (candidates, errors, entries_seen).
+    """
+    candidates: list[Candidate] = []
+    errors: list[FileError] = []
+    if root.is_file() or (root.exists() and not root.is_dir()):
+        st = root.stat()
+        _consider(str(root), root.name, st, candidates, errors, max_bytes, explicit=True)
+        return candidates, errors, 1
+    seen_dirs: set[tuple[int, int]] = set()
+    st = root.stat()
+    seen_dirs.add((st.st_dev, st.st_ino))
+    stack: list[tuple[str, str, tuple]] = [(str(root), "", ((st.st_dev, st.st_ino),))]
+    entries = 0
+    while stack:
+        dirpath, rel_dir, ancestors = stack.pop()
+        try:
+            with os.scandir(dirpath) as it:
+                listing = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            errors.append(FileError(rel_dir or ".", None, f"unreadable directory: {exc.strerror}"))
+            continue
+        subdirs = []
+        for entry in listing:
+            entries += 1
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            try:
+                st = entry.stat()  # follows symlinks
+            except OSError as exc:
+                if entry.is_symlink():
+                    why = "symlink loop" if exc.errno == errno.ELOOP else f"broken symlink ({exc.strerror})"
+                    if kind_of(entry.name) or exc.errno == errno.ELOOP:
+                        errors.append(FileError(rel, None, f"{why}: -> {_readlink(entry.path)}; skipped"))
+                elif kind_of(entry.name):
+                    errors.append(FileError(rel, None, f"unreadable: {exc.strerror}"))
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if entry.name in skip_dirs:
+                    continue
+                ident = (st.st_dev, st.st_ino)
+                if ident in ancestors:
+                    errors.append(FileError(rel, None, f"symlink loop: -> {_readlink(entry.path)} "
+                                            "is a directory above it; not followed"))
+                    continue
+                if ident in seen_dirs:
+                    continue  # a second symlink to a directory already scanned: same files
+                seen_dirs.add(ident)
+                subdirs.append((entry.path, rel, ancestors + (ident,)))
+            else:
+                _consider(entry.path, rel, st, candidates, errors, max_bytes)
+        stack.extend(reversed(subdirs))
+    return candidates, errors, entries
+
+
+def _consider(path: str, rel: str, st: os.stat_result, candidates, errors, max_bytes: int,
+              explicit: bool = False) -> None:
+    name = rel.rsplit("/", 1)[-1]
+    kind = kind_of(name)
+    if kind is None and "." not in name and stat.S_ISREG(st.st_mode) and 0 < st.st_size <= max_bytes:
+        kind = kind_of(name, _first_line(path))  # extension-less launch scripts (#!/bin/bash)
+    if kind is None:
+        if explicit:
+            errors.append(FileError(rel, None, "not a file kind qg-audit reads "
+                                    "(.py .yaml .yml .toml .json .sh .bash or a #!/bin/sh script)"))
+        return
+    if not stat.S_ISREG(st.st_mode):
+        what = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) \
+            else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file"
+        errors.append(FileError(rel, None, f"unreadable: {what}, not a regular file; skipped"))
+        return
+    if st.st_size > max_bytes:
+        errors.append(FileError(rel, None, f"skipped: {st.st_size / 1e6:.1f} MB over the --max-file-size "
+                                f"limit ({max_bytes / 1e6:g} MB); raise it with --max-file-size MB"))
+        return
+    candidates.append(Candidate(path, rel, kind, st.st_size))
+
+
+def _first_line(path: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.readline(200)
+    except OSError:
+        return b""
+
+
+def _readlink(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "?"
+
+
+# -- one file -----------------------------------------------------------------------------
+
+_WORKER_STATE: dict = {}
+
+
+def _init_worker(vocab, prefilter) -> None:
+    _WORKER_STATE.update(vocab=vocab, prefilter=prefilter)
+
+
+def parse_file(cand: Candidate, vocab, prefilter: Prefilter):
+    """-> (rel, sites, meta, error, parsed). Never raises for a bad file or extractor bug."""
+    try:
+        with open(cand.path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        return cand.rel, [], None, FileError(cand.rel, None, f"unreadable: {exc.strerror or exc}"), False
+    nul = data.find(b"\0")
+    if nul >= 0:
+        return cand.rel, [], None, FileError(cand.rel, _line_at(data, nul),
+                                             f"binary file (NUL byte at byte {nul}); skipped"), False
+    if not prefilter(data):
+        return cand.rel, [], None, None, False
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return cand.rel, [], None, FileError(cand.rel, _line_at(data, exc.start),
+                                             f"not UTF-8 at byte {exc.start}; skipped"), False
+    try:
+        result = extractor(cand.kind).extract(text, cand.rel, vocab)
+    except ParseError as exc:
+        return cand.rel, [], None, FileError(cand.rel, exc.line, exc.message), True
+    except RecursionError:
+        return cand.rel, [], None, FileError(cand.rel, None, "nested too deeply to parse; skipped"), True
+    except Exception as exc:  # an extractor bug must not abort the scan of everything else
+        return cand.rel, [], None, FileError(
+            cand.rel, None, f"internal error in the {cand.kind} extractor: {type(exc).__name__}: {exc} "
+            "(a qg-audit bug; please report it with this file)"), True
+    return cand.rel, result.sites, result.meta, None, True
+
+
+def _line_at(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
+def _parse_chunk(chunk: list[Candidate]) -> list[tuple]:
+    s = _WORKER_STATE
+    return [parse_file(c, s["vocab"], s["prefilter"]) for c in chunk]
+
+
+def _pool_context():
+    # fork is the cheapest start on Linux and needs no re-import; elsewhere the default.
+    if sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context()
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+# -- the pipeline -------------------------------------------------------------------------
+
+Progress = Callable[[int, int], None]  # (files done, files total)
+
+
+def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: float = MAX_FILE_SIZE_MB,
+         settings: dict | None = None, progress: Progress | None = None) -> ScanResult:
+    """Scan PATH (a directory or one file) into a ScanResult: sites, per-file meta, errors.
+
+    ``settings`` is the project's ``[tool.qg-audit]`` table; by default it is read from
+    PATH/pyproject.toml (for a file: the pyproject.toml beside it). Raises UsageError
+    for a missing path or a bad setting. ``progress(done, total)`` is called as files finish.
+    """
+    root = Path(path)
+    if not root.exists():
+        if root.is_symlink():
+            raise UsageError(f"{path}: broken symlink (its target does not exist)")
+        raise UsageError(f"{path}: no such file or directory")
+    if jobs is not None and jobs < 1:
+        raise UsageError(f"--jobs must be 1 or more, not {jobs}")
+    if max_file_size_mb <= 0:
+        raise UsageError(f"--max-file-size must be a positive number of MB, not {max_file_size_mb:g}")
+    if settings is None:
+        settings = vocab_mod.project_settings(root if root.is_dir() else root.parent)
+    vocab = vocab_mod.load(settings)
+    result = ScanResult(root=str(path), settings=settings)
+    candidates, walk_errors, _entries = walk(root, int(max_file_size_mb * 1e6))
+    result.files_seen = len(candidates) + sum(1 for e in walk_errors if _is_file_error(e))
+    result.errors.extend(walk_errors)
+    outcomes = _parse_all(candidates, vocab, Prefilter(vocab), jobs or default_jobs(), progress)
+    for rel, sites, meta, error, parsed in sorted(outcomes, key=lambda o: o[0]):
+        result.files_scanned += parsed
+        if error is not None:
+            result.errors.append(error)
+            continue
+        result.sites.extend(sites)
+        if meta:
+            result.meta[rel] = meta
+    result.errors.sort(key=lambda e: (e.file, e.line or 0))
+    return result
+
+
+def _is_file_error(error: FileError) -> bool:
+    return not error.message.startswith("unreadable directory")
+
+
+def _parse_all(cands: list[Candidate], vocab, prefilter: Prefilter, jobs: int,
+               progress: Progress | None) -> list[tuple]:
+    total = len(cands)
+    if jobs == 1 or total < SERIAL_BELOW:
+        out = []
+        for i, c in enumerate(cands, 1):
+            out.append(parse_file(c, vocab, prefilter))
+            if progress and (i % 50 == 0 or i == total):
+                progress(i, total)
+        return out
+    # Largest files first so one big file does not finish last; then fixed-size chunks.
+    ordered = sorted(cands, key=lambda c: -c.size)
+    chunks = [ordered[i:i + CHUNK_FILES] for i in range(0, total, CHUNK_FILES)]
+    out: list[tuple] = []
+    pending = {}
+    done = 0
+    workers = min(jobs, len(chunks))
+    with ProcessPoolExecutor(workers, mp_context=_pool_context(), initializer=_init_worker,
+                             initargs=(vocab, prefilter)) as pool:
+        for chunk in chunks:
+            pending[pool.submit(_parse_chunk, chunk)] = chunk
+        lost: list[Candidate] = []
+        for fut in as_completed(pending):
+            try:
+                out.extend(fut.result())
+            except BrokenProcessPool:  # a worker died (killed, out of memory): redo its files here
+                lost.extend(pending[fut])
+            done += len(pending[fut])
+            if progress:
+                progress(done, total)
+    for c in lost:
+        out.append(parse_file(c, vocab, prefilter))
+    return out

@@ -1,0 +1,57 @@
+"""The prefilter keeps every file that can hold a knob site and skips the rest."""
+
+from __future__ import annotations
+
+import pytest
+
+from auditor import scan, vocab
+
+PREFILTER = scan.Prefilter(vocab.load())
+
+
+@pytest.mark.parametrize("text", [
+    "rollout:\n  num_workers: 4\n",
+    "python train.py --num-workers 8\n",
+    "NUM_WORKERS=8\n",
+    "export OMP_NUM_THREADS=1\n",
+    "rollout:\n  num_worker: 3   # misspelt: must still be parsed and reported\n",
+    '{"aio": {"thread_count": 1}}',
+    "parallel: 2\n",
+    "--tensor-parallel-size 2\n",
+    "actor.rollout.tensor_model_parallel_size=2\n",
+    "pool = mp.Pool(4)\n",
+    "with Pool(processes=n) as p:\n",
+    "loader = DataLoader(ds)\n",
+    "ray.init(address='auto')\n",
+    "ref = task.options(**opts).remote()\n",
+    "envs = gym.vector.SyncVectorEnv(fns)\n",
+    "torch.set_num_threads(1)\n",
+    "def f(threads=4):\n",
+])
+def test_keeps(text):
+    assert PREFILTER(text.encode())
+
+
+@pytest.mark.parametrize("text", [
+    "import os\nprint('hello')\n",
+    "self.pool = nn.MaxPool2d(3)\n",
+    "model = DataParallel(model)\n",
+    "# every processed item is logged\n",
+    "t = threading.Thread(target=f)\n",
+    "lr: 0.001\nepochs: 3\n",
+    "parallelism is great\n",
+])
+def test_skips(text):
+    assert not PREFILTER(text.encode())
+
+
+def test_project_extension_reaches_the_prefilter():
+    assert not PREFILTER(b"rollout_shards: 4\n")
+    extended = scan.Prefilter(vocab.load({"extra-knobs": ["rollout_shards"]}))
+    assert extended(b"rollout_shards: 4\n")
+
+
+def test_keywords_are_minimal():
+    words = PREFILTER.keywords()
+    assert "_workers" in words and "num_workers" not in words  # '_workers' already covers it
+    assert len(words) == len(set(words))
