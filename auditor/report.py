@@ -21,6 +21,7 @@ import time
 
 ENV_VAR = "QG_AUDIT_REPORT"  # path of the JSON-lines file the probe reads
 SCHEMA_VERSION = 1
+RAY_SCHEME = "ray-kv://"  # QG_AUDIT_REPORT=ray-kv://NAMESPACE/RUN inside Ray actors (verify --ray)
 
 _fd_lock = threading.Lock()
 _fd: int | None = None
@@ -49,8 +50,8 @@ def _descriptor() -> int | None:
 
 def emit(record_type: str, **fields) -> bool:
     """Append one record; return False when not under qg-audit or the write failed."""
-    fd = _descriptor()
-    if fd is None:
+    target = os.environ.get(ENV_VAR)
+    if not target:
         return False
     record = {
         "v": SCHEMA_VERSION,
@@ -61,6 +62,15 @@ def emit(record_type: str, **fields) -> bool:
         "thread": threading.current_thread().name,
     }
     record.update(fields)
+    if target.startswith(RAY_SCHEME):
+        # A Ray actor, maybe on another node, under `qg-audit verify --ray`: the probe reads
+        # the cluster's key-value store, not a local file (see auditor/runtime/ray_collector.py).
+        from auditor.runtime import ray_collector
+
+        return ray_collector.put(target, record)
+    fd = _descriptor()
+    if fd is None:
+        return False
     line = (json.dumps(record, default=repr, separators=(",", ":")) + "\n").encode()
     try:
         os.write(fd, line)
