@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from auditor.exitcodes import EXIT_OK, EXIT_TARGET, UsageError
+from auditor.render import write_file
 
 CONFIG_KEYS = ("warmup_steps", "warmup_s", "window", "env_share", "wait_low", "fx_share", "spike_factor",
                "env_phases", "forward_phases", "transfer_phases")
@@ -182,7 +183,7 @@ def run(args) -> int:
 
         result = run_target(cmd, duration=args.duration, timeout=args.timeout, hook=False)
         if args.save_reports:
-            _write(args.save_reports, "".join(json.dumps(r) + "\n" for r in result.reports))
+            write_file(args.save_reports, "".join(json.dumps(r) + "\n" for r in result.reports))
         target = {"command": cmd, "returncode": result.returncode, "duration_s": result.duration_s,
                   "timed_out": result.timed_out, "ended_by": _ended_by(result, args)}
         extra["target"] = target
@@ -217,7 +218,7 @@ def run(args) -> int:
 
         text = render_text(prof, header)
     if args.output:
-        _write(args.output, text)
+        write_file(args.output, text)
     else:
         sys.stdout.write(text)
     return EXIT_OK
@@ -230,9 +231,3 @@ def _ended_by(result, args) -> str:
         return "duration" if args.duration else "qg-audit"
     return f"exit {result.returncode}"
 
-
-def _write(path: str, text: str) -> None:
-    try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from exc

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from auditor.exitcodes import EXIT_OK, EXIT_TARGET, UsageError
+from auditor.render import write_file
 
 EXIT_INTERRUPTED = 130  # as auditor.cli answers Ctrl-C; partial results are printed and exported first
 
@@ -137,7 +138,7 @@ def _exports(sweep, args) -> None:
     for path, render in ((args.export_json, sweep_json.render), (args.export_markdown, sweep_markdown.render),
                          (args.export_csv, sweep_csv.render)):
         if path:
-            _write(path, render(sweep))
+            write_file(path, render(sweep))
     if args.plot:
         from auditor.render import sweep_plot
 
@@ -148,9 +149,3 @@ def _exports(sweep, args) -> None:
         except OSError as exc:
             raise UsageError(f"{args.plot}: cannot write: {exc.strerror or exc}") from exc
 
-
-def _write(path: str, text: str) -> None:
-    try:
-        Path(path).expanduser().write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from exc

@@ -14,9 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 import signal
-import sys
 
 from auditor.exitcodes import UsageError
+from auditor.render import deliver
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -99,14 +99,7 @@ def run(args: argparse.Namespace) -> int:
         from auditor.render.verify_text import render
 
         text = render(result, exp, verdict, hook=not args.no_hook)
-    if args.output:
-        try:
-            with open(args.output, "w", encoding="utf-8") as f:
-                f.write(text)
-        except OSError as exc:
-            raise UsageError(f"{args.output}: cannot write the report: {exc.strerror}") from None
-    else:
-        sys.stdout.write(text)
+    deliver(text, args.output)
     return verdict.exit_code
 
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 import re
 import signal
-import sys
 import time
 from dataclasses import dataclass, field, replace
 
 from auditor.exitcodes import EXIT_FINDINGS, EXIT_OK, EXIT_TARGET, UsageError
+from auditor.render import deliver
 from auditor.runtime import ray_collector, ray_state
 from auditor.runtime.ray_state import PENDING_STATES, Actor, Node, RayStateError
 
@@ -404,14 +404,7 @@ def run(args) -> int:
     exit_code = EXIT_TARGET if code == "target-failed" else EXIT_OK if code == "pass" else EXIT_FINDINGS
     doc = _json(args, exp, watch, result, target, reports, code, reasons, observed, exit_code)
     text = json.dumps(doc, indent=2) + "\n" if args.format == "json" else render_text(doc)
-    if args.output:
-        try:
-            with open(args.output, "w", encoding="utf-8") as f:
-                f.write(text)
-        except OSError as exc:
-            raise UsageError(f"{args.output}: cannot write the report: {exc.strerror}") from None
-    else:
-        sys.stdout.write(text)
+    deliver(text, args.output)
     return exit_code
 
 
