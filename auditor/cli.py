@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from auditor import __version__
@@ -68,6 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"qg-audit {name}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`qg-audit rules | head`): no traceback, and no second
+        # error when Python flushes stdout at exit. 128 + SIGPIPE, as a shell would report.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 def _takes_name(module) -> bool:
