@@ -88,9 +88,22 @@ def _fields(result, knob, site) -> dict:
 
 
 def _near_miss(result, knob) -> str:
-    for s in result.sites:
-        if s.role == "read" and s.kind == "python" and similar(s.leaf, knob.leaf):
-            default = f"its default {show(s.default)} runs" if s.default is not None else \
-                "it gets no value from this key"
-            return f"; code reads the near-miss `{s.leaf}` at {where(s)} instead, so {default}"
-    return ""
+    reads = [s for s in result.sites
+             if s.role == "read" and s.kind == "python" and similar(s.leaf, knob.leaf)]
+    if not reads:
+        return ""
+    # `sampler.num_worker` is a near miss of the read `sampler.num_workers`, not of
+    # `data.num_workers`: prefer the read that shares the longest dotted parent.
+    parent = knob.name.lower().split(".")[:-1]
+
+    def shared_parent(site) -> int:
+        other = site.key.lower().split(".")[:-1]
+        n = 0
+        while n < min(len(parent), len(other)) and parent[-1 - n] == other[-1 - n]:
+            n += 1
+        return n
+
+    s = max(reads, key=shared_parent)  # max keeps the first of equals: file order
+    default = f"its default {show(s.default)} runs" if s.default is not None else \
+        "it gets no value from this key"
+    return f"; code reads the near-miss `{s.key}` at {where(s)} instead, so {default}"

@@ -166,3 +166,12 @@ def test_parallel_cli_matches_serial(tmp_path):
     for doc in (serial, parallel):
         doc["summary"].pop("elapsed_s")
     assert serial == parallel
+
+
+def test_example_findings_name_the_near_miss_with_the_same_parent():
+    doc, _ = scan_json(EXAMPLE)
+    unread = [f for f in doc["findings"] if f["code"] == "QG101" and f["knob"] == "sampler.num_worker"]
+    assert len(unread) == 1 and (unread[0]["file"], unread[0]["line"]) == ("conf/config.yaml", 12)
+    # data.num_workers (sampler/data.py:20) is also a near miss by leaf, but not the one meant
+    assert "near-miss `sampler.num_workers` at sampler/envs.py:21" in unread[0]["message"]
+    assert "its default 1 runs" in unread[0]["message"]
