@@ -16,6 +16,7 @@ real project mention no parallelism knob, and plain ``bytes in`` checks skip the
 from __future__ import annotations
 
 import errno
+import gc
 import multiprocessing
 import os
 import re
@@ -23,6 +24,7 @@ import stat
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -135,21 +137,48 @@ class Prefilter:
         self.backends = [c.encode() for c in minimal(c for c in consumers if c not in plain)]
         self.called = [((c + "(").encode(), re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(c.encode()) + rb"\("))
                        for c in plain]
+        self.groups = _group_by_stem(self.backends, self.called, self.specific, self.generic)
 
     def __call__(self, data: bytes) -> bool:
-        if any(w in data for w in self.backends):
-            return True
-        if any(w in data and rx.search(data) for w, rx in self.called):
-            return True
+        # The same OR of every check as one flat list would give, but each keyword is only
+        # looked for when its stem occurs in the folded text: ~25 passes over a file that
+        # matches nothing instead of ~70 (each `in` pass costs the same, hit or miss).
         folded = data.translate(_FOLD)
-        if any(w in folded for w in self.specific):
-            return True
-        return any(w in folded and rx.search(folded) for w, rx in self.generic)
+        for stem, backends, called, specific, generic in self.groups:
+            if stem in folded and (
+                    any(w in data for w in backends)
+                    or any(w in data and rx.search(data) for w, rx in called)
+                    or any(w in folded for w in specific)
+                    or any(w in folded and rx.search(folded) for w, rx in generic)):
+                return True
+        return False
 
     def keywords(self) -> list[str]:
         """Every keyword, for tools that want the same list (bench/bench_scan.py gives it to rg)."""
         return [w.decode() for w in self.specific + self.backends] + \
                [w.decode() for w, _ in self.generic] + [w.decode().rstrip("(") for w, _ in self.called]
+
+
+# Substrings shared by many keywords (after folding), most specific first. A keyword is
+# checked only in files whose folded text contains its stem, the first of these it contains,
+# or itself when it contains none (a project's extra knob). Measured on bench/corpus: 2.2 s
+# instead of 3.6 s for the prefilter over 112 MB, with identical decisions on all 21,586 files.
+STEMS = (b"worker", b"thread", b"nproc", b"_proc", b"subproc", b"process", b"env", b"parallel", b"gpu", b"cpu",
+         b"ray.", b"vec", b"pool", b"spawn", b"make")
+
+
+def _group_by_stem(backends, called, specific, generic) -> list[tuple]:
+    """[(stem, backends, called, specific, generic)]: the keywords grouped under their stem.
+
+    Sound because folding maps byte to byte: a keyword found in the raw or folded text
+    puts its folded form, hence its stem, in the folded text."""
+    groups: dict[bytes, tuple[list, list, list, list]] = {}
+    for slot, entries in enumerate((backends, called, specific, generic)):
+        for entry in entries:
+            word = (entry[0] if isinstance(entry, tuple) else entry).translate(_FOLD)
+            stem = next((s for s in STEMS if s in word), word)
+            groups.setdefault(stem, ([], [], [], []))[slot].append(entry)
+    return [(stem, *lists) for stem, lists in groups.items()]
 
 
 # -- walk ---------------------------------------------------------------------------------
@@ -257,6 +286,30 @@ _WORKER_STATE: dict = {}
 
 def _init_worker(vocab, prefilter) -> None:
     _WORKER_STATE.update(vocab=vocab, prefilter=prefilter)
+    _tune_gc()
+
+
+# ast.parse allocates hundreds of thousands of nodes per big file, none in a reference cycle
+# (they die by refcount), yet each allocation burst triggers the cyclic collector, whose older
+# generations also rescan everything already held. Fewer collections and a frozen inherited
+# heap cut the parse-and-extract CPU by ~10-15% (bench/corpus); results are unaffected.
+GC_THRESHOLDS = (20000, 20, 100)
+
+
+def _tune_gc() -> None:
+    gc.freeze()  # objects inherited from the parent: never rescanned
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
+@contextmanager
+def _gc_tuned():
+    """The same tuning for a serial scan in the caller's process, restored afterwards."""
+    before = gc.get_threshold()
+    gc.set_threshold(*GC_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 def parse_file(cand: Candidate, vocab, prefilter: Prefilter):
@@ -364,10 +417,11 @@ def _parse_all(cands: list[Candidate], vocab, prefilter: Prefilter, jobs: int,
     total = len(cands)
     if jobs == 1 or total < SERIAL_BELOW:
         out = []
-        for i, c in enumerate(cands, 1):
-            out.append(parse_file(c, vocab, prefilter))
-            if progress and (i % 50 == 0 or i == total):
-                progress(i, total)
+        with _gc_tuned():
+            for i, c in enumerate(cands, 1):
+                out.append(parse_file(c, vocab, prefilter))
+                if progress and (i % 50 == 0 or i == total):
+                    progress(i, total)
         return out
     # Largest files first so one big file does not finish last; then fixed-size chunks.
     ordered = sorted(cands, key=lambda c: -c.size)
