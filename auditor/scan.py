@@ -27,12 +27,11 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Callable
 
-import yaml
 
+from auditor import catalogue
 from auditor import vocab as vocab_mod
 from auditor.exitcodes import UsageError
 from auditor.extract import ParseError, extractor, kind_of
@@ -65,11 +64,7 @@ class Candidate:
 @lru_cache(maxsize=None)
 def consumer_keywords() -> tuple[str, ...]:
     """Names of the parallel backends in rules/consumers.yaml (case-sensitive: DataLoader)."""
-    try:
-        text = resources.files("auditor.rules").joinpath("consumers.yaml").read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return ()
-    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
+    data = catalogue.data("consumers.yaml")
     words: set[str] = set()
     for entry in data.get("consumers", []):
         for name in [entry.get("backend", ""), *entry.get("names", [])]:

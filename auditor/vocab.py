@@ -6,11 +6,9 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
-import yaml
-
+from auditor import catalogue
 from auditor.exitcodes import UsageError
 
 EXTENSION_KEYS = {"extra-knobs": "names", "extra-knob-patterns": "patterns", "extra-env-vars": "env_vars"}
@@ -49,14 +47,9 @@ class Vocabulary:
         return sorted(w for w in words if w)
 
 
-def _load_catalogue() -> dict:
-    text = resources.files("auditor.rules").joinpath("knobs.yaml").read_text(encoding="utf-8")
-    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-
-
 @lru_cache(maxsize=None)
 def _base() -> tuple:
-    data = _load_catalogue()
+    data = catalogue.data("knobs.yaml")
     return (
         frozenset(normalise(n) for n in data["names"]),
         tuple(data["patterns"]),
@@ -91,14 +84,14 @@ def load(extra: dict | None = None, origin: str = "pyproject.toml") -> Vocabular
 def project_settings(root: Path) -> dict:
     """The ``[tool.qg-audit]`` table of ROOT/pyproject.toml, or {} when absent."""
     pyproject = root / "pyproject.toml"
-    if not pyproject.is_file():
-        return {}
+    return settings_in(pyproject) if pyproject.is_file() else {}
+
+
+def settings_in(path: Path) -> dict:
+    """The ``[tool.qg-audit]`` table of a pyproject-style TOML file ({} when it has none)."""
+    tomllib = catalogue.tomllib
     try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib
-    try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"{pyproject}: cannot read [tool.qg-audit]: {exc}") from exc
+        raise UsageError(f"{path}: cannot read [tool.qg-audit]: {exc}") from exc
     return data.get("tool", {}).get("qg-audit", {})

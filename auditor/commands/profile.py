@@ -68,19 +68,9 @@ def _settings(args) -> dict:
         raise UsageError(f"{path}: no such file (--config)")
     if not path.is_file():
         return {}
-    from auditor.vocab import project_settings
+    from auditor.vocab import settings_in
 
-    if path.name == "pyproject.toml":
-        table = project_settings(path.parent)
-    else:
-        try:
-            import tomllib
-        except ModuleNotFoundError:  # Python 3.10
-            import tomli as tomllib
-        try:
-            table = tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {}).get("qg-audit", {})
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise UsageError(f"{path}: cannot read [tool.qg-audit]: {exc}") from exc
+    table = settings_in(path)
     prof = table.get("profile", {})
     if not isinstance(prof, dict):
         raise UsageError(f"{path}: [tool.qg-audit] profile must be a table ([tool.qg-audit.profile])")

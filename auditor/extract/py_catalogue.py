@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
-import yaml
+from auditor import catalogue
+
 
 # Calls that return an object behaving like the multiprocessing module (ctx.Pool(...)).
 CONTEXT_FACTORIES = {
@@ -116,8 +116,7 @@ def _consumer(entry: dict) -> Consumer:
 
 @lru_cache(maxsize=None)
 def load() -> Catalogue:
-    text = resources.files("auditor.rules").joinpath("consumers.yaml").read_text(encoding="utf-8")
-    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    data = catalogue.data("consumers.yaml")
     cat = Catalogue()
     for entry in data["consumers"]:
         consumer = _consumer(entry)

@@ -15,11 +15,7 @@ import datetime
 import re
 from typing import Any
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
-
+from auditor.catalogue import tomllib
 from auditor.extract import FileResult, ParseError
 from auditor.extract.cfg_common import is_generated, make_site
 

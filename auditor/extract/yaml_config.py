@@ -18,11 +18,11 @@ from typing import Any
 
 import yaml
 
+from auditor.catalogue import YAML_LOADER
 from auditor.extract import FileResult, ParseError
 from auditor.extract.cfg_common import interpolations, is_generated, make_site, typed_scalar
 
 KIND = "yaml"
-LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_DEPTH = 300  # nesting levels; the walk recurses (Python's limit is ~1000 frames)
 FLOW = re.compile(r"[\[\]{}]")
 LEADING = re.compile(r"^[ \t?:-]*", re.MULTILINE)  # block indentation and "- - " prefixes
@@ -280,7 +280,7 @@ def _nesting_depth(text: str) -> tuple[int, int | None]:
         return bound, None
     depth = deepest = 0  # deep block indentation: count exactly with the (iterative) event parser
     try:
-        for event in yaml.parse(text, Loader=LOADER):
+        for event in yaml.parse(text, Loader=YAML_LOADER):
             if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 depth += 1
                 if depth > deepest:
@@ -328,7 +328,7 @@ def extract(text: str, path: str, vocab) -> FileResult:
     if depth > MAX_DEPTH:
         raise ParseError(f"YAML nested {depth} levels deep (limit {MAX_DEPTH}); not scanned", line)
     try:
-        docs = list(yaml.compose_all(text, Loader=LOADER))
+        docs = list(yaml.compose_all(text, Loader=YAML_LOADER))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = mark.line + 1 if mark is not None else None

@@ -237,12 +237,9 @@ def _squash(name: str) -> str:
 @lru_cache(maxsize=None)
 def consumers() -> dict[str, dict]:
     """rules/consumers.yaml by backend name and by every alias name."""
-    from importlib import resources
+    from auditor import catalogue
 
-    import yaml
-
-    text = resources.files("auditor.rules").joinpath("consumers.yaml").read_text(encoding="utf-8")
-    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
+    data = catalogue.data("consumers.yaml")
     out: dict[str, dict] = {}
     for entry in data.get("consumers", []):
         for name in [entry["backend"], *entry.get("names", [])]:

@@ -6,9 +6,8 @@ import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
-import yaml
+from auditor import catalogue as rule_data
 
 
 @dataclass(frozen=True)
@@ -37,8 +36,7 @@ class Catalogue:
 
 @lru_cache(maxsize=None)
 def catalogue() -> Catalogue:
-    text = resources.files("auditor.rules").joinpath("workers.yaml").read_text(encoding="utf-8")
-    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    data = rule_data.data("workers.yaml")
     rules = []
     for r in data["rules"]:
         rules.append(

@@ -32,18 +32,18 @@ def load(path: str):
         if ext in (".yaml", ".yml"):
             import yaml
 
+            from auditor.catalogue import YAML_LOADER
+
             with open(path, encoding="utf-8") as f:
                 try:
-                    return yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+                    return yaml.load(f, Loader=YAML_LOADER)
                 except yaml.YAMLError as exc:
                     mark = getattr(exc, "problem_mark", None)
                     where = f":{mark.line + 1}" if mark is not None else ""
                     raise UsageError(f"{path}{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
         if ext == ".toml":
-            try:
-                import tomllib
-            except ModuleNotFoundError:  # Python 3.10
-                import tomli as tomllib
+            from auditor.catalogue import tomllib
+
             with open(path, "rb") as f:
                 try:
                     return tomllib.load(f)
