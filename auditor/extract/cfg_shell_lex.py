@@ -98,20 +98,21 @@ class _Lexer:
                     out.append(s[i + 1] if s[i + 1] != "$" else SINGLE_QUOTED_DOLLAR)
                 i += 2
                 continue
-            if ch == "$":
-                j = self._dollar(i)
+            if ch in "$`":
+                j = self._expansion_end(i)
                 out.append(s[i:j])
                 i = j
-                continue
-            if ch == "`":
-                j = s.find("`", i + 1)
-                j = len(s) - 1 if j == -1 else j
-                out.append(s[i : j + 1])
-                i = j + 1
                 continue
             out.append(ch)
             i += 1
         return "".join(out), i
+
+    def _expansion_end(self, i: int) -> int:
+        """End of the `$...` or backquoted expansion starting at i; it is kept verbatim."""
+        if self.s[i] == "$":
+            return self._dollar(i)
+        j = self.s.find("`", i + 1)
+        return len(self.s) if j == -1 else j + 1
 
     # -- words and separators -------------------------------------------------------------
     def _word(self) -> Word:
@@ -139,16 +140,10 @@ class _Lexer:
                 out.append(text)
                 quoted = True
                 continue
-            if ch == "$":
-                j = self._dollar(i)
+            if ch in "$`":
+                j = self._expansion_end(i)
                 out.append(s[i:j])
                 i = j
-                continue
-            if ch == "`":
-                j = s.find("`", i + 1)
-                j = len(s) - 1 if j == -1 else j
-                out.append(s[i : j + 1])
-                i = j + 1
                 continue
             out.append(ch)
             i += 1
