@@ -9,40 +9,29 @@ of their node starts them. So under ``qg-audit verify --ray``:
    merges that into the job's runtime environment (env vars key by key, so the job's own
    ``env_vars`` survive), and every worker and actor of the job, on every node, starts with it.
 2. In an actor, ``auditor.report.worker(...)`` sees the ``ray-kv://`` target and calls
-   ``put``, which stores the record in the cluster's internal key-value store (the GCS,
+   ``auditor.worker.ray_kv.put``, which stores the record in the cluster's internal key-value store (the GCS,
    which every node talks to) under ``RUN/NODE/PID/NANOS`` in namespace ``qg-audit``.
 3. The probe reads new keys with ``Collector.drain()`` at each poll and deletes the run's
    keys at the end.
 
-Nothing here imports ray at module level: ``put`` runs only inside Ray workers, where ray
-is already imported, and the probe side imports it lazily.
+Nothing here imports ray at module level; the probe side imports it lazily.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 import uuid
 
-SCHEME = "ray-kv://"
-NAMESPACE = "qg-audit"
+from auditor.worker.ray_kv import NAMESPACE, SCHEME, parse_target
+
 JOB_CONFIG_ENV = "RAY_JOB_CONFIG_JSON_ENV_VAR"  # read by ray.init() in the driver
 
 
 def new_target() -> str:
     """A fresh report target for one run: ``ray-kv://qg-audit/RUN``."""
     return f"{SCHEME}{NAMESPACE}/{uuid.uuid4().hex[:12]}"
-
-
-def parse_target(target: str) -> tuple[str, str]:
-    """``ray-kv://NAMESPACE/RUN`` -> (namespace, run)."""
-    rest = target[len(SCHEME):]
-    namespace, _, run = rest.partition("/")
-    if not namespace or not run:
-        raise ValueError(f"bad report target {target!r}: expected {SCHEME}NAMESPACE/RUN")
-    return namespace, run
 
 
 def job_env(target: str, environ: dict | None = None) -> dict[str, str]:
@@ -61,31 +50,6 @@ def job_env(target: str, environ: dict | None = None) -> dict[str, str]:
     runtime_env["env_vars"] = env_vars
     config["runtime_env"] = runtime_env
     return {JOB_CONFIG_ENV: json.dumps(config, separators=(",", ":"))}
-
-
-# ---------------------------------------------------------------- inside an actor
-
-def put(target: str, record: dict) -> bool:
-    """Store one report record in the cluster's KV store; False when not inside Ray."""
-    ray = sys.modules.get("ray")
-    if ray is None:  # not a Ray worker: nothing to send through
-        return False
-    try:
-        from ray.experimental import internal_kv
-
-        if not internal_kv._internal_kv_initialized():
-            return False
-        namespace, run = parse_target(target)
-        ctx = ray.get_runtime_context()
-        node = ctx.get_node_id() or "?"
-        record = dict(record)
-        record["ray"] = {"node_id": node, "actor_id": ctx.get_actor_id(), "job_id": ctx.get_job_id()}
-        key = f"{run}/{node}/{os.getpid()}/{time.time_ns()}"
-        value = json.dumps(record, default=repr, separators=(",", ":"))
-        internal_kv._internal_kv_put(key, value, namespace=namespace)
-        return True
-    except Exception:  # a report must never break the user's actor
-        return False
 
 
 # ---------------------------------------------------------------- in the probe

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from auditor import report
+from auditor.worker import report
 from auditor.runtime import reaper
 from auditor.runtime.census import Census, ProcessRow
 
@@ -28,7 +28,7 @@ __all__ = ["ProcessRow", "RunResult", "run_target", "DEFAULT_INTERVAL", "HOOK_DI
 # of CPU per census poll, and the whole probe loop ~0.9% of one core at 0.25 s. 0.5 s keeps it
 # near 0.5% (budget: 1%) while still catching workers that live a second or more.
 DEFAULT_INTERVAL = 0.5
-HOOK_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hook")
+HOOK_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "worker", "hook")
 TAIL_BYTES = 4000
 
 

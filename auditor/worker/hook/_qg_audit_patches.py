@@ -2,7 +2,7 @@
 
 Kept apart from sitecustomize.py so that start-up compiles almost nothing (environments
 often set PYTHONDONTWRITEBYTECODE, and then every start compiles the module from source).
-Standard library only. Record shape matches auditor/report.py.
+Standard library only. Record shape matches auditor/worker/report.py.
 """
 
 import os
