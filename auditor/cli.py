@@ -66,14 +66,26 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"qg-audit {name}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print(f"qg-audit {name}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        # Ctrl-C, or SIGTERM / SIGHUP during a run (auditor.runtime.signals). One documented
+        # code for all three (verify's contract since 0.1); stderr names the signal.
+        signum = getattr(exc, "signum", 2)
+        print(f"qg-audit {name}: interrupted ({_signal_name(signum)})", file=sys.stderr)
         return 130
     except BrokenPipeError:
         # The reader went away (`qg-audit rules | head`): no traceback, and no second
         # error when Python flushes stdout at exit. 128 + SIGPIPE, as a shell would report.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+
+
+def _signal_name(signum: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 def _takes_name(module) -> bool:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 
 from auditor.exitcodes import UsageError
 from auditor.render import deliver
@@ -82,14 +81,10 @@ def run(args: argparse.Namespace) -> int:
     exp = expectation(args)
     if exp.workers < 1:
         raise UsageError(f"{exp.source}: expected worker count must be >= 1, got {exp.workers}")
-    previous = _sigterm_as_interrupt()
-    try:
-        result = run_target(
-            command, duration=args.duration or None, timeout=args.timeout or None, interval=args.interval,
-            hook=not args.no_hook, match=args.match,
-        )
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    result = run_target(
+        command, duration=args.duration or None, timeout=args.timeout or None, interval=args.interval,
+        hook=not args.no_hook, match=args.match,
+    )
     verdict = judge(result, exp, warmup=args.warmup)
     if args.format == "json":
         from auditor.render.verify_json import render
@@ -101,17 +96,3 @@ def run(args: argparse.Namespace) -> int:
         text = render(result, exp, verdict, hook=not args.no_hook)
     deliver(text, args.output)
     return verdict.exit_code
-
-
-def _sigterm_as_interrupt():
-    """A SIGTERM to the probe (CI cancelling a job) must still end the target's tree."""
-    def handler(signum, frame):
-        raise KeyboardInterrupt
-
-    try:
-        return signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread
-        return signal.getsignal(signal.SIGTERM)
-
-
-sigterm_as_interrupt = _sigterm_as_interrupt  # public name, reused by auditor.runtime.ray_verify

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import signal
 import time
 from dataclasses import dataclass, field, replace
 
@@ -370,18 +369,15 @@ def run(args) -> int:
     watch = RayWatch(args.ray, match, t0, report_target=report_target)
     result = None
     if command:
-        from auditor.commands.verify import _sigterm_as_interrupt
         from auditor.runtime.session import run_target
 
         watch.take_baseline()  # a cluster that is not up yet (the job starts Ray itself) is fine
         env = ray_collector.job_env(report_target) if report_target else {}
-        previous = _sigterm_as_interrupt()
         try:
             result = run_target(command, duration=args.duration or None, timeout=args.timeout or None,
                                 interval=min(interval, 0.25), hook=not args.no_hook, env=env, match=args.match,
                                 on_sample=lambda _s: watch.maybe_poll(interval))
         finally:
-            signal.signal(signal.SIGTERM, previous)
             watch.close()
         watch.t0 = t0
     else:

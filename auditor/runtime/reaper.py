@@ -47,6 +47,31 @@ def become_subreaper() -> tuple[int | None, str | None]:
     return previous.value, None
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent():
+    """A ``preexec_fn`` giving the launched root ``PR_SET_PDEATHSIG`` = SIGKILL, or None.
+
+    Only the root gets it (the kernel clears it on fork); the guardian covers the rest of
+    the tree. libc is loaded here, in the parent: the child between fork and exec should do
+    as little as possible.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    libc = _libc()
+    if libc is None:
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the probe died before prctl took effect
+            os._exit(1)
+
+    return preexec
+
+
 def restore_subreaper(previous: int | None) -> None:
     if previous is None or previous == 1:
         return

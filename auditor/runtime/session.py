@@ -1,8 +1,11 @@
 """Launch a target, watch its process tree, read its reports, end it: the runtime library.
 
-``run_target`` is shared by ``qg-audit verify``, ``profile`` and ``sweep``. It never leaves
-an orphan: the tree is ended in a ``finally`` on every exit path, including an exception or
-KeyboardInterrupt raised in the caller's ``on_sample`` / ``stop_when`` or while waiting.
+``run_target`` is shared by ``qg-audit verify``, ``profile``, ``sweep`` and ``diagnose``. It
+never leaves an orphan: the tree is ended in a ``finally`` on every exit path, including an
+exception or KeyboardInterrupt raised in the caller's ``on_sample`` / ``stop_when`` or while
+waiting; SIGTERM and SIGHUP raise like Ctrl-C inside it (auditor.runtime.signals); the
+guardian (auditor.runtime.guardian) ends the tree if the probe is SIGKILLed. The run's
+temporary directory (the target's stdout, stderr and reports) goes in the same ``finally``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from typing import Callable
 from auditor.worker import report
 from auditor.runtime import reaper
 from auditor.runtime.census import Census, ProcessRow
+from auditor.runtime.guardian import Guardian
+from auditor.runtime.signals import terminating_signals
 
 __all__ = ["ProcessRow", "RunResult", "run_target", "DEFAULT_INTERVAL", "HOOK_DIR"]
 
@@ -164,6 +169,17 @@ def run_target(command: list[str], *, duration: float | None = None, timeout: fl
     interval = DEFAULT_INTERVAL if interval is None else max(0.01, float(interval))
     pattern = re.compile(match) if match else None
     tmpdir = tempfile.mkdtemp(prefix="qg-audit-")
+    try:
+        with terminating_signals() as signals:
+            return _run(command, tmpdir, signals, duration=duration, timeout=timeout, interval=interval,
+                        hook=hook, env=env, pattern=pattern, cwd=cwd, on_sample=on_sample, stop_when=stop_when,
+                        int_grace=int_grace, term_grace=term_grace)
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def _run(command, tmpdir, signals, *, duration, timeout, interval, hook, env, pattern, cwd, on_sample,
+         stop_when, int_grace, term_grace) -> RunResult:
     report_path = os.path.join(tmpdir, "reports.jsonl")
     out_path, err_path = os.path.join(tmpdir, "stdout"), os.path.join(tmpdir, "stderr")
     census = Census(match=pattern)
@@ -173,6 +189,10 @@ def run_target(command: list[str], *, duration: float | None = None, timeout: fl
     previous, note = reaper.become_subreaper()
     if note:
         notes.append(note)
+    # started before census.prime(): the guardian is the probe's child, never a member
+    guard = Guardian(tmpdir)
+    if guard.note:
+        notes.append(guard.note)
     popen = None
     pidfd = None
     started, rc, timed_out, error = False, None, False, None
@@ -185,13 +205,15 @@ def run_target(command: list[str], *, duration: float | None = None, timeout: fl
             with open(out_path, "wb") as out, open(err_path, "wb") as err:
                 popen = subprocess.Popen(
                     command, cwd=cwd, env=_target_env(env, hook, report_path), stdin=subprocess.DEVNULL,
-                    stdout=out, stderr=err, start_new_session=True,
+                    stdout=out, stderr=err, start_new_session=True, preexec_fn=reaper.die_with_parent(),
                 )
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, subprocess.SubprocessError) as exc:
             error = f"could not start {command[0]!r}: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc}"
         if popen is not None:
             started = True
+            guard.watch_session(popen.pid)  # start_new_session: the session id is the root's pid
             census.adopt_root(popen.pid)
+            guard.watch(census.live.values())
             pidfd = _pidfd(popen.pid)
             next_tick = time.monotonic()
             while True:
@@ -199,6 +221,7 @@ def run_target(command: list[str], *, duration: float | None = None, timeout: fl
                 for rec in reader.read():
                     _note_report(census, rec)
                 sample = census.poll()
+                guard.watch(census.live.values())
                 reaper.reap_orphans(census, popen)
                 samples.append(sample)
                 if on_sample is not None:
@@ -223,10 +246,12 @@ def run_target(command: list[str], *, duration: float | None = None, timeout: fl
                     limit.append(t0 + timeout - time.monotonic())
                 _sleep_until_exit(popen, pidfd, max(0.0, min(limit)))
     finally:
+        signals.hold()  # a second Ctrl-C / SIGTERM must not cut the teardown short
         if pidfd is not None:
             os.close(pidfd)
         if popen is not None:
             survivors = reaper.end_tree(census, popen, int_grace=int_grace, term_grace=term_grace)
+        guard.close(clean=not survivors)
         reaper.restore_subreaper(previous)
     for rec in reader.read():
         _note_report(census, rec)
@@ -234,7 +259,6 @@ def run_target(command: list[str], *, duration: float | None = None, timeout: fl
     result = _snapshot(command, started, rc, timed_out, t0, census, reader, samples, hook_active, error,
                        notes + hook_notes, out_path, err_path)
     result.survivors = survivors
-    shutil.rmtree(tmpdir, ignore_errors=True)
     return result
 
 
