@@ -289,9 +289,26 @@ def _nesting_depth(text: str) -> tuple[int, int | None]:
                         too_deep_at = event.start_mark.line + 1
             elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
                 depth -= 1
-    except yaml.YAMLError:
+    except yaml.YAMLError as exc:
+        if _libyaml_nesting_limit(exc):
+            return max(deepest, MAX_DEPTH + 1), too_deep_at or _error_line(exc)
         return 0, None  # let compose report the syntax error with its line
     return deepest, too_deep_at
+
+
+def _libyaml_nesting_limit(exc: yaml.YAMLError) -> bool:
+    """libyaml >= 0.2.5 (bundled with PyYAML 6.0.4) stops at its own depth limit (1000)."""
+    return "maximum nesting depth" in str(exc)
+
+
+def _error_line(exc: yaml.YAMLError) -> int | None:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    return mark.line + 1 if mark is not None else None
+
+
+def _too_deep(depth: int, line: int | None) -> ParseError:
+    return ParseError(f"YAML nested {depth} or more levels deep (limit {MAX_DEPTH}); not scanned. Next: "
+                      f"flatten it, or exclude the file", line)
 
 
 def _expanded_size(node: yaml.Node, memo: dict) -> float:
@@ -326,12 +343,13 @@ def extract(text: str, path: str, vocab) -> FileResult:
             break
     depth, line = _nesting_depth(text)
     if depth > MAX_DEPTH:
-        raise ParseError(f"YAML nested {depth} levels deep (limit {MAX_DEPTH}); not scanned", line)
+        raise _too_deep(depth, line)
     try:
         docs = list(yaml.compose_all(text, Loader=YAML_LOADER))
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        line = mark.line + 1 if mark is not None else None
+        line = _error_line(exc)
+        if _libyaml_nesting_limit(exc):
+            raise _too_deep(MAX_DEPTH + 1, line) from None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         context = getattr(exc, "context", None)
         msg = f"invalid YAML: {context + ', ' if context else ''}{problem}"
