@@ -64,7 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(module.run(args))
     except UsageError as exc:
-        print(f"qg-audit {name}: error: {exc}", file=sys.stderr)
+        from auditor.render.safe import one_line
+
+        print(f"qg-audit {name}: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt as exc:
         # Ctrl-C, or SIGTERM / SIGHUP during a run (auditor.runtime.signals). One documented

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 ROLES = ("define", "read", "override", "consume")
+SOURCE_MAX = 200  # characters of a site's source line kept in every format (a minified line can be 50 MB)
 SEVERITIES = ("note", "warning", "error")  # ordered, lowest first
 
 
@@ -43,6 +44,10 @@ class Site:
     #   function: the enclosing function's qualified name
     #   generated: True for generated files that must not double-count definitions
     detail: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if len(self.source) > SOURCE_MAX:
+            self.source = self.source[:SOURCE_MAX - 1] + "\u2026"
 
     @property
     def leaf(self) -> str:

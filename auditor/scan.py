@@ -42,6 +42,7 @@ SKIP_DIRS = frozenset({
     ".git", ".hg", ".svn", "__pycache__", "node_modules", ".tox", ".nox", ".venv", "venv",
     "site-packages", "build", "dist", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
 })
+FIRST_BLOCK = 8192  # bytes read first: a NUL in them marks a binary file, and the rest is never read
 SERIAL_BELOW = 48  # files to parse: below this a process pool costs more than it saves
 CHUNK_FILES = 24  # files per pool task: small enough to balance, big enough to amortise IPC
 # Consumer leaves too generic to prefilter on alone ("init", "remote") are matched with their
@@ -178,11 +179,14 @@ def _group_by_stem(backends, called, specific, generic) -> list[tuple]:
 
 # -- walk ---------------------------------------------------------------------------------
 
-def walk(root: Path, max_bytes: int, skip_dirs=SKIP_DIRS) -> tuple[list[Candidate], list[FileError], int]:
+def walk(root: Path, max_bytes: int, skip_dirs=SKIP_DIRS, follow_links: bool = False
+         ) -> tuple[list[Candidate], list[FileError], int]:
     """Files under ROOT that an extractor can read, plus one error per unusable entry.
 
     Symlinked directories are followed once: a directory already on the way down (a loop)
-    or already walked is not entered again, and a loop is reported. Returns
+    or already walked is not entered again, and a loop is reported. A symlink that resolves
+    outside ROOT is not followed (one error each) unless ``follow_links``: a scan must not
+    copy lines of ~/.ssh or /etc into a report that CI uploads. Returns
     (candidates, errors, entries_seen).
     """
     candidates: list[Candidate] = []
@@ -192,6 +196,7 @@ def walk(root: Path, max_bytes: int, skip_dirs=SKIP_DIRS) -> tuple[list[Candidat
         _consider(str(root), root.name, st, candidates, errors, max_bytes, explicit=True)
         return candidates, errors, 1
     seen_dirs: set[tuple[int, int]] = set()
+    inside = None if follow_links else _inside(os.path.realpath(root))
     st = root.stat()
     seen_dirs.add((st.st_dev, st.st_ino))
     stack: list[tuple[str, str, tuple]] = [(str(root), "", ((st.st_dev, st.st_ino),))]
@@ -218,6 +223,11 @@ def walk(root: Path, max_bytes: int, skip_dirs=SKIP_DIRS) -> tuple[list[Candidat
                 elif kind_of(entry.name):
                     errors.append(FileError(rel, None, f"unreadable: {exc.strerror}"))
                 continue
+            if inside is not None and entry.is_symlink() and not inside(os.path.realpath(entry.path)):
+                if stat.S_ISDIR(st.st_mode) or kind_of(entry.name):
+                    errors.append(FileError(rel, None, f"symlink to outside the scanned root: -> "
+                                            f"{_readlink(entry.path)}; not followed (--follow-links follows it)"))
+                continue
             if stat.S_ISDIR(st.st_mode):
                 if entry.name in skip_dirs:
                     continue
@@ -234,6 +244,11 @@ def walk(root: Path, max_bytes: int, skip_dirs=SKIP_DIRS) -> tuple[list[Candidat
                 _consider(entry.path, rel, st, candidates, errors, max_bytes)
         stack.extend(reversed(subdirs))
     return candidates, errors, entries
+
+
+def _inside(root_real: str) -> Callable[[str], bool]:
+    prefix = root_real.rstrip(os.sep) + os.sep
+    return lambda real: real == root_real or real.startswith(prefix)
 
 
 def _consider(path: str, rel: str, st: os.stat_result, candidates, errors, max_bytes: int,
@@ -311,7 +326,10 @@ def parse_file(cand: Candidate, vocab, prefilter: Prefilter):
     """-> (rel, sites, meta, error, parsed). Never raises for a bad file or extractor bug."""
     try:
         with open(cand.path, "rb") as fh:
-            data = fh.read()
+            data = fh.read(FIRST_BLOCK)
+            # a binary (or sparse) file is told by its first block, before the rest is read
+            if b"\0" not in data and len(data) == FIRST_BLOCK:
+                data += fh.read()
     except OSError as exc:
         return cand.rel, [], None, FileError(cand.rel, None, f"unreadable: {exc.strerror or exc}"), False
     nul = data.find(b"\0")
@@ -367,12 +385,13 @@ Progress = Callable[[int, int], None]  # (files done, files total)
 
 
 def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: float = MAX_FILE_SIZE_MB,
-         settings: dict | None = None, progress: Progress | None = None) -> ScanResult:
+         settings: dict | None = None, progress: Progress | None = None, follow_links: bool = False) -> ScanResult:
     """Scan PATH (a directory or one file) into a ScanResult: sites, per-file meta, errors.
 
     ``settings`` is the project's ``[tool.qg-audit]`` table; by default it is read from
     PATH/pyproject.toml (for a file: the pyproject.toml beside it). Raises UsageError
     for a missing path or a bad setting. ``progress(done, total)`` is called as files finish.
+    ``follow_links``: also follow symlinks that resolve outside PATH (see ``walk``).
     """
     root = Path(path)
     if not root.exists():
@@ -387,7 +406,7 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
         settings = vocab_mod.project_settings(root if root.is_dir() else root.parent)
     vocab = vocab_mod.load(settings)
     result = ScanResult(root=str(path), settings=settings)
-    candidates, walk_errors, _entries = walk(root, int(max_file_size_mb * 1e6))
+    candidates, walk_errors, _entries = walk(root, int(max_file_size_mb * 1e6), follow_links=follow_links)
     result.files_seen = len(candidates) + sum(1 for e in walk_errors if _is_file_error(e))
     result.errors.extend(walk_errors)
     outcomes = _parse_all(candidates, vocab, Prefilter(vocab), jobs or default_jobs(), progress)

@@ -190,7 +190,9 @@ def run(args) -> int:
                   "is auditor.timing.SamplingTimer used and is auditor importable in the target?", file=sys.stderr)
             tail = result.stderr_tail.strip()
             if tail:
-                print("--- target stderr (tail) ---\n" + tail[-2000:], file=sys.stderr)
+                from auditor.render.safe import printable
+
+                print("--- target stderr (tail) ---\n" + printable(tail[-2000:]), file=sys.stderr)
             return EXIT_TARGET
         if result.returncode not in (None, 0):
             prof.notes.append(f"the target exited with code {result.returncode} after {prof.steps} steady steps; "

@@ -34,6 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-file-size", type=float, default=MAX_FILE_SIZE_MB, metavar="MB",
                         help=f"skip (and list as an error) files bigger than this (default {MAX_FILE_SIZE_MB:g})")
     parser.add_argument("--no-progress", action="store_true", help="never draw the progress bar on stderr")
+    parser.add_argument("--follow-links", action="store_true",
+                        help="also follow symlinks that resolve outside PATH (default: list each as an error)")
     lint.add_arguments(parser)
 
 
@@ -46,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
     progress = progress_bar(enabled=not args.no_progress and sys.stderr.isatty())
     start = time.perf_counter()
     try:
-        result = scan_mod.scan(args.path, jobs=args.jobs, max_file_size_mb=args.max_file_size, progress=progress)
+        result = scan_mod.scan(args.path, jobs=args.jobs, max_file_size_mb=args.max_file_size, progress=progress,
+                               follow_links=args.follow_links)
     finally:
         progress.close()
     join_mod.join(result)
@@ -80,18 +83,20 @@ def _open_output(path: str | None):
 
 
 def _write(result, args, elapsed: float, out) -> None:
+    from auditor.render.safe import printable
+
     if args.format == "json":
         from auditor.render import scan_json
 
-        out.write(scan_json.render(result, elapsed))
+        out.write(printable(scan_json.render(result, elapsed)))
     elif args.format == "sarif":
         from auditor.render import sarif  # the rules engineer's renderer
 
-        out.write(_ensure_newline(sarif.render(result)))
+        out.write(printable(_ensure_newline(sarif.render(result))))
     elif args.format == "github":
         from auditor.render import github
 
-        out.write(_ensure_newline(github.render(result)))
+        out.write(printable(_ensure_newline(github.render(result))))
     else:
         from auditor.render import scan_text
 

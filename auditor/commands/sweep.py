@@ -127,7 +127,9 @@ def run(args) -> int:
         print(f"qg-audit sweep: error: no value could be measured ({why})", file=sys.stderr)
         tail = first.stderr_tail.strip() if first is not None else ""
         if tail:
-            print("--- target stderr (tail, first run) ---\n" + tail[-1500:], file=sys.stderr)
+            from auditor.render.safe import printable
+
+            print("--- target stderr (tail, first run) ---\n" + printable(tail[-1500:]), file=sys.stderr)
         return EXIT_TARGET
     return EXIT_OK
 

@@ -38,7 +38,8 @@ def normalise_source(text: str) -> str:
 
 def fingerprint(finding: Finding, source: str) -> str:
     parts = [finding.code, finding.file, finding.knob or "", normalise_source(source)]
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:20]
+    # surrogateescape: a non-UTF-8 file name hashes as its bytes instead of crashing the scan
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:20]
 
 
 class SourceLines:

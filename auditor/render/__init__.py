@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from auditor.exitcodes import UsageError
+from auditor.render.safe import printable
 
 
 def write_file(path: str, text: str) -> None:
@@ -17,7 +18,8 @@ def write_file(path: str, text: str) -> None:
 
 
 def deliver(text: str, path: str | None = None) -> None:
-    """The report to ``-o PATH`` when given, else to stdout."""
+    """The report to ``-o PATH`` when given, else to stdout; escapes made visible (render.safe)."""
+    text = printable(text)
     if path:
         write_file(path, text)
     else:

@@ -2,18 +2,19 @@
 
 ``render(result) -> str``. Property values escape ``%``, ``\\r``, ``\\n``, ``:`` and ``,``;
 the message escapes ``%``, ``\\r`` and ``\\n`` (GitHub's rules), so a message never breaks
-out of its annotation.
+out of its annotation; other control characters are shown as escapes (render.safe).
 """
 
 from __future__ import annotations
 
 from auditor.model import ScanResult
+from auditor.render.safe import printable
 
 COMMANDS = {"note": "notice", "warning": "warning", "error": "error"}
 
 
 def _data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _prop(text: str) -> str:

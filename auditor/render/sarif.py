@@ -11,9 +11,11 @@ Unparsable files (QG001) are results too, so a CI run shows them.
 from __future__ import annotations
 
 import json
+from urllib.parse import quote
 
 from auditor import __version__
 from auditor.model import ScanResult
+from auditor.render.scan_json import plain
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"note": "note", "warning": "warning", "error": "error"}
@@ -32,9 +34,15 @@ def _rule_descriptor(rule) -> dict:
     }
 
 
+def artifact_uri(rel: str) -> str:
+    """A relative URI reference: every byte but unreserved ones and '/' percent-encoded (RFC 3986),
+    so '#', '?', '%', spaces and undecodable bytes of a file name all read back exactly."""
+    return quote(rel.encode("utf-8", "surrogateescape"), safe="/")
+
+
 def _location(file: str, line: int, column: int, message: str | None = None, index: int | None = None) -> dict:
     loc: dict = {"physicalLocation": {
-        "artifactLocation": {"uri": file, "uriBaseId": "%SRCROOT%"},
+        "artifactLocation": {"uri": artifact_uri(file), "uriBaseId": "%SRCROOT%"},
         "region": {"startLine": max(int(line or 1), 1), "startColumn": max(int(column or 1), 1)},
     }}
     if message:
@@ -80,4 +88,4 @@ def render(result: ScanResult) -> str:
         "results": results,
         "columnKind": "unicodeCodePoints",
     }
-    return json.dumps({"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}, indent=2) + "\n"
+    return json.dumps(plain({"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}), indent=2) + "\n"

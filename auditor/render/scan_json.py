@@ -12,6 +12,7 @@ from typing import Any
 
 from auditor import __version__
 from auditor.model import ROLES, ScanResult
+from auditor.render.safe import undecodable_as_hex
 
 SCHEMA = "qg-audit.scan/1"
 
@@ -45,7 +46,8 @@ def document(result: ScanResult, elapsed_s: float) -> dict[str, Any]:
 
 
 def render(result: ScanResult, elapsed_s: float = 0.0) -> str:
-    return json.dumps(document(result, elapsed_s), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    # ASCII only: no byte of the scanned tree reaches a terminal raw (auditor.render.safe)
+    return json.dumps(document(result, elapsed_s), indent=2, allow_nan=False) + "\n"
 
 
 def plain(value: Any) -> Any:
@@ -60,6 +62,8 @@ def plain(value: Any) -> Any:
         return sorted((plain(v) for v in value), key=repr)
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
-    if value is None or isinstance(value, (str, int, float, bool)):
+    if isinstance(value, str):
+        return undecodable_as_hex(value)  # a non-UTF-8 file name: readable, and valid JSON text
+    if value is None or isinstance(value, (int, float, bool)):
         return value
     return repr(value)

@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from auditor.model import ROLES, Knob, ScanResult, Site
+from auditor.render.safe import one_line
 from auditor.render.scan_json import summary
 
 ROLE_STYLE = {"define": "cyan", "read": "green", "override": "yellow", "consume": "magenta"}
@@ -23,7 +24,13 @@ PROGRESS_MIN_FILES = 200  # below this a scan is over before a bar is worth draw
 
 
 def show(value: Any) -> str:
-    return repr(value) if isinstance(value, str) else str(value)
+    """A value from the scanned tree, on one line, with nothing a terminal would act on."""
+    return one_line(repr(value) if isinstance(value, str) else str(value))
+
+
+def T(text: Any, style: str = "", **kwargs) -> Text:
+    """Text from the scanned tree: never read as rich markup, controls escaped."""
+    return Text(one_line(text), style=style, **kwargs)
 
 
 def _value_cell(site: Site) -> Text:
@@ -32,8 +39,8 @@ def _value_cell(site: Site) -> Text:
         return Text(f"default {show(site.default)}" if site.default is not None else "-", style="dim"
                     if site.default is None else "")
     if site.role == "consume":
-        arg = show(site.value) if site.value is not None else str(d.get("expr") or site.key)
-        backend = str(d.get("backend") or "?").rsplit(".", 1)[-1]
+        arg = show(site.value) if site.value is not None else one_line(d.get("expr") or site.key)
+        backend = one_line(d.get("backend") or "?").rsplit(".", 1)[-1]
         text = Text(f"{arg} -> {backend}")
         if d.get("serial"):
             text.append(" (serial)", style="bold red")
@@ -41,44 +48,44 @@ def _value_cell(site: Site) -> Text:
     if site.value is not None:
         text = Text(show(site.value))
     elif d.get("reference"):
-        text = Text(f"${{{d['reference']}}}", style="italic")
+        text = T(f"${{{d['reference']}}}", style="italic")
     elif d.get("expr"):
-        text = Text(str(d["expr"]), style="italic")
+        text = T(d["expr"], style="italic")
     elif d.get("hydra_delete"):
         text = Text("(deleted)", style="italic")
     else:
         text = Text("?", style="dim")
     if d.get("condition"):
-        text.append(f" if {d['condition']}", style="dim")
+        text.append(f" if {one_line(d['condition'])}", style="dim")
     return text
 
 
 def _where(site: Site) -> Text:
-    text = Text(f"{site.file}:{site.line}")
+    text = T(f"{site.file}:{site.line}")
     if site.detail.get("generated"):
         text.append(" (generated)", style="dim")
     return text
 
 
 def _knob_rows(knob: Knob) -> list[tuple]:
-    name = Text(knob.name, style="bold")
+    name = T(knob.name, style="bold")
     if any(s.detail.get("match") == "near" for s in knob.sites):
         name.append(" (look-alike name)", style="yellow")
     eff = Text("= ")
     eff.append(show(knob.effective) if knob.effective is not None else "unknown",
                style="bold green" if knob.effective is not None else "bold yellow")
-    head = [Text.assemble(name, "\n", eff), Text(knob.why, style="dim")]
+    head = [Text.assemble(name, "\n", eff), T(knob.why, style="dim")]
     rows = []
     for i, site in enumerate(knob.sites):
         rows.append((head[i] if i < len(head) else Text(""), Text(site.role, style=ROLE_STYLE.get(site.role, "")),
-                     _where(site), _value_cell(site), Text(site.source, overflow="ellipsis", no_wrap=True)))
+                     _where(site), _value_cell(site), T(site.source, overflow="ellipsis", no_wrap=True)))
     for extra in head[len(knob.sites):]:
         rows.append((extra, Text(""), Text(""), Text(""), Text("")))
     return rows
 
 
 def table(result: ScanResult, with_source: bool = True) -> Table:
-    t = Table(title=f"Parallelism knobs in {result.root}", title_justify="left", show_lines=False,
+    t = Table(title=T(f"Parallelism knobs in {result.root}"), title_justify="left", show_lines=False,
               expand=False, pad_edge=False)
     t.add_column("knob = effective / why", min_width=24, max_width=48, overflow="fold")
     t.add_column("role", no_wrap=True)
@@ -99,17 +106,17 @@ def render(result: ScanResult, elapsed_s: float, file: IO[str] | None = None, wi
     if result.knobs:
         console.print(table(result, with_source=console.width >= SOURCE_MIN_WIDTH))
     else:
-        console.print(f"No parallelism knobs found in {result.root}.")
+        console.print(T(f"No parallelism knobs found in {result.root}."))
     for f in result.findings:
-        line = Text(f"{f.file}:{f.line}:{f.column}: ")
+        line = T(f"{f.file}:{f.line}:{f.column}: ")
         line.append(f"{f.code} {f.rule}", style="bold red" if f.severity == "error" else "bold yellow")
-        line.append(f" [{f.severity}] {f.message}")
+        line.append(f" [{f.severity}] {one_line(f.message)}")
         console.print(line)
     if result.errors:
         console.print(Text(f"errors ({len(result.errors)}): files skipped, the scan went on", style="bold"))
         for e in result.errors:
             where = f"{e.file}:{e.line}" if e.line else e.file
-            console.print(Text(f"  {where}: {e.message}"))
+            console.print(T(f"  {where}: {e.message}"))
     s = summary(result, elapsed_s)
     sites = ", ".join(f"{s['sites'].get(r, 0)} {r}" for r in ROLES)
     console.print(Text(f"{s['knobs']} knobs, {sum(s['sites'].values())} sites ({sites}); "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from auditor.runtime.session import MAX_REPORT_LINE
+
 SCHEMA = "qg-audit.verify/1"
 
 
@@ -26,6 +28,8 @@ def render(result, exp, verdict, *, hook: bool = True) -> dict:
             "samples": result.samples,
         },
         "reports": result.reports,
+        "report_lines": {"corrupt": result.corrupt_reports, "dropped_oversize": result.dropped_reports,
+                         "max_bytes": MAX_REPORT_LINE},
         "hook": {"enabled": hook, "active": result.hook_active, "notes": result.notes},
         "verdict": verdict.code,
         "reasons": verdict.reasons,

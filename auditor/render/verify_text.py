@@ -30,7 +30,9 @@ def render(result, exp, verdict, *, hook: bool = True) -> str:
             out.append(f"  ... {len(rows) - 40} more (use --format json)")
     n_reports = sum(1 for r in result.reports if r.get("type") == "worker")
     out.append(f"reports: {n_reports} worker reports, "
-               f"{sum(1 for r in result.reports if r.get('type') == 'pool')} pool reports")
+               f"{sum(1 for r in result.reports if r.get('type') == 'pool')} pool reports"
+               + (f"; {result.corrupt_reports} lines not JSON" if result.corrupt_reports else "")
+               + (f"; {result.dropped_reports} lines over 1 MiB dropped" if result.dropped_reports else ""))
     if not hook:
         out.append("hook: off (--no-hook)")
     for note in result.notes:

@@ -35,6 +35,9 @@ __all__ = ["ProcessRow", "RunResult", "run_target", "DEFAULT_INTERVAL", "HOOK_DI
 DEFAULT_INTERVAL = 0.5
 HOOK_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "worker", "hook")
 TAIL_BYTES = 4000
+# A report line is a few hundred bytes; a SamplingTimer batch (256 steps) tens of KB. A line
+# over this is dropped and counted, never copied into the probe's memory or its JSON.
+MAX_REPORT_LINE = 1 << 20
 
 
 @dataclass
@@ -57,6 +60,7 @@ class RunResult:
     error: str | None
     notes: list[str] = field(default_factory=list)  # e.g. why the hook could not apply
     corrupt_reports: int = 0  # report lines that were not valid JSON
+    dropped_reports: int = 0  # report lines over MAX_REPORT_LINE bytes, dropped unread
     survivors: list[str] = field(default_factory=list)  # processes that outlived SIGKILL (should be none)
 
     @property
@@ -65,25 +69,50 @@ class RunResult:
 
 
 class _ReportReader:
-    """Reads the JSON-lines report file incrementally (only complete lines)."""
+    """Reads the JSON-lines report file incrementally (only complete lines).
+
+    Reads at most MAX_REPORT_LINE bytes past the last complete line per poll, so a writer
+    that never ends its line cannot make the probe hold it all: such a line is skipped up to
+    its newline and counted in ``dropped``."""
 
     def __init__(self, path: str):
-        self.path, self.offset, self.records, self.corrupt = path, 0, [], 0
+        self.path, self.offset, self.records, self.corrupt, self.dropped = path, 0, [], 0, 0
         self._partial = b""
+        self._skipping = False  # inside an oversized line: discard up to its newline
 
     def read(self) -> list[dict]:
+        new: list[dict] = []
         try:
             with open(self.path, "rb") as f:
-                f.seek(self.offset)
-                data = f.read()
+                while True:
+                    f.seek(self.offset)
+                    data = f.read(MAX_REPORT_LINE + 1)
+                    if not data:
+                        break
+                    self.offset += len(data)
+                    self._take(data, new)
+                    if len(data) <= MAX_REPORT_LINE:
+                        break
         except FileNotFoundError:
             return []
-        self.offset += len(data)
-        data = self._partial + data
-        lines = data.split(b"\n")
+        self.records.extend(new)
+        return new
+
+    def _take(self, data: bytes, new: list[dict]) -> None:
+        if self._skipping:
+            end = data.find(b"\n")
+            if end < 0:
+                return
+            data, self._skipping = data[end + 1:], False
+        lines = (self._partial + data).split(b"\n")
         self._partial = lines.pop()  # an incomplete last line waits for the next read
-        new = []
+        if len(self._partial) > MAX_REPORT_LINE:
+            self._partial, self._skipping = b"", True
+            self.dropped += 1
         for line in lines:
+            if len(line) > MAX_REPORT_LINE:
+                self.dropped += 1
+                continue
             if not line.strip():
                 continue
             try:
@@ -95,8 +124,6 @@ class _ReportReader:
                 new.append(rec)
             else:
                 self.corrupt += 1
-        self.records.extend(new)
-        return new
 
 
 def _tail(path: str) -> str:
@@ -148,7 +175,7 @@ def _snapshot(command, started, rc, timed_out, t0, census: Census, reader: _Repo
         peak_processes=census.peak_processes, peak_workers=census.peak_workers,
         peak_threads=census.peak_threads, peak_rss_bytes=census.peak_rss_bytes,
         samples=list(samples), hook_active=hook_active, error=error, notes=list(notes),
-        corrupt_reports=reader.corrupt,
+        corrupt_reports=reader.corrupt, dropped_reports=reader.dropped,
     )
 
 

@@ -1,7 +1,7 @@
 """Verdicts: what the run shows about the expected parallelism, with stable codes.
 
 Codes (a contract, see docs/verify.md): pass, under-used (both exit 0); fallback, partial,
-excess, threads-not-processes, value-mismatch, workers-died, pending, no-workers (exit 1);
+excess, threads-not-processes, value-mismatch, workers-died, pending, no-workers, timeout (exit 1);
 target-failed (exit 3). Each failing reason says what most likely happened and what to
 check next.
 """
@@ -16,7 +16,7 @@ from auditor.runtime.session import RunResult
 
 # Most severe first: the verdict is the first code of this list that any reason has.
 SEVERITY = ["target-failed", "no-workers", "fallback", "threads-not-processes", "partial", "excess",
-            "workers-died", "value-mismatch", "pending", "under-used", "pass"]
+            "workers-died", "value-mismatch", "pending", "timeout", "under-used", "pass"]
 PASSING = {"pass", "under-used"}
 
 
@@ -173,6 +173,13 @@ def judge(result: RunResult, exp: Expectation, *, warmup: float = 0.0, pending_g
 
     if not reasons:
         add("pass", f"{w} worker processes ran as expected ({n})")
+    if result.timed_out:
+        # Documented (docs/verify.md): a run cut by --timeout fails, even with the right worker
+        # count, because a sampler that should have finished did not; a long-running one is
+        # watched with --duration instead, which is a normal end.
+        add("timeout", f"the target was still running when --timeout ended it after {result.duration_s:.1f}s: "
+                       f"it hung or is slower than expected; the worker counts were judged on what ran until "
+                       f"then. Next: raise --timeout, or watch a long-running sampler with --duration S.")
     code = next(c for c in SEVERITY if any(r["code"] == c for r in reasons))
     return Verdict(code, reasons, w)
 
