@@ -1,5 +1,8 @@
 """QG103 default-divergence: code falls back to a different default than the configuration."""
 
+import collections
+
+from auditor.lint import idioms
 from auditor.lint.base import CONFIG_KINDS, Example, Rule, as_number, is_config_define, is_literal, show, where
 
 _READ_VIAS = ("get", "getattr", "pop", "environ", "param", "dataclass", "subscript", "attribute")
@@ -8,8 +11,8 @@ _READ_VIAS = ("get", "getattr", "pop", "environ", "param", "dataclass", "subscri
 def _default_of(site):
     if site.role != "read" or site.kind != "python" or site.default is None:
         return None
-    if site.detail.get("literal") is False or not is_literal(site.default):
-        return None
+    if site.detail.get("literal") is False or not is_literal(site.default) or idioms.is_sentinel_default(site.default):
+        return None  # os.getenv("WORLD_SIZE", ""): a marker for "absent", checked before use
     return as_number(site.default)
 
 
@@ -26,12 +29,20 @@ refactor that drops the key silently switches from the configured value to the c
 code paths reading the same knob with different fallbacks diverge the same way.
 
 Make the fallback equal to the configured default, or drop it and fail loudly on a missing
-key."""
+key. When the configurations setting the knob disagree among themselves, the finding counts
+what each sets and is a note: which one reaches the read is not decided by the name. An
+empty-string or "none" fallback (`os.getenv("WORLD_SIZE", "")`) is a sentinel for "absent"
+and is not compared."""
     VALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "n = cfg['data'].get('num_workers', 8)\n"}, "the defaults agree"),
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "n = cfg['data'].get('num_workers')\n"}, "no fallback at all"),
+        Example({"conf.yaml": "env:\n  WORLD_SIZE: 8\n",
+                 "launch.py": "import os\n"
+                              "ws = os.getenv('WORLD_SIZE', '')\n"
+                              "world_size = int(ws) if ws.isdigit() else 1\n"},
+                "an empty-string sentinel checked before use"),
     ]
     INVALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
@@ -40,6 +51,10 @@ key."""
         Example({"a.py": "import os\nn = int(os.environ.get('OMP_NUM_THREADS', 4))\n",
                  "b.py": "import os\nm = int(os.environ.get('OMP_NUM_THREADS', 1))\n"},
                 "two code paths default the same knob differently"),
+        Example({"a.yaml": "data:\n  num_workers: 8\n", "b.yaml": "data:\n  num_workers: 4\n",
+                 "c.yaml": "data:\n  num_workers: 4\n",
+                 "train.py": "n = cfg['data'].get('num_workers', 0)\n"},
+                "configurations that disagree: counted, as a note", expect=[("train.py", 1)], severity="note"),
     ]
 
     def check(self, result):
@@ -69,10 +84,22 @@ key."""
                                        when=_when(site), other=f"{where(first[0])} falls back to {show(first[1])}")
 
     def _against(self, knob, site, default, configured):
-        if configured and default not in {as_number(s.value) for s in configured}:
-            first = configured[0]
+        if not configured or default in {as_number(s.value) for s in configured}:
+            return
+        by_value = collections.Counter(show(as_number(s.value)) for s in configured)
+        first = configured[0]
+        if len(by_value) == 1:
             yield self.finding(site, knob=knob.name, related=[first, site], default=show(default), when=_when(site),
                                other=f"the configuration sets {show(first.value)} at {where(first)}")
+            return
+        # configurations disagree among themselves: which one reaches this read is a question
+        # for the flow of values, not for a name; say what they set, as a note
+        counts = ", ".join(f"{n} set{'s' if n == 1 else ''} {v}" for v, n in by_value.most_common(4))
+        more = "" if len(by_value) <= 4 else f", {len(by_value) - 4} other values"
+        yield self.finding(site, knob=knob.name, related=[first, site], default=show(default), when=_when(site),
+                           other=f"the {len(configured)} configurations that set it disagree ({counts}{more}; "
+                                 f"e.g. {where(first)})",
+                           severity="note", confidence="low")
 
 
 def _comparable(define, read) -> bool:
