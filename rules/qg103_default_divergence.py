@@ -31,8 +31,9 @@ code paths reading the same knob with different fallbacks diverge the same way.
 Make the fallback equal to the configured default, or drop it and fail loudly on a missing
 key. When the configurations setting the knob disagree among themselves, the finding counts
 what each sets and is a note: which one reaches the read is not decided by the name. An
-empty-string or "none" fallback (`os.getenv("WORLD_SIZE", "")`) is a sentinel for "absent"
-and is not compared."""
+empty-string, "none" or "auto" fallback (`os.getenv("WORLD_SIZE", "")`) is a sentinel for
+"absent" or "compute it" and is not compared. A function parameter's default matched to a
+nested configuration key by its name alone is a note: nothing shows the two are one setting."""
     VALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "n = cfg['data'].get('num_workers', 8)\n"}, "the defaults agree"),
@@ -41,8 +42,14 @@ and is not compared."""
         Example({"conf.yaml": "env:\n  WORLD_SIZE: 8\n",
                  "launch.py": "import os\n"
                               "ws = os.getenv('WORLD_SIZE', '')\n"
-                              "world_size = int(ws) if ws.isdigit() else 1\n"},
-                "an empty-string sentinel checked before use"),
+                              "world_size = int(ws) if ws.isdigit() else 1\n",
+                 "threads.py": "import os\n"
+                               "n = int(os.environ.get('OMP_NUM_THREADS', '').strip() or 1)\n",
+                 "runner.py": "def threads(params):\n"
+                              "    n = params.get('torch_threads', 'auto')\n"
+                              "    return n\n",
+                 "configs/ppo.yaml": "params:\n  torch_threads: 4\n"},
+                "sentinels: an empty string checked before use, 'auto' meaning computed"),
     ]
     INVALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
@@ -55,6 +62,10 @@ and is not compared."""
                  "c.yaml": "data:\n  num_workers: 4\n",
                  "train.py": "n = cfg['data'].get('num_workers', 0)\n"},
                 "configurations that disagree: counted, as a note", expect=[("train.py", 1)], severity="note"),
+        Example({"recipes/conf.yaml": "dataloader:\n  num_workers: 4\n",
+                 "data/utils.py": "def build_loader(ds, num_workers: int = 0):\n    return ds\n"},
+                "a parameter default matched to a nested key by its name alone is a note",
+                expect=[("data/utils.py", 1)], severity="note"),
     ]
 
     def check(self, result):
@@ -68,7 +79,10 @@ and is not compared."""
             params = [(s, d) for s, d in reads if s.detail.get("via") == "param"]
             reads = [(s, d) for s, d in reads if s.detail.get("via") != "param"]
             for site, default in params:
-                yield from self._against(knob, site, default, [s for s in configured if s.kind in CONFIG_KINDS])
+                for f in self._against(knob, site, default, [s for s in configured if s.kind in CONFIG_KINDS]):
+                    if "." in knob.name:  # a function parameter matched to a nested config key by its leaf
+                        f.severity, f.confidence = "note", "low"
+                    yield f
             for site, default in reads:
                 yield from self._against(knob, site, default, [s for s in configured if _comparable(s, site)])
             if configured:

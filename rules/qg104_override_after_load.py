@@ -95,6 +95,21 @@ filled in when nothing was configured (`if n is None`, the last branch of a defa
                                "    finally:\n"
                                "        self.args.dataloader_num_workers = num_workers\n"},
                 "a temporary override, saved and restored"),
+        Example({"data_loader.py": "def shard(num_processes, state, mesh):\n"
+                                   "    num_processes = num_processes\n"
+                                   "    if mesh is not None:\n"
+                                   "        tp = mesh['tp'].size()\n"
+                                   "        num_processes = num_processes // tp\n"
+                                   "    return num_processes\n"},
+                "a data-parallel size derived from a device mesh"),
+        Example({"agent.py": "def test(self, env):\n"
+                             "    num_envs = env.num_envs if hasattr(env, 'num_envs') else 1\n"
+                             "    return num_envs\n",
+                 "sampler.py": "def clone(dataloader, params):\n"
+                               "    if dataloader.persistent_workers:\n"
+                               "        params['persistent_workers'] = True\n"
+                               "    return params\n"},
+                "a single env without a vector wrapper; a value copied under the test that it holds"),
     ]
     INVALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
@@ -166,7 +181,8 @@ def _intended(site) -> bool:
     initialise-then-set, temporary overrides, computed locals."""
     cond = site.detail.get("condition")
     return (idioms.is_debug_condition(cond) or idioms.is_no_backend_branch(site)
-            or idioms.is_initialised_then_set(site) or idioms.is_computed_local(site))
+            or idioms.is_initialised_then_set(site) or idioms.is_computed_local(site)
+            or idioms.is_derived_size(site) or idioms.restates_condition(site))
 
 
 def _short_call(text: str) -> str:

@@ -77,6 +77,11 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
                  "envpool/params.py": "def defaults(parser):\n"
                                       "    parser.set_defaults(serial_mode=True, num_envs_per_worker=1)\n"},
                 "serial_mode for an environment that vectorizes itself (brax, envpool, Isaac Gym)"),
+        Example({"utils.py": "import gymnasium as gym\n"
+                             "def make_vect_envs(make_env, num_envs=1, should_async_vector=True):\n"
+                             "    vectorize = gym.vector.AsyncVectorEnv if should_async_vector else gym.vector.SyncVectorEnv\n"
+                             "    return vectorize([make_env for _ in range(num_envs)])\n"},
+                "serial only when the caller asks for it: the flag defaults to the parallel backend"),
     ]
     INVALID = [
         Example({"conf.yaml": "n_envs: 16\n",
@@ -101,6 +106,11 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
                                    "        serial_mode=True,\n"
                                    "    )\n"},
                 "serial_mode set among parser defaults: reported at the keyword", expect=[("train_atari.py", 4)]),
+        Example({"factory.py": "import gymnasium as gym\n"
+                               "def make_env(make_one, n_envs=1, use_async_envs=False):\n"
+                               "    env_cls = gym.vector.AsyncVectorEnv if use_async_envs else gym.vector.SyncVectorEnv\n"
+                               "    return env_cls([make_one for _ in range(n_envs)])\n"},
+                "a backend switch whose default is the serial one", expect=[("factory.py", 4)]),
     ]
 
     def check(self, result):
@@ -124,7 +134,7 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
                     knob.effective, bool) and any(is_config_define(s) for s in knob.sites):
                 n = knob.effective
                 text = f"{text} (= {n} as configured)"
-            if n is not None and n <= 1 or idioms.is_guarded_single(site):
+            if n is not None and n <= 1 or idioms.is_guarded_single(site) or idioms.serial_only_on_request(site):
                 continue  # one environment, or asserted to be one: serial is fine
             key = (site.file, site.line, site.detail.get("backend"))
             if key in seen:

@@ -152,6 +152,12 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
             guard = self.ctx.asserted_one(line, (key, d.get("param") or ""))
             if guard:
                 d["asserted_one"] = guard
+            m = re.fullmatch(r"(not \()?(\w+)\)?", d.get("backend_condition") or "")
+            fn = self.function()
+            if m and m.group(2) in fn.params and fn.params[m.group(2)] is not None:
+                v = literal(fn.params[m.group(2)])
+                if isinstance(v, bool):  # vec_cls = Async if use_async else Sync; use_async=True
+                    d["choice_default"] = {m.group(2): v}
 
     def enter_class(self, qualname: str) -> None:
         self.frames.append(Frame(qualname, "class", cls=qualname))

@@ -20,6 +20,7 @@ _NO_BACKEND = re.compile(
     r"|\b[\w.]*(rank|world_size|process_group|accelerator|mesh|device_mesh|dist\w*|backend|group)\s+is\s+None\b"
     r"|['\"](RANK|LOCAL_RANK|WORLD_SIZE|SLURM_\w+|OMPI_\w+|PMI_\w+)['\"]\s+not\s+in\b"
     r"|\bnot\s*\(\s*['\"](RANK|LOCAL_RANK|WORLD_SIZE|SLURM_\w+|OMPI_\w+|PMI_\w+)['\"]\s+in\b"
+    r"|\bnot\s*\(\s*hasattr\("  # num_envs = env.num_envs if hasattr(env, "num_envs") else 1
     r"|\bdevice(_type)?\s*==\s*['\"]cpu['\"]|\bcpu_only\b|\buse_cpu\b|\bno_cuda\b",
     re.IGNORECASE)
 
@@ -73,6 +74,16 @@ def is_temporary(site: Site) -> str | None:
     return site.detail.get("saved_in")
 
 
+def serial_only_on_request(site: Site) -> bool:
+    """`vec = Async if use_async else Sync` with `use_async=True` by default: the serial
+    backend runs only when the caller asks for it."""
+    d = site.detail
+    defaults = list((d.get("choice_default") or {}).values())
+    negated = (d.get("backend_condition") or "").startswith("not (")
+    # serial under `not (flag)` while flag defaults to True, or under `flag` while it defaults to False
+    return bool(defaults) and defaults[0] is negated
+
+
 def is_guarded_single(site: Site) -> bool:
     """`assert num_envs == 1` before the serial backend: one environment, on purpose."""
     return bool(site.detail.get("asserted_one"))
@@ -95,6 +106,32 @@ _CONFIG_ROOT = re.compile(r"^(self|cls|cfg\w*|conf\w*|config\w*|args|opt\w*|para
                           r"kwargs|\w*_(cfg|conf|config|args|opts?))$", re.IGNORECASE)
 
 
+def is_derived_size(site: Site) -> bool:
+    """A data-parallel size derived from a device mesh or other parallel sizes:
+    `num_processes // submesh_tp_size`, `world // (tp * pp)`: arithmetic, not a fallback."""
+    d = site.detail
+    if d.get("how") != "expression":
+        return False
+    text = f"{d.get('expr') or ''} {d.get('condition') or ''}"
+    return bool(re.search(r"mesh|\btp\b|tp_size|pp_size|tensor_parallel|pipeline_parallel|context_parallel|"
+                          r"\bdp_size\b|sequence_parallel|ulysses", text, re.IGNORECASE))
+
+
+def restates_condition(site: Site) -> bool:
+    """`if loader.persistent_workers: params["persistent_workers"] = True`: the value is
+    copied, not changed."""
+    d = site.detail
+    clauses = split_clauses(d.get("condition") or "")
+    if not clauses or d.get("how") != "literal":
+        return False
+    leaf = re.escape(site.leaf)
+    last = clauses[-1]
+    if site.value is True and re.fullmatch(rf"[\w.]*\b{leaf}", last):
+        return True
+    m = re.fullmatch(rf"[\w.]*\b{leaf}\s*==\s*(.+)", last)
+    return bool(m) and m.group(1).strip() == str(site.value)
+
+
 def is_computed_local(site: Site) -> bool:
     """A local computed from runtime objects, not a configured value being capped:
     `n_render = min(max_rendered - done, env.num_envs)` reads the env's count, not a setting."""
@@ -110,9 +147,9 @@ def is_computed_local(site: Site) -> bool:
 
 
 def is_sentinel_default(value) -> bool:
-    """`os.getenv("WORLD_SIZE", "")` (then `.isdigit()`), `.get("n", "none")`: a marker
-    for "absent" that the code checks, not a count that runs."""
-    return isinstance(value, str) and value.strip().strip("'\"").lower() in ("", "none", "null")
+    """`os.getenv("WORLD_SIZE", "")` (then `.isdigit()`), `.get("n", "auto")`: a marker
+    for "absent" or "compute it" that the code checks, not a count that runs."""
+    return isinstance(value, str) and value.strip().strip("'\"").lower() in ("", "none", "null", "auto")
 
 
 def split_clauses(cond: str) -> list[str]:
