@@ -25,8 +25,10 @@ Make the override visible (log it, or fail), or move the decision into the confi
 An override announced by a warning in its own block is reported as a note. Not reported:
 debug / sanity modes the user switches on, branches where no parallel backend exists
 (`world_size = 1` without a distributed rank), a value initialised and then set, a value
-saved and restored around one call, locals computed from runtime objects, and defaults
-filled in when nothing was configured (`if n is None`, the last branch of a default chain)."""
+saved and restored around one call, locals computed from runtime objects, sizes derived
+from a device mesh, caps by the amount of work (`min(n, len(paths))`), one environment in an
+evaluation or rendering function, and defaults filled in when nothing was configured (`if n
+is None`, the last branch of a default chain)."""
     VALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "num_workers = cfg['data']['num_workers']\n"
@@ -110,6 +112,22 @@ filled in when nothing was configured (`if n is None`, the last branch of a defa
                                "        params['persistent_workers'] = True\n"
                                "    return params\n"},
                 "a single env without a vector wrapper; a value copied under the test that it holds"),
+        Example({"reader.py": "def read(paths, num_threads):\n"
+                              "    num_threads = num_threads\n"
+                              "    num_threads = min(num_threads, len(paths))\n"
+                              "    return num_threads\n",
+                 "eval.py": "def make_eval_env_kwargs(cfg):\n"
+                            "    kwargs = dict(cfg.env)\n"
+                            "    cfg.env.num_envs = 1\n"
+                            "    return kwargs\n",
+                 "utils.py": "def make_env(cfg, single_env=False):\n"
+                             "    num_envs = cfg.env.num_envs if not single_env else 1\n"
+                             "    return num_envs\n",
+                 "ray_sync.py": "def setup(self, num_workers=None, remote=None):\n"
+                                "    if num_workers is None:\n"
+                                "        num_workers = len(remote) if remote else 0\n"
+                                "    return num_workers\n"},
+                "capped by the work to do; one env for evaluation; a single-env mode; a default filled in"),
     ]
     INVALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
@@ -182,7 +200,8 @@ def _intended(site) -> bool:
     cond = site.detail.get("condition")
     return (idioms.is_debug_condition(cond) or idioms.is_no_backend_branch(site)
             or idioms.is_initialised_then_set(site) or idioms.is_computed_local(site)
-            or idioms.is_derived_size(site) or idioms.restates_condition(site))
+            or idioms.is_derived_size(site) or idioms.restates_condition(site)
+            or idioms.is_eval_path(site) or idioms.is_capped_by_work(site))
 
 
 def _short_call(text: str) -> str:

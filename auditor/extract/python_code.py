@@ -123,6 +123,9 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
             d["condition"] = " and ".join(conds)
         if self.in_main():
             d["in_main"] = True
+        inner = detail.get("condition")
+        if conds and inner and inner not in conds:  # an IfExp's test inside an if: both hold
+            detail = {**detail, "condition": f"{d['condition']} and {inner}"}
         d.update({k: json_safe(v) for k, v in detail.items() if v is not None})
         if self.ctx is not None and role in ("override", "consume"):
             self.add_context(role, node, key, d)

@@ -12,7 +12,7 @@ import re
 from auditor.model import Site
 
 _DEBUG = re.compile(r"\b\w*(debug|sanity|smoke|dry_?run|fast_dev_run|overfit_batches|profil\w*|"
-                    r"deterministic|single_process|serial|test_mode|local_mode)\w*\b", re.IGNORECASE)
+                    r"deterministic|single_process|single_env|serial|test_mode|local_mode)\w*\b", re.IGNORECASE)
 # a condition saying the parallel backend is absent in this branch
 _NO_BACKEND = re.compile(
     r"not\s*\(?\s*[\w.]*(is_initialized|is_available|is_distributed|distributed|accelerator|dist\b|ddp|"
@@ -29,8 +29,13 @@ def is_debug_condition(cond: str | None) -> bool:
     """`if args.debug:` / `if cfg.sanity_check:` / `if fast_dev_run:`: a mode the user chose."""
     if not cond:
         return False
-    return any(_DEBUG.search(clause) and not clause.strip().startswith("not (")
-               for clause in split_clauses(cond))
+    return any(_DEBUG.search(clause) and not clause.startswith("not (")
+               for clause in (_double_negation(c) for c in split_clauses(cond)))
+
+
+def _double_negation(clause: str) -> str:
+    m = re.fullmatch(r"not \(\s*not\s+(.+)\)", clause.strip())
+    return m.group(1).strip() if m else clause.strip()
 
 
 def is_no_backend_branch(site: Site) -> bool:
@@ -104,6 +109,24 @@ def natively_vectorized(site: Site, meta: dict | None) -> bool:
 
 _CONFIG_ROOT = re.compile(r"^(self|cls|cfg\w*|conf\w*|config\w*|args|opt\w*|params?|settings?|hparams?|flags|"
                           r"kwargs|\w*_(cfg|conf|config|args|opts?))$", re.IGNORECASE)
+
+
+_EVAL_FUNCTION = re.compile(r"(^|_)(eval|evaluate|evaluation|enjoy|render|play|visuali[sz]e|record|demo)(_|$)",
+                            re.IGNORECASE)
+
+
+def is_eval_path(site: Site) -> bool:
+    """One environment or worker forced in an evaluation / rendering function
+    (`def _make_eval_env_kwargs`, `def enjoy`): a deliberate setting, not a fallback."""
+    fn = (site.detail.get("function") or "").rsplit(".", 1)[-1]
+    return bool(_EVAL_FUNCTION.search(fn)) and site.detail.get("how") == "literal" and _at_most_one(site.value)
+
+
+def is_capped_by_work(site: Site) -> bool:
+    """`min(num_threads, len(paths))`: never more workers than items to work on."""
+    d = site.detail
+    cap = d.get("cap") or ""
+    return d.get("how") == "min" and not d.get("cpu_count") and bool(re.fullmatch(r"\s*len\(.+\)\s*", cap))
 
 
 def is_derived_size(site: Site) -> bool:
