@@ -82,6 +82,13 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
                              "    vectorize = gym.vector.AsyncVectorEnv if should_async_vector else gym.vector.SyncVectorEnv\n"
                              "    return vectorize([make_env for _ in range(num_envs)])\n"},
                 "serial only when the caller asks for it: the flag defaults to the parallel backend"),
+        Example({"envs.py": "from torchrl.envs import ParallelEnv, SerialEnv\n"
+                            "def batched(env_fn, num_workers, batched_env_type='parallel'):\n"
+                            "    if batched_env_type == 'parallel':\n"
+                            "        return ParallelEnv(num_workers, env_fn)\n"
+                            "    elif batched_env_type == 'serial':\n"
+                            "        return SerialEnv(num_workers, env_fn)\n"},
+                "the serial backend in the branch where the user named it"),
     ]
     INVALID = [
         Example({"conf.yaml": "n_envs: 16\n",

@@ -79,10 +79,17 @@ def is_temporary(site: Site) -> str | None:
     return site.detail.get("saved_in")
 
 
+_SERIAL_CHOICE = re.compile(r"==\s*['\"](serial|sync|dummy|sequential|local)['\"]|"
+                            r"['\"](serial|sync|dummy|sequential|local)['\"]\s*==|\.(DUMMY|SERIAL|SYNC)\b")
+
+
 def serial_only_on_request(site: Site) -> bool:
     """`vec = Async if use_async else Sync` with `use_async=True` by default: the serial
     backend runs only when the caller asks for it."""
     d = site.detail
+    chosen = f"{d.get('backend_condition') or ''} and {d.get('condition') or ''}"
+    if _SERIAL_CHOICE.search(chosen):  # `elif env_type == "serial":` - the user named the serial one
+        return True
     defaults = list((d.get("choice_default") or {}).values())
     negated = (d.get("backend_condition") or "").startswith("not (")
     # serial under `not (flag)` while flag defaults to True, or under `flag` while it defaults to False
