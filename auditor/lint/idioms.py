@@ -201,16 +201,27 @@ def split_clauses(cond: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
+_MAIN_GUARD = re.compile(r"""^__name__\s*==\s*['"]__main__['"]$""")
+
+
+def is_main_guard(clause: str) -> bool:
+    """`__name__ == "__main__"`: where a script runs, not a condition on the value."""
+    return bool(_MAIN_GUARD.match(clause.strip()))
+
+
 def short_condition(cond: str, limit: int = 70) -> str:
-    """A condition as a reviewer reads it: the innermost clause, with `...` for the rest."""
-    clauses = split_clauses(cond)
+    """A condition as a reviewer reads it: the innermost clause, with `...` for the rest.
+    The `if __name__ == "__main__":` guard is dropped (it is where a script runs)."""
+    clauses = [c for c in split_clauses(cond) if not is_main_guard(c)] or split_clauses(cond)
     text = " and ".join(clauses)
     if len(text) <= limit:
         return text
-    last = clauses[-1]
-    if len(last) > limit:
-        last = last[:limit - 3] + "..."
-    return ("... and " if len(clauses) > 1 else "") + last
+    kept = [clauses[-1] if len(clauses[-1]) <= limit else clauses[-1][:limit - 3] + "..."]
+    for clause in reversed(clauses[:-1]):  # the innermost clauses, as many as fit
+        if len(" and ".join([clause, *kept])) > limit:
+            break
+        kept.insert(0, clause)
+    return ("... and " if len(kept) < len(clauses) else "") + " and ".join(kept)
 
 
 def _at_most_one(value) -> bool:
