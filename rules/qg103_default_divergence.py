@@ -13,6 +13,8 @@ def _default_of(site):
         return None
     if site.detail.get("literal") is False or not is_literal(site.default) or idioms.is_sentinel_default(site.default):
         return None  # os.getenv("WORLD_SIZE", ""): a marker for "absent", checked before use
+    if idioms.fallback_fails_loudly(site):
+        return None  # n = cfg.get("n_gpus", 0); assert n > 0: a missing key stops the run
     return as_number(site.default)
 
 
@@ -32,7 +34,8 @@ Make the fallback equal to the configured default, or drop it and fail loudly on
 key. When the configurations setting the knob disagree among themselves, the finding counts
 what each sets and is a note: which one reaches the read is not decided by the name. An
 empty-string, "none" or "auto" fallback (`os.getenv("WORLD_SIZE", "")`) is a sentinel for
-"absent" or "compute it" and is not compared. A function parameter's default matched to a
+"absent" or "compute it" and is not compared, and so is a fallback that an `assert` right
+after the read rejects (`assert n_gpus > 0`): a missing key then fails loudly. A function parameter's default matched to a
 nested configuration key by its name alone is a note: nothing shows the two are one setting."""
     VALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
@@ -50,6 +53,12 @@ nested configuration key by its name alone is a note: nothing shows the two are 
                               "    return n\n",
                  "configs/ppo.yaml": "params:\n  torch_threads: 4\n"},
                 "sentinels: an empty string checked before use, 'auto' meaning computed"),
+        Example({"conf.yaml": "teacher:\n  n_gpus_per_node: 8\n",
+                 "teacher.py": "def pool(cfg):\n"
+                               "    n_gpus = cfg.teacher.get('n_gpus_per_node', 0)\n"
+                               "    assert n_gpus > 0, 'teacher.n_gpus_per_node must be set'\n"
+                               "    return n_gpus\n"},
+                "a fallback the next line rejects: a missing key fails loudly"),
     ]
     INVALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",

@@ -17,9 +17,17 @@ notebook, a test fixture, a library or an earlier call started Ray first, the co
 `torch.distributed.init_process_group` behind `is_initialized()`.
 
 Check the running cluster's resources (`ray.cluster_resources()`) against the configuration,
-or fail loudly when they differ."""
+or fail loudly when they differ. An init followed in the same function by such a check is
+not reported; one that passes only `**kwargs` (which may carry no count at all) is a note."""
     VALID = [
         Example({"train.py": "import ray\nray.init(num_cpus=cfg.num_cpus)\n"}, "unconditional init"),
+        Example({"pool.py": "import ray\n"
+                            "def start(processes):\n"
+                            "    if not ray.is_initialized():\n"
+                            "        ray.init(num_cpus=processes)\n"
+                            "    cpus = int(ray.cluster_resources()['CPU'])\n"
+                            "    return processes or cpus\n"},
+                "the running cluster's resources are read right after"),
     ]
     INVALID = [
         Example({"train.py": "import ray\n"
@@ -28,6 +36,11 @@ or fail loudly when they differ."""
                 "guarded by is_initialized", expect=[("train.py", 3)]),
         Example({"train.py": "import ray\nray.init(num_cpus=cfg.num_cpus, ignore_reinit_error=True)\n"},
                 "ignore_reinit_error keeps the first cluster", expect=[("train.py", 2)]),
+        Example({"main.py": "import ray\n"
+                            "def run(config):\n"
+                            "    if not ray.is_initialized():\n"
+                            "        ray.init(**config.ray_init)\n"},
+                "only **kwargs, which may carry no count: a note", expect=[("main.py", 4)], severity="note"),
     ]
 
     def check(self, result):
@@ -40,6 +53,8 @@ or fail loudly when they differ."""
             reinit = (d.get("options") or {}).get("ignore_reinit_error") in (True, "True")
             if "is_initialized" not in str(guard) and not reinit:
                 continue
+            if d.get("checked_after"):
+                continue  # the running backend's resources are read afterwards: checked
             calls.setdefault((site.file, site.line, d.get("backend")), []).append(site)
         for (_file, _line, backend), sites in calls.items():
             guard = sites[0].detail.get("guard") or sites[0].detail.get("condition")
@@ -48,5 +63,7 @@ or fail loudly when they differ."""
                    else " (ignore_reinit_error=True); a second init keeps the first one's resources")
             keys = ", ".join(sorted({f"**{s.detail.get('expr', s.key)}" if s.detail.get("splat")
                                      else s.key.rsplit('.', 1)[-1] for s in sites}))
+            only_splat = all(s.detail.get("splat") for s in sites)
             yield self.finding(sites[0], knob=sites[0].key, related=sites,
-                               call=f"{'.'.join((backend or 'init').split('.')[-2:])}()", knobs=keys, why=why)
+                               call=f"{'.'.join((backend or 'init').split('.')[-2:])}()", knobs=keys, why=why,
+                               **({"severity": "note", "confidence": "low"} if only_splat else {}))

@@ -5,6 +5,12 @@
   ``else`` / ``except`` / loop body, or, in a function or module body, one that names NAME.
 - ``asserted_one(line, name)``: ``assert name == 1`` (or ``<= 1``, ``< 2``, ``if name != 1:
   raise``) earlier in the same function.
+- ``rejects(line, name, default)``: an ``assert`` right after a read that the fallback
+  fails (``n = cfg.get("n_gpus", 0); assert n > 0``).
+- ``dict_keys(name)``: the keys a module dict can hold, when every assignment to it is a
+  dict display with constant keys.
+- ``checked_after(line)``: a call reading what the running backend has
+  (``ray.cluster_resources()``) later in the same function.
 - ``saved_before(line, target)``: the statement before keeps the old value in a local
   (``n = self.args.n; self.args.n = 0; ...; self.args.n = n``): a temporary override.
 - ``reassigned(line, target)``: the same target is assigned again later in the function
@@ -19,6 +25,8 @@ import ast
 import re
 from bisect import bisect_right
 
+# calls that read what a running backend really has: an init followed by one is checked
+RESOURCE_CHECKS = {"cluster_resources", "available_resources"}
 LOG_LEVELS = {"warning", "warn", "warning_once", "warn_once", "error", "critical", "exception", "info_once",
               "rank_zero_warn", "print_rank_0", "warning_rank0", "warn_rank0"}
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers")
@@ -45,11 +53,19 @@ class Context:
         self.blocks: list[tuple[str, list[str]]] = []  # block id -> (kind, log texts)
         self.functions: list[tuple[int, int]] = []  # (first, last) line of each function
         self.asserts: list[tuple[int, str]] = []  # (line, name asserted to be 1)
+        self.assert_tests: list[tuple[int, ast.AST]] = []  # every assert: (line, test)
+        self.calls: list[tuple[int, str]] = []  # (line, called attribute or name) of resource checks
         self.assigns: list[tuple[int, ast.AST, ast.AST]] = []  # (line, target, value): texts made when asked
         for node in ast.walk(tree):
             if isinstance(node, _FUNCS):
                 self.functions.append((node.lineno, node.end_lineno or node.lineno))
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if name in RESOURCE_CHECKS:
+                    self.calls.append((node.lineno, name))
             if isinstance(node, ast.Assert):
+                self.assert_tests.append((node.lineno, node.test))
                 m = _ONE.match(text_of(node.test))
                 if m:
                     self.asserts.append((node.lineno, m.group("name")))
@@ -120,6 +136,45 @@ class Context:
             if line < at <= last and at >= first and self._text(node) == target:
                 return at
         return None
+
+    def rejects(self, line: int, name: str, default) -> str | None:
+        """`n = cfg.get("n_gpus", 0)` then `assert n > 0` within three lines: the fallback
+        fails loudly. The assert's text, when it rejects DEFAULT."""
+        if not isinstance(default, (int, float)) or isinstance(default, bool):
+            return None
+        for at, test in self.assert_tests:
+            if not line < at <= line + 3 or not isinstance(test, ast.Compare) or len(test.ops) != 1:
+                continue
+            left, right = test.left, test.comparators[0]
+            if not (isinstance(left, ast.Name) and left.id == name and isinstance(right, ast.Constant)
+                    and isinstance(right.value, (int, float))):
+                continue
+            op, bound = type(test.ops[0]), right.value
+            holds = {ast.Gt: default > bound, ast.GtE: default >= bound, ast.NotEq: default != bound,
+                     ast.Lt: default < bound, ast.LtE: default <= bound, ast.Eq: default == bound}.get(op, True)
+            if not holds:
+                return self._text(test)
+        return None
+
+    def dict_keys(self, name: str) -> set[str] | None:
+        """The keys NAME can hold when every assignment to it in the file is a dict display
+        with constant keys (`_env = {}` / `_env = {"NCCL_X": "0"}`); None when unknown."""
+        keys: set[str] = set()
+        seen = False
+        for _, node, value in self.assigns:
+            if not (isinstance(node, ast.Name) and node.id == name):
+                continue
+            seen = True
+            if not isinstance(value, ast.Dict) or any(
+                    not (isinstance(k, ast.Constant) and isinstance(k.value, str)) for k in value.keys):
+                return None
+            keys |= {k.value for k in value.keys}
+        return keys if seen else None
+
+    def checked_after(self, line: int) -> str | None:
+        """A resource check (`ray.cluster_resources()`) later in the same function."""
+        first, last = self._function(line)
+        return next((name for at, name in self.calls if line < at <= last and at >= first), None)
 
     def saved_before(self, line: int, target: str) -> str | None:
         """`saved = self.args.n; self.args.n = 0` (restored later): the name the value is kept in."""

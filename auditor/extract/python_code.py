@@ -129,6 +129,11 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
         d.update({k: json_safe(v) for k, v in detail.items() if v is not None})
         if self.ctx is not None and role in ("override", "consume"):
             self.add_context(role, node, key, d)
+        elif self.ctx is not None and role == "read" and default is not None:
+            m = re.match(r"\s*(\w+)\s*(:[^=]+)?=[^=]", self.src.line(node.lineno))
+            rejected = self.ctx.rejects(node.lineno, m.group(1), default) if m else None
+            if rejected:
+                d["fallback_rejected"] = rejected
         site = Site(role=role, file=self.path, line=node.lineno, column=self.src.column(node), key=key,
                     value=json_safe(value), default=json_safe(default), source=self.src.line(node.lineno),
                     kind="python", detail=d)
@@ -155,6 +160,9 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
             guard = self.ctx.asserted_one(line, (key, d.get("param") or ""))
             if guard:
                 d["asserted_one"] = guard
+            check = self.ctx.checked_after(line)
+            if check:
+                d["checked_after"] = check
             m = re.fullmatch(r"(not \()?(\w+)\)?", d.get("backend_condition") or "")
             fn = self.function()
             if m and m.group(2) in fn.params and fn.params[m.group(2)] is not None:

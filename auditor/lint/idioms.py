@@ -182,6 +182,11 @@ def is_sentinel_default(value) -> bool:
     return isinstance(value, str) and value.strip().strip("'\"").lower() in ("", "none", "null", "auto")
 
 
+def fallback_fails_loudly(site: Site) -> bool:
+    """`n = cfg.get("n_gpus", 0)` then `assert n > 0`: a missing key stops the run."""
+    return bool(site.detail.get("fallback_rejected"))
+
+
 def split_clauses(cond: str) -> list[str]:
     """The clauses of an extractor condition (`a and not (b) and c`), if/elif stripped."""
     cond = re.sub(r"^\s*(el)?if\s+|:\s*$", "", cond or "").strip()
