@@ -22,7 +22,10 @@ or `os.cpu_count()` - is not the value the configuration shows. Nothing tells th
 they tune a number that does not run.
 
 Make the override visible (log it, or fail), or move the decision into the configuration.
-An override announced by a warning in its own block is reported as a note. Not reported:
+It is a warning when the configured value that is lost is known (a config file, or a parser
+default in the same file, that differs from the forced value) or when the cap is the
+machine's CPU count; otherwise a note (confidence medium). An override announced by a
+warning in its own block is reported as a note. Not reported:
 debug / sanity modes the user switches on, branches where no parallel backend exists
 (`world_size = 1` without a distributed rank), a value initialised and then set, a value
 saved and restored around one call, locals computed from runtime objects, sizes derived
@@ -157,7 +160,8 @@ is None`, the last branch of a default chain)."""
                              "    if args.world_size > 8:\n"
                              "        args.world_size = 1\n"
                              "    args.world_size = args.world_size\n"},
-                "a forced value under a condition, even if touched again later", expect=[("setup.py", 4)]),
+                "a forced value under a condition, even if touched again later (no configured value "
+                "known: a note)", expect=[("setup.py", 4)], severity="note"),
     ]
 
     def check(self, result):
@@ -175,7 +179,8 @@ is None`, the last branch of a default chain)."""
                     continue
                 # cite a config file, or a parser in this file: a parser default in another
                 # script is often another program's setting of the same name
-                cited = [s for s in configured if s.kind in CONFIG_KINDS or s.file == site.file][:1]
+                cited = [s for s in configured if (s.kind in CONFIG_KINDS or s.file == site.file)
+                         and not _same_value(s, site)][:1]
                 cond = site.detail.get("condition")
                 forced = site.detail.get("how") == "literal"
                 logged = idioms.is_logged(site)
@@ -190,8 +195,25 @@ is None`, the last branch of a default chain)."""
                     condition=f" when `{idioms.short_condition(cond)}`" if cond else (
                         " unconditionally" if forced else ""),
                     configured=lost,
-                    **({"severity": "note"} if logged else {}),
+                    **_severity(site, cited, logged),
                 )
+
+
+def _same_value(define, site) -> bool:
+    """A configured 1 'overridden' by 1 loses nothing: not cited."""
+    return site.detail.get("how") == "literal" and site.value is not None and \
+        str(define.value).strip() == str(site.value).strip()
+
+
+def _severity(site, cited, logged) -> dict:
+    """A warning when the configured value that is lost is known (cited) or the cap is the
+    machine's CPU count; a note otherwise: without the value it replaces, an override is as
+    often a deliberate setting as a fallback. An announced override is a note either way."""
+    if logged:
+        return {"severity": "note"}
+    if cited or site.detail.get("how") == "cpu_count" or site.detail.get("cpu_count"):
+        return {}
+    return {"severity": "note", "confidence": "medium"}
 
 
 def _intended(site) -> bool:

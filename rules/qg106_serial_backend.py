@@ -89,6 +89,14 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
                             "    elif batched_env_type == 'serial':\n"
                             "        return SerialEnv(num_workers, env_fn)\n"},
                 "the serial backend in the branch where the user named it"),
+        Example({"env.py": "from tianshou.env import DummyVectorEnv, SubprocVectorEnv\n"
+                           "def create(kind, factories):\n"
+                           "    match kind:\n"
+                           "        case VectorEnvType.DUMMY:\n"
+                           "            return DummyVectorEnv(factories)\n"
+                           "        case VectorEnvType.SUBPROC:\n"
+                           "            return SubprocVectorEnv(factories)\n"},
+                "a match case that names the serial choice"),
     ]
     INVALID = [
         Example({"conf.yaml": "n_envs: 16\n",

@@ -368,6 +368,22 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
                 self.visit(stmt)
             fn.conds.pop()
 
+    def visit_Match(self, node) -> None:
+        """`match kind: case VecType.DUMMY: ...`: each case body runs under `kind == VecType.DUMMY`."""
+        self.visit(node.subject)
+        subject = self.text(node.subject)
+        fn = self.function()
+        for case in node.cases:
+            pattern = self.text(case.pattern.value) if isinstance(case.pattern, ast.MatchValue) else None
+            if pattern:
+                fn.conds.append(f"{subject} == {pattern}")
+            if case.guard is not None:
+                self.visit(case.guard)
+            for stmt in case.body:
+                self.visit(stmt)
+            if pattern:
+                fn.conds.pop()
+
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
         self.visit(node.iter)
         fn = self.function()
