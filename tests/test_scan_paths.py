@@ -107,10 +107,11 @@ def test_bad_exclude_setting_is_a_usage_error(tmp_path):
 def test_findings_in_test_code_are_notes_by_default(tmp_path):
     root = write_project(tmp_path, {"conf.yaml": "n_envs: 16\n", "train.py": SERIAL,
                                     "tests/test_env.py": SERIAL, "pkg/env_test.py": SERIAL,
-                                    "conftest.py": SERIAL})
+                                    "conftest.py": SERIAL, "benchmarks/bench_envs.py": SERIAL,
+                                    "pkg/contest.py": SERIAL})
     got = {(f.file, f.severity) for f in scan_and_check(root).findings if f.code == "QG106"}
     assert got == {("train.py", "warning"), ("tests/test_env.py", "note"), ("pkg/env_test.py", "note"),
-                   ("conftest.py", "note")}
+                   ("conftest.py", "note"), ("benchmarks/bench_envs.py", "note"), ("pkg/contest.py", "warning")}
     back = scan_and_check(root, default_args(per_file_severity=["tests/*:warning"]))
     got = {(f.file, f.severity) for f in back.findings if f.code == "QG106"}
     assert ("tests/test_env.py", "warning") in got and ("conftest.py", "note") in got

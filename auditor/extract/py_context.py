@@ -10,7 +10,7 @@
 - ``dict_keys(name)``: the keys a module dict can hold, when every assignment to it is a
   dict display with constant keys.
 - ``checked_after(line)``: a call reading what the running backend has
-  (``ray.cluster_resources()``) later in the same function.
+  (``ray.cluster_resources()``) within a dozen lines, in the same function.
 - ``saved_before(line, target)``: the statement before keeps the old value in a local
   (``n = self.args.n; self.args.n = 0; ...; self.args.n = n``): a temporary override.
 - ``reassigned(line, target)``: the same target is assigned again later in the function
@@ -172,9 +172,10 @@ class Context:
         return keys if seen else None
 
     def checked_after(self, line: int) -> str | None:
-        """A resource check (`ray.cluster_resources()`) later in the same function."""
+        """A resource check (`ray.cluster_resources()`) soon after, in the same function: a
+        read 50 lines later is about something else."""
         first, last = self._function(line)
-        return next((name for at, name in self.calls if line < at <= last and at >= first), None)
+        return next((name for at, name in self.calls if line < at <= min(last, line + 12) and at >= first), None)
 
     def saved_before(self, line: int, target: str) -> str | None:
         """`saved = self.args.n; self.args.n = 0` (restored later): the name the value is kept in."""

@@ -33,12 +33,14 @@ from auditor.model import SEVERITIES
 # scanner, which validate their own values.
 LINT_KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "per-file-severity",
              "extend-per-file-severity", "fail-on", "baseline")
-# Test code sets parallelism on purpose (one worker, a forced backend): its findings are
-# notes unless the project says otherwise. The globs cover what base.is_test_file names.
+# Test and benchmark code sets parallelism on purpose (one worker, a forced or a serial
+# backend to compare against): its findings are notes unless the project says otherwise.
+# The test globs cover what base.is_test_file names.
 DEFAULT_PER_FILE_SEVERITY = {
     "tests/*": "note", "*/tests/*": "note", "test/*": "note", "*/test/*": "note",
     "testing/*": "note", "*/testing/*": "note",
     "test_*.py": "note", "*_test.py": "note", "conftest.py": "note",
+    "benchmarks/*": "note", "*/benchmarks/*": "note",
 }
 # Sub-tables other commands own and validate themselves ([tool.qg-audit.profile]).
 COMMAND_TABLES = ("profile",)
