@@ -53,6 +53,9 @@ nested configuration key by its name alone is a note: nothing shows the two are 
                               "    return n\n",
                  "configs/ppo.yaml": "params:\n  torch_threads: 4\n"},
                 "sentinels: an empty string checked before use, 'auto' meaning computed"),
+        Example({"comm.py": "import os\nsize = int(os.getenv('WORLD_SIZE', '-1'))\n",
+                 "partition.py": "import os\nlauncher = int(os.environ.get('WORLD_SIZE', '0') or '0')\n"},
+                "two code paths that mark 'unset' differently (-1 and 0)"),
         Example({"conf.yaml": "teacher:\n  n_gpus_per_node: 8\n",
                  "teacher.py": "def pool(cfg):\n"
                                "    n_gpus = cfg.teacher.get('n_gpus_per_node', 0)\n"
@@ -100,7 +103,7 @@ nested configuration key by its name alone is a note: nothing shows the two are 
             # config paths and environment variables name one setting wherever they are read;
             # a bare name (`kwargs.get("num_cpus", 1)`) only within one file
             for i, (site, default) in enumerate(reads):
-                first = next(((s, d) for s, d in reads[:i] if d != default
+                first = next(((s, d) for s, d in reads[:i] if d != default and not _both_unset(d, default)
                               and (s.file == site.file or "." in s.key or s.key.isupper())), None)
                 if first is not None:
                     yield self.finding(site, knob=knob.name, related=[first[0], site], default=show(default),
@@ -123,6 +126,12 @@ nested configuration key by its name alone is a note: nothing shows the two are 
                            other=f"the {len(configured)} configurations that set it disagree ({counts}{more}; "
                                  f"e.g. {where(first)})",
                            severity="note", confidence="low")
+
+
+def _both_unset(a, b) -> bool:
+    """`getenv("WORLD_SIZE", "-1")` here, `get("WORLD_SIZE", "0")` there: two markers for
+    "not set" (no count is 0 or below), not two values that could run."""
+    return all(isinstance(x, (int, float)) and not isinstance(x, bool) and x <= 0 for x in (a, b))
 
 
 def _comparable(define, read) -> bool:

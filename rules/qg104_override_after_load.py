@@ -131,6 +131,12 @@ is None`, the last branch of a default chain)."""
                                 "        num_workers = len(remote) if remote else 0\n"
                                 "    return num_workers\n"},
                 "capped by the work to do; one env for evaluation; a single-env mode; a default filled in"),
+        Example({"zero_to_fp32.py": "def parse(state):\n"
+                                    "    world_size = state['world_size']\n"
+                                    "    if type(world_size) is list:\n"
+                                    "        world_size = max(world_size)\n"
+                                    "    return world_size\n"},
+                "a size reduced from a list read back from a checkpoint"),
     ]
     INVALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
@@ -223,7 +229,7 @@ def _intended(site) -> bool:
     return (idioms.is_debug_condition(cond) or idioms.is_no_backend_branch(site)
             or idioms.is_initialised_then_set(site) or idioms.is_computed_local(site)
             or idioms.is_derived_size(site) or idioms.restates_condition(site)
-            or idioms.is_eval_path(site) or idioms.is_capped_by_work(site))
+            or idioms.is_eval_path(site) or idioms.is_capped_by_work(site) or idioms.is_reduction(site))
 
 
 def _short_call(text: str) -> str:

@@ -136,6 +136,31 @@ def is_capped_by_work(site: Site) -> bool:
     return d.get("how") == "min" and not d.get("cpu_count") and bool(re.fullmatch(r"\s*len\(.+\)\s*", cap))
 
 
+def is_reduction(site: Site) -> bool:
+    """`world_size = max(world_size)` / `max(per_group_counts)`: one collection reduced to a
+    number (a size read back from a checkpoint), not a cap on a configured value."""
+    d = site.detail
+    if d.get("how") not in ("min", "max"):
+        return False
+    m = re.fullmatch(r"\s*(min|max)\((.*)\)\s*", d.get("expr") or "", re.DOTALL)
+    return bool(m) and len(split_args(m.group(2))) == 1 and "*" not in m.group(2)
+
+
+def split_args(text: str) -> list[str]:
+    """Top-level comma-separated parts of an argument list."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p for p in (x.strip() for x in parts) if p]
+
+
 def is_derived_size(site: Site) -> bool:
     """A data-parallel size derived from a device mesh or other parallel sizes:
     `num_processes // submesh_tp_size`, `world // (tp * pp)`: arithmetic, not a fallback."""
