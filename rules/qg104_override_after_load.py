@@ -161,6 +161,14 @@ is None`, the last branch of a default chain)."""
                              "        num_workers = 0\n"
                              "    return num_workers\n"},
                 "an override announced in its block is a note", expect=[("train.py", 7)], severity="note"),
+        Example({"defaults.yaml": "dataloader_num_workers: 4\n",
+                 "plugin.py": "import logging\nLOG = logging.getLogger(__name__)\n"
+                              "def setup(cfg):\n"
+                              "    if getattr(cfg, 'dataloader_num_workers', None) not in (None, 0):\n"
+                              "        LOG.warning(f'overriding dataloader_num_workers={cfg.dataloader_num_workers} -> 0')\n"
+                              "    cfg.dataloader_num_workers = 0\n"},
+                "an override announced just before, in the guarding if, is a note", expect=[("plugin.py", 6)],
+                severity="note"),
         Example({"setup.py": "def setup(args):\n"
                              "    args.world_size = args.world_size\n"
                              "    if args.world_size > 8:\n"

@@ -2,7 +2,8 @@
 
 - ``logged(line, name)``: a warning-level log call (``logger.warning``, ``warnings.warn``,
   ``rank_zero_warn``) that announces what the block at LINE does: in the same ``if`` /
-  ``else`` / ``except`` / loop body, or, in a function or module body, one that names NAME.
+  ``else`` / ``except`` / loop body, or, in a function or module body, one that names NAME
+  (also inside an ``if`` right before the statement: ``if n: log.warning(...n...)`` then ``n = 0``).
 - ``asserted_one(line, name)``: ``assert name == 1`` (or ``<= 1``, ``< 2``, ``if name != 1:
   raise``) earlier in the same function.
 - ``rejects(line, name, default)``: an ``assert`` right after a read that the fallback
@@ -50,6 +51,7 @@ class Context:
         self._text = text_of
         # innermost block per line: (start line of each statement span, block id)
         spans: list[tuple[int, int, int]] = []  # (first, last, block id); deeper blocks come later
+        self._announced: dict[int, str] = {}  # statement line -> log call in the `if` just before it
         self.blocks: list[tuple[str, list[str]]] = []  # block id -> (kind, log texts)
         self.functions: list[tuple[int, int]] = []  # (first, last) line of each function
         self.asserts: list[tuple[int, str]] = []  # (line, name asserted to be 1)
@@ -99,10 +101,19 @@ class Context:
         bid = len(self.blocks)
         logs = [t for t in (_log_text(s, self._text) for s in stmts) if t]
         self.blocks.append((kind, logs))
-        for s in stmts:
+        for prev, s in zip([None, *stmts], stmts):
             spans.append((s.lineno, s.end_lineno or s.lineno, bid))
+            # `if n != 0: log.warning("overriding n ...")` then `n = 0`: announced just before
+            if isinstance(prev, ast.If):
+                warned = [t for t in (_log_text(b, self._text) for b in prev.body) if t]
+                if warned:
+                    self._announced[s.lineno] = warned[0]
 
     def logged(self, line: int, name: str) -> str | None:
+        leaf = name.rsplit(".", 1)[-1]
+        before = self._announced.get(line)
+        if before and re.search(rf"\b{re.escape(leaf)}\b", before):
+            return before
         bid = self._line_block.get(line)
         if bid is None:
             return None
