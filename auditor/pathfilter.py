@@ -13,7 +13,8 @@ anchor the pattern to its file's directory, ``*``/``?``/``[...]`` within one com
 ``**`` across components. Every ``.gitignore`` from the repository top (the nearest
 directory above the root holding ``.git``) down to the file's directory applies, deeper
 ones taking precedence, plus ``.git/info/exclude``. As in git, a file inside an ignored
-directory cannot be re-included (the walk never enters the directory).
+directory cannot be re-included (the walk never enters the directory). The scanned root
+itself is never excluded: naming it is asking for it.
 """
 
 from __future__ import annotations
@@ -137,6 +138,7 @@ class PathFilter:
         self.exclude = [p for p in exclude if p.strip()]
         self.respect_gitignore = respect_gitignore
         self._rules: dict[str, list[IgnoreRule]] = {}
+        self._chains: dict[str, list] = {}
         top = _repo_top(self.root) if respect_gitignore else None
         self.top = top or self.root
         # root relative to the repository top ("" when the root is the top)
@@ -162,13 +164,11 @@ class PathFilter:
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         """Git's verdict on ROOT/REL: the last matching pattern of the deepest file that has one."""
+        parent = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        chain = self._chain(parent)
+        if not chain:
+            return False
         full = f"{self.prefix}/{rel}" if self.prefix else rel
-        parts = rel.split("/")
-        chain = list(self._base)
-        for depth in range(len(parts)):  # the root's .gitignore, then each directory down to rel's
-            d = "/".join(parts[:depth])
-            base = f"{self.prefix}/{d}".strip("/") if self.prefix else d
-            chain.append((base, self._load(self.root / d if d else self.root)))
         for base, rules in reversed(chain):
             sub = full[len(base) + 1:] if base else full
             for rule in reversed(rules):
@@ -177,6 +177,23 @@ class PathFilter:
                 if rule.regex.match(sub):
                     return not rule.negate
         return False
+
+    def _chain(self, rel_dir: str) -> list[tuple[str, list[IgnoreRule]]]:
+        """The ignore files that apply in ROOT/REL_DIR, outermost first: (base relative to the
+        repository top, rules), those without rules left out. Cached per directory."""
+        chain = self._chains.get(rel_dir)
+        if chain is None:
+            if rel_dir:
+                up = rel_dir.rsplit("/", 1)[0] if "/" in rel_dir else ""
+                chain = list(self._chain(up))
+            else:
+                chain = [c for c in self._base if c[1]]
+            rules = self._load(self.root / rel_dir if rel_dir else self.root)
+            if rules:
+                base = f"{self.prefix}/{rel_dir}".strip("/") if self.prefix else rel_dir
+                chain.append((base, rules))
+            self._chains[rel_dir] = chain
+        return chain
 
     def _load(self, directory: Path) -> list[IgnoreRule]:
         key = str(directory)

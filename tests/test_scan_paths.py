@@ -160,3 +160,12 @@ def test_cli_statistics(tmp_path):
                        "severities": {"warning": 2, "note": 1}, "fixable": True}
     proc = run_cli("scan", str(root), "--statistics", "--format", "sarif")
     assert proc.returncode == 2 and "--statistics" in proc.stderr
+
+
+def test_a_scanned_root_that_git_ignores_is_still_scanned(tmp_path):
+    # bench/corpus/ is ignored by its repository, yet `qg-audit scan bench/corpus/pkg` must read it;
+    # patterns of the parent .gitignore still apply to the files below the root
+    root = tree(tmp_path, {".gitignore": "corpus/\n*.gen.py\n", "corpus/pkg/a.py": POOL,
+                           "corpus/pkg/b.gen.py": POOL})
+    assert scanned(root / "corpus" / "pkg") == ["a.py"]
+    assert scanned(root) == []

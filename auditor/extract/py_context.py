@@ -24,14 +24,18 @@ from __future__ import annotations
 
 import ast
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 # calls that read what a running backend really has: an init followed by one is checked
 RESOURCE_CHECKS = {"cluster_resources", "available_resources"}
 LOG_LEVELS = {"warning", "warn", "warning_once", "warn_once", "error", "critical", "exception", "info_once",
               "rank_zero_warn", "print_rank_0", "warning_rank0", "warn_rank0"}
-_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers")
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_FUNCS_T = frozenset(_FUNCS)
+# statements without nested statement lists: nothing to walk into
+_SIMPLE = frozenset({ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Assert, ast.Raise,
+                     ast.Import, ast.ImportFrom, ast.Pass, ast.Break, ast.Continue, ast.Delete, ast.Global,
+                     ast.Nonlocal})
 _ONE = re.compile(r"^\s*(?P<name>[\w.\[\]'\"]+)\s*(==\s*1|<=\s*1|<\s*2|in\s*[(\[{]\s*0\s*,\s*1\s*[)\]}])\s*$")
 _NOT_ONE = re.compile(r"^\s*(?P<name>[\w.\[\]'\"]+)\s*(!=\s*1|>\s*1|>=\s*2)\s*$")
 
@@ -47,74 +51,83 @@ def _log_text(stmt: ast.stmt, src) -> str | None:
 
 
 class Context:
-    def __init__(self, tree: ast.AST, text_of):
+    """Built from the statements only (expressions are not walked): cheap next to the visit."""
+
+    def __init__(self, tree: ast.Module, text_of, lines: list[str]):
         self._text = text_of
-        # innermost block per line: (start line of each statement span, block id)
-        spans: list[tuple[int, int, int]] = []  # (first, last, block id); deeper blocks come later
         self._announced: dict[int, str] = {}  # statement line -> log call in the `if` just before it
         self.blocks: list[tuple[str, list[str]]] = []  # block id -> (kind, log texts)
+        self._line_block: dict[int, int] = {}  # statement's first line -> innermost block id
         self.functions: list[tuple[int, int]] = []  # (first, last) line of each function
         self.asserts: list[tuple[int, str]] = []  # (line, name asserted to be 1)
         self.assert_tests: list[tuple[int, ast.AST]] = []  # every assert: (line, test)
-        self.calls: list[tuple[int, str]] = []  # (line, called attribute or name) of resource checks
         self.assigns: list[tuple[int, ast.AST, ast.AST]] = []  # (line, target, value): texts made when asked
-        for node in ast.walk(tree):
-            if isinstance(node, _FUNCS):
-                self.functions.append((node.lineno, node.end_lineno or node.lineno))
-            if isinstance(node, ast.Call):
-                func = node.func
-                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-                if name in RESOURCE_CHECKS:
-                    self.calls.append((node.lineno, name))
-            if isinstance(node, ast.Assert):
-                self.assert_tests.append((node.lineno, node.test))
-                m = _ONE.match(text_of(node.test))
-                if m:
-                    self.asserts.append((node.lineno, m.group("name")))
-            elif isinstance(node, ast.If) and len(node.body) == 1 and isinstance(node.body[0], ast.Raise):
-                m = _NOT_ONE.match(text_of(node.test))
-                if m:
-                    self.asserts.append((node.lineno, m.group("name")))
-            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-                for t in getattr(node, "targets", None) or [node.target]:
-                    if node.value is not None:
-                        self.assigns.append((node.lineno, t, node.value))
-            kind = "function" if isinstance(node, _FUNCS + (ast.Module, ast.ClassDef)) else "block"
-            for field in _BLOCK_FIELDS:
-                stmts = getattr(node, field, None)
-                if not isinstance(stmts, list) or not stmts or not isinstance(stmts[0], ast.AST):
-                    continue
-                if field == "handlers":  # except blocks: their bodies
-                    for h in stmts:
-                        self._add_block(h.body, "block", spans)
-                    continue
-                self._add_block(stmts, kind if field == "body" else "block", spans)
-        # a line's innermost block: the last (deepest) span containing it, as ast.walk is breadth-first
-        self._line_block: dict[int, int] = {}
-        for first, last, bid in spans:
-            for line in range(first, last + 1):
-                self._line_block[line] = bid
+        self._assign_lines: list[int] | None = None
+        # resource checks are rare: found in the text, not by walking every expression
+        self.calls = [(i, name) for i, text in enumerate(lines, 1) for name in RESOURCE_CHECKS
+                      if name in text and f"{name}(" in text]
+        self._walk(tree.body, "function")
+        self._starts = sorted(self._line_block)
         self.functions.sort()
         self._func_starts = [f for f, _ in self.functions]
 
-    def _add_block(self, stmts: list[ast.stmt], kind: str, spans) -> None:
+    def _walk(self, stmts: list[ast.stmt], kind: str) -> None:
         bid = len(self.blocks)
-        logs = [t for t in (_log_text(s, self._text) for s in stmts) if t]
+        logs: list[str] = []
         self.blocks.append((kind, logs))
-        for prev, s in zip([None, *stmts], stmts):
-            spans.append((s.lineno, s.end_lineno or s.lineno, bid))
-            # `if n != 0: log.warning("overriding n ...")` then `n = 0`: announced just before
-            if isinstance(prev, ast.If):
-                warned = [t for t in (_log_text(b, self._text) for b in prev.body) if t]
+        line_block, prev = self._line_block, None
+        for node in stmts:
+            t = type(node)
+            line_block[node.lineno] = bid  # children are walked after: the innermost wins
+            if t is ast.Expr:
+                text = _log_text(node, self._text)
+                if text:
+                    logs.append(text)
+            elif t is ast.Assign or t is ast.AnnAssign:
+                if node.value is not None:
+                    for target in getattr(node, "targets", None) or [node.target]:
+                        self.assigns.append((node.lineno, target, node.value))
+            elif t is ast.Assert:
+                self.assert_tests.append((node.lineno, node.test))
+                m = _ONE.match(self._text(node.test))
+                if m:
+                    self.asserts.append((node.lineno, m.group("name")))
+            elif t is ast.If and len(node.body) == 1 and type(node.body[0]) is ast.Raise:
+                m = _NOT_ONE.match(self._text(node.test))
+                if m:
+                    self.asserts.append((node.lineno, m.group("name")))
+            if prev is not None:  # `if n != 0: log.warning("overriding n ...")` then `n = 0`
+                warned = next((x for x in (_log_text(b, self._text) for b in prev.body) if x), None)
                 if warned:
-                    self._announced[s.lineno] = warned[0]
+                    self._announced[node.lineno] = warned
+            prev = node if t is ast.If else None
+            if t in _SIMPLE:
+                continue
+            if t in _FUNCS_T:
+                self.functions.append((node.lineno, node.end_lineno or node.lineno))
+            inner = "function" if t in _FUNCS_T or t is ast.ClassDef else "block"
+            for field in ("body", "orelse", "finalbody"):
+                sub = getattr(node, field, None)
+                if sub and isinstance(sub[0], ast.stmt):
+                    self._walk(sub, inner if field == "body" else "block")
+            for h in getattr(node, "handlers", None) or ():
+                self._walk(h.body, "block")
+            for case in getattr(node, "cases", None) or ():
+                self._walk(case.body, "block")
+
+    def _block_at(self, line: int) -> int | None:
+        bid = self._line_block.get(line)
+        if bid is None:  # a line inside a statement: the statement that starts last before it
+            i = bisect_right(self._starts, line) - 1
+            bid = self._line_block[self._starts[i]] if i >= 0 else None
+        return bid
 
     def logged(self, line: int, name: str) -> str | None:
         leaf = name.rsplit(".", 1)[-1]
         before = self._announced.get(line)
         if before and re.search(rf"\b{re.escape(leaf)}\b", before):
             return before
-        bid = self._line_block.get(line)
+        bid = self._block_at(line)
         if bid is None:
             return None
         kind, logs = self.blocks[bid]
@@ -143,10 +156,16 @@ class Context:
 
     def reassigned(self, line: int, target: str) -> int | None:
         first, last = self._function(line)
-        for at, node, _ in self.assigns:
-            if line < at <= last and at >= first and self._text(node) == target:
+        for at, node, _ in self._assigns_in(max(line + 1, first), last):
+            if self._text(node) == target:
                 return at
         return None
+
+    def _assigns_in(self, lo: int, hi: int) -> list[tuple[int, ast.AST, ast.AST]]:
+        """Assignments on lines LO..HI (the walk records them in line order)."""
+        if self._assign_lines is None:
+            self._assign_lines = [a[0] for a in self.assigns]
+        return self.assigns[bisect_left(self._assign_lines, lo):bisect_right(self._assign_lines, hi)]
 
     def rejects(self, line: int, name: str, default) -> str | None:
         """`n = cfg.get("n_gpus", 0)` then `assert n > 0` within three lines: the fallback
@@ -190,7 +209,7 @@ class Context:
 
     def saved_before(self, line: int, target: str) -> str | None:
         """`saved = self.args.n; self.args.n = 0` (restored later): the name the value is kept in."""
-        for at, node, value in self.assigns:
-            if line - 2 <= at < line and isinstance(node, ast.Name) and self._text(value) == target:
+        for _, node, value in self._assigns_in(line - 2, line - 1):
+            if isinstance(node, ast.Name) and self._text(value) == target:
                 return node.id
         return None

@@ -183,7 +183,7 @@ class DefineMixin:
 
     def lacks_key(self, mapping: ast.AST, key: str) -> bool:
         """`**_nccl_env` where every `_nccl_env = {...}` in this file lacks KEY: it cannot replace it."""
-        if not isinstance(mapping, ast.Name) or getattr(self, "ctx", None) is None:
+        if not isinstance(mapping, ast.Name) or self.ctx is None:
             return False
         keys = self.ctx.dict_keys(mapping.id)
         return keys is not None and key not in keys

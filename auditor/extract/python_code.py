@@ -68,7 +68,8 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
         self.imports_ray = False
         self.matches = match_cache(vocab)
         self.cpu_words = "cpu_count" in text or "sched_getaffinity" in text
-        self.ctx = None  # py_context.Context, set by extract() before the visit
+        self.tree = None  # set by extract(); py_context.Context is built from it when first needed
+        self._ctx = None
 
     # ---- a faster walk: cached dispatch, no visits of leaves and contexts ------------------------
     def visit(self, node: ast.AST) -> None:
@@ -127,9 +128,9 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
         if conds and inner and inner not in conds:  # an IfExp's test inside an if: both hold
             detail = {**detail, "condition": f"{d['condition']} and {inner}"}
         d.update({k: json_safe(v) for k, v in detail.items() if v is not None})
-        if self.ctx is not None and role in ("override", "consume"):
+        if self.tree is not None and role in ("override", "consume"):
             self.add_context(role, node, key, d)
-        elif self.ctx is not None and role == "read" and default is not None:
+        elif self.tree is not None and role == "read" and default is not None:
             m = re.match(r"\s*(\w+)\s*(:[^=]+)?=[^=]", self.src.line(node.lineno))
             rejected = self.ctx.rejects(node.lineno, m.group(1), default) if m else None
             if rejected:
@@ -139,6 +140,12 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
                     kind="python", detail=d)
         self.sites.append(site)
         return site
+
+    @property
+    def ctx(self) -> Context | None:
+        if self._ctx is None and self.tree is not None:
+            self._ctx = Context(self.tree, self.text, self.src.lines)
+        return self._ctx
 
     def add_context(self, role: str, node: ast.AST, key: str, d: dict) -> None:
         """What surrounds an override or consumer (auditor.extract.py_context): facts for precision."""
@@ -792,7 +799,7 @@ def extract(text: str, path: str, vocab) -> FileResult:
         raise ParseError(f"cannot parse Python: {exc}") from exc
     ex = Extractor(text, path, vocab)
     try:
-        ex.ctx = Context(tree, ex.text)
+        ex.tree = tree
         ex.visit(tree)
     except RecursionError as exc:
         raise ParseError("expression nested too deeply to analyse") from exc
