@@ -71,6 +71,16 @@ is None`, the last branch of a default chain)."""
                             "        args.world_size = 1\n"
                             "    return args.world_size\n"},
                 "no backend in that branch: one process"),
+        Example({"default_config.py": "import torch\n"
+                                      "def write_basic_config(config):\n"
+                                      "    config['num_processes'] = config['num_processes']\n"
+                                      "    if torch.cuda.is_available():\n"
+                                      "        config['num_processes'] = torch.cuda.device_count()\n"
+                                      "    else:\n"
+                                      "        config['use_cpu'] = True\n"
+                                      "        config['num_processes'] = 1\n"
+                                      "    return config\n"},
+                "a CPU-only default configuration runs one process"),
         Example({"threads.py": "import os\n"
                                "def threads(args):\n"
                                "    n = args.num_threads\n"

@@ -106,3 +106,22 @@ def test_text_report_shows_a_script_default_without_the_main_guard(tmp_path):
     proc = run_cli("scan", str(root), "--no-progress")
     assert proc.returncode == 0, proc.stderr
     assert "num_workers" in proc.stdout and "__main__" not in proc.stdout
+
+
+def test_precision_fixture_warns_only_where_marked(tmp_path):
+    """fixtures/rules/precision_idioms: the idioms around two true fallbacks. Every finding
+    is annotated (tests/test_rules_fixtures.py); here the warnings are exactly the lines
+    marked `(warning)`: the logged override and the test file's finding are notes."""
+    import re
+    from pathlib import Path
+
+    from auditor.lint.harness import scan_and_check
+
+    root = Path(__file__).resolve().parent.parent / "fixtures" / "rules" / "precision_idioms"
+    marked = {(p.relative_to(root).as_posix(), n) for p in root.rglob("*.py")
+              for n, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"expect: QG\d+ \(warning\)", line)}
+    result = scan_and_check(root)
+    warnings = {(f.file, f.line) for f in result.findings if f.severity == "warning"}
+    assert warnings == marked == {("rl/data.py", 13), ("rl/envs.py", 7)}
+    assert {(f.file, f.severity) for f in result.findings if f.severity == "note"} == {
+        ("rl/data.py", "note"), ("tests/test_envs.py", "note")}

@@ -132,10 +132,12 @@ _EVAL_FUNCTION = re.compile(r"(^|_)(eval|evaluate|evaluation|enjoy|render|play|v
 
 
 def is_eval_path(site: Site) -> bool:
-    """One environment or worker forced in an evaluation / rendering function
-    (`def _make_eval_env_kwargs`, `def enjoy`): a deliberate setting, not a fallback."""
+    """One environment forced in an evaluation / rendering function (`def
+    _make_eval_env_kwargs`, `def enjoy`): a deliberate setting, not a fallback. Loader
+    workers forced to 0 there are not covered: a slow evaluation is still a fallback."""
     fn = (site.detail.get("function") or "").rsplit(".", 1)[-1]
-    return bool(_EVAL_FUNCTION.search(fn)) and site.detail.get("how") == "literal" and _at_most_one(site.value)
+    return "env" in site.leaf.lower() and bool(_EVAL_FUNCTION.search(fn)) and site.detail.get("how") == "literal" \
+        and _at_most_one(site.value)
 
 
 def is_capped_by_work(site: Site) -> bool:
