@@ -155,9 +155,10 @@ def test_cli_statistics(tmp_path):
     assert lines[0].split() == ["3", "QG106", "serial-backend", "[*]", "warning", "2,", "note", "1"]
     assert any(line.split()[:2] == ["1", "QG105"] for line in lines)
     proc = run_cli("scan", str(root), "--statistics", "--format", "json")
-    rows = json.loads(proc.stdout)
-    assert rows[0] == {"code": "QG106", "name": "serial-backend", "count": 3,
-                       "severities": {"warning": 2, "note": 1}, "fixable": True}
+    doc = json.loads(proc.stdout)
+    assert doc["schema"] == "qg-audit.statistics/1" and doc["total"] == 4
+    assert doc["rules"][0] == {"code": "QG106", "name": "serial-backend", "count": 3,
+                               "severities": {"warning": 2, "note": 1}, "fixable": True}
     proc = run_cli("scan", str(root), "--statistics", "--format", "sarif")
     assert proc.returncode == 2 and "--statistics" in proc.stderr
 

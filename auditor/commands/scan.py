@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",
                         help="scan git-ignored files too")
     parser.add_argument("--statistics", action="store_true",
-                        help="print a count of findings per rule instead of the report (text or json)")
+                        help="print a count of findings per rule instead of the report (text, or json: qg-audit.statistics/1)")
     lint.add_arguments(parser)
 
 

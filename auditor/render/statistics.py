@@ -3,8 +3,9 @@
     12  QG104  override-after-load   warning 9, note 3
      2  QG106  serial-backend [*]    warning 2
 
-``[*]``: ``--fix`` can repair that rule's findings. JSON: a list of
-``{"code", "name", "count", "severities": {severity: count}, "fixable"}``, most frequent first.
+``[*]``: ``--fix`` can repair that rule's findings. JSON (schema ``qg-audit.statistics/1``):
+``{"schema", "rules": [{"code", "name", "count", "severities": {severity: count}, "fixable"}],
+"total"}``, most frequent first.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import collections
 import json
 
 from auditor.model import SEVERITIES, ScanResult
+
+SCHEMA = "qg-audit.statistics/1"
 
 
 def rows(result: ScanResult) -> list[dict]:
@@ -37,7 +40,8 @@ def rows(result: ScanResult) -> list[dict]:
 def render(result: ScanResult, as_json: bool = False) -> str:
     table = rows(result)
     if as_json:
-        return json.dumps(table, indent=2) + "\n"
+        doc = {"schema": SCHEMA, "rules": table, "total": sum(r["count"] for r in table)}
+        return json.dumps(doc, indent=2) + "\n"
     if not table:
         return "no findings\n"
     width = max(len(str(r["count"])) for r in table)
