@@ -37,12 +37,15 @@ from auditor.exitcodes import UsageError
 from auditor.extract import ParseError, extractor, kind_of
 from auditor.model import FileError, ScanResult
 
+# [tool.qg-audit] keys the scanner owns (auditor.lint.config accepts them as known keys)
+SETTINGS_KEYS = ("exclude", "extend-exclude", "respect-gitignore")
 MAX_FILE_SIZE_MB = 5.0  # default for --max-file-size: bigger files are generated data, not configs
 SKIP_DIRS = frozenset({
     ".git", ".hg", ".svn", "__pycache__", "node_modules", ".tox", ".nox", ".venv", "venv",
     "site-packages", "build", "dist", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
 })
 FIRST_BLOCK = 8192  # bytes read first: a NUL in them marks a binary file, and the rest is never read
+VCS_DIRS = frozenset({".git", ".hg", ".svn"})  # skipped even when `exclude` replaces SKIP_DIRS
 SERIAL_BELOW = 48  # files to parse: below this a process pool costs more than it saves
 CHUNK_FILES = 24  # files per pool task: small enough to balance, big enough to amortise IPC
 # Consumer leaves too generic to prefilter on alone ("init", "remote") are matched with their
@@ -179,9 +182,12 @@ def _group_by_stem(backends, called, specific, generic) -> list[tuple]:
 
 # -- walk ---------------------------------------------------------------------------------
 
-def walk(root: Path, max_bytes: int, skip_dirs=SKIP_DIRS, follow_links: bool = False
+def walk(root: Path, max_bytes: int, skip_dirs=SKIP_DIRS, path_filter=None, follow_links: bool = False
          ) -> tuple[list[Candidate], list[FileError], int]:
     """Files under ROOT that an extractor can read, plus one error per unusable entry.
+
+    ``path_filter`` (auditor.pathfilter.PathFilter) drops excluded and git-ignored entries
+    before they are looked at: an ignored directory is never entered.
 
     Symlinked directories are followed once: a directory already on the way down (a loop)
     or already walked is not entered again, and a loop is reported. A symlink that resolves
@@ -213,6 +219,8 @@ def walk(root: Path, max_bytes: int, skip_dirs=SKIP_DIRS, follow_links: bool = F
         for entry in listing:
             entries += 1
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if path_filter and path_filter.excluded(rel, _is_dir(entry)):
+                continue
             try:
                 st = entry.stat()  # follows symlinks
             except OSError as exc:
@@ -249,6 +257,13 @@ def walk(root: Path, max_bytes: int, skip_dirs=SKIP_DIRS, follow_links: bool = F
 def _inside(root_real: str) -> Callable[[str], bool]:
     prefix = root_real.rstrip(os.sep) + os.sep
     return lambda real: real == root_real or real.startswith(prefix)
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _consider(path: str, rel: str, st: os.stat_result, candidates, errors, max_bytes: int,
@@ -385,12 +400,19 @@ Progress = Callable[[int, int], None]  # (files done, files total)
 
 
 def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: float = MAX_FILE_SIZE_MB,
-         settings: dict | None = None, progress: Progress | None = None, follow_links: bool = False) -> ScanResult:
+         settings: dict | None = None, progress: Progress | None = None, exclude: list[str] | None = None,
+         extend_exclude: list[str] | None = None, respect_gitignore: bool | None = None,
+         follow_links: bool = False) -> ScanResult:
     """Scan PATH (a directory or one file) into a ScanResult: sites, per-file meta, errors.
 
     ``settings`` is the project's ``[tool.qg-audit]`` table; by default it is read from
     PATH/pyproject.toml (for a file: the pyproject.toml beside it). Raises UsageError
     for a missing path or a bad setting. ``progress(done, total)`` is called as files finish.
+
+    ``exclude`` (globs) replaces the default skipped directories (SKIP_DIRS but VCS_DIRS) and the
+    settings' ``exclude``; ``extend_exclude`` adds to them; ``respect_gitignore`` (default
+    True, or the settings' ``respect-gitignore``) skips what ``.gitignore`` files ignore.
+    A file given as PATH itself is always scanned.
     ``follow_links``: also follow symlinks that resolve outside PATH (see ``walk``).
     """
     root = Path(path)
@@ -406,7 +428,9 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
         settings = vocab_mod.project_settings(root if root.is_dir() else root.parent)
     vocab = vocab_mod.load(settings)
     result = ScanResult(root=str(path), settings=settings)
-    candidates, walk_errors, _entries = walk(root, int(max_file_size_mb * 1e6), follow_links=follow_links)
+    skip_dirs, path_filter = _walk_filter(root, settings, exclude, extend_exclude, respect_gitignore)
+    candidates, walk_errors, _entries = walk(root, int(max_file_size_mb * 1e6), skip_dirs, path_filter,
+                                             follow_links=follow_links)
     result.files_seen = len(candidates) + sum(1 for e in walk_errors if _is_file_error(e))
     result.errors.extend(walk_errors)
     outcomes = _parse_all(candidates, vocab, Prefilter(vocab), jobs or default_jobs(), progress)
@@ -420,6 +444,36 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
             result.meta[rel] = meta
     result.errors.sort(key=lambda e: (e.file, e.line or 0))
     return result
+
+
+def _globs(value, origin: str) -> list[str]:
+    if isinstance(value, str):
+        value = [v for v in (p.strip() for p in value.split(",")) if v]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UsageError(f"{origin} must be a list of glob strings, got {value!r}")
+    return value
+
+
+def _walk_filter(root: Path, settings: dict, exclude, extend_exclude, respect_gitignore):
+    """(skip_dirs, PathFilter) from the settings and the CLI (which wins / adds), as ruff does."""
+    from auditor.pathfilter import PathFilter
+
+    origin = "pyproject.toml [tool.qg-audit]"
+    skip_dirs = SKIP_DIRS
+    globs: list[str] = []
+    if exclude is not None:
+        skip_dirs, globs = VCS_DIRS, _globs(exclude, "--exclude")
+    elif "exclude" in settings:
+        skip_dirs, globs = VCS_DIRS, _globs(settings["exclude"], f"{origin} exclude")
+    globs += _globs(settings.get("extend-exclude", []), f"{origin} extend-exclude")
+    globs += _globs(extend_exclude or [], "--extend-exclude")
+    if respect_gitignore is None:
+        respect_gitignore = settings.get("respect-gitignore", True)
+        if not isinstance(respect_gitignore, bool):
+            raise UsageError(f"{origin} respect-gitignore must be true or false, got {respect_gitignore!r}")
+    if not root.is_dir():
+        return skip_dirs, None
+    return skip_dirs, PathFilter(root, globs, respect_gitignore=respect_gitignore) if globs or respect_gitignore else None
 
 
 def _is_file_error(error: FileError) -> bool:

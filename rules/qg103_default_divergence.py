@@ -1,5 +1,8 @@
 """QG103 default-divergence: code falls back to a different default than the configuration."""
 
+import collections
+
+from auditor.lint import idioms
 from auditor.lint.base import CONFIG_KINDS, Example, Rule, as_number, is_config_define, is_literal, show, where
 
 _READ_VIAS = ("get", "getattr", "pop", "environ", "param", "dataclass", "subscript", "attribute")
@@ -8,8 +11,10 @@ _READ_VIAS = ("get", "getattr", "pop", "environ", "param", "dataclass", "subscri
 def _default_of(site):
     if site.role != "read" or site.kind != "python" or site.default is None:
         return None
-    if site.detail.get("literal") is False or not is_literal(site.default):
-        return None
+    if site.detail.get("literal") is False or not is_literal(site.default) or idioms.is_sentinel_default(site.default):
+        return None  # os.getenv("WORLD_SIZE", ""): a marker for "absent", checked before use
+    if idioms.fallback_fails_loudly(site):
+        return None  # n = cfg.get("n_gpus", 0); assert n > 0: a missing key stops the run
     return as_number(site.default)
 
 
@@ -26,12 +31,37 @@ refactor that drops the key silently switches from the configured value to the c
 code paths reading the same knob with different fallbacks diverge the same way.
 
 Make the fallback equal to the configured default, or drop it and fail loudly on a missing
-key."""
+key. When the configurations setting the knob disagree among themselves, the finding counts
+what each sets and is a note: which one reaches the read is not decided by the name. An
+empty-string, "none" or "auto" fallback (`os.getenv("WORLD_SIZE", "")`) is a sentinel for
+"absent" or "compute it" and is not compared, and so is a fallback that an `assert` right
+after the read rejects (`assert n_gpus > 0`): a missing key then fails loudly. A function parameter's default matched to a
+nested configuration key by its name alone is a note: nothing shows the two are one setting."""
     VALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "n = cfg['data'].get('num_workers', 8)\n"}, "the defaults agree"),
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "n = cfg['data'].get('num_workers')\n"}, "no fallback at all"),
+        Example({"conf.yaml": "env:\n  WORLD_SIZE: 8\n",
+                 "launch.py": "import os\n"
+                              "ws = os.getenv('WORLD_SIZE', '')\n"
+                              "world_size = int(ws) if ws.isdigit() else 1\n",
+                 "threads.py": "import os\n"
+                               "n = int(os.environ.get('OMP_NUM_THREADS', '').strip() or 1)\n",
+                 "runner.py": "def threads(params):\n"
+                              "    n = params.get('torch_threads', 'auto')\n"
+                              "    return n\n",
+                 "configs/ppo.yaml": "params:\n  torch_threads: 4\n"},
+                "sentinels: an empty string checked before use, 'auto' meaning computed"),
+        Example({"comm.py": "import os\nsize = int(os.getenv('WORLD_SIZE', '-1'))\n",
+                 "partition.py": "import os\nlauncher = int(os.environ.get('WORLD_SIZE', '0') or '0')\n"},
+                "two code paths that mark 'unset' differently (-1 and 0)"),
+        Example({"conf.yaml": "teacher:\n  n_gpus_per_node: 8\n",
+                 "teacher.py": "def pool(cfg):\n"
+                               "    n_gpus = cfg.teacher.get('n_gpus_per_node', 0)\n"
+                               "    assert n_gpus > 0, 'teacher.n_gpus_per_node must be set'\n"
+                               "    return n_gpus\n"},
+                "a fallback the next line rejects: a missing key fails loudly"),
     ]
     INVALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
@@ -40,6 +70,14 @@ key."""
         Example({"a.py": "import os\nn = int(os.environ.get('OMP_NUM_THREADS', 4))\n",
                  "b.py": "import os\nm = int(os.environ.get('OMP_NUM_THREADS', 1))\n"},
                 "two code paths default the same knob differently"),
+        Example({"a.yaml": "data:\n  num_workers: 8\n", "b.yaml": "data:\n  num_workers: 4\n",
+                 "c.yaml": "data:\n  num_workers: 4\n",
+                 "train.py": "n = cfg['data'].get('num_workers', 0)\n"},
+                "configurations that disagree: counted, as a note", expect=[("train.py", 1)], severity="note"),
+        Example({"recipes/conf.yaml": "dataloader:\n  num_workers: 4\n",
+                 "data/utils.py": "def build_loader(ds, num_workers: int = 0):\n    return ds\n"},
+                "a parameter default matched to a nested key by its name alone is a note",
+                expect=[("data/utils.py", 1)], severity="note"),
     ]
 
     def check(self, result):
@@ -53,7 +91,10 @@ key."""
             params = [(s, d) for s, d in reads if s.detail.get("via") == "param"]
             reads = [(s, d) for s, d in reads if s.detail.get("via") != "param"]
             for site, default in params:
-                yield from self._against(knob, site, default, [s for s in configured if s.kind in CONFIG_KINDS])
+                for f in self._against(knob, site, default, [s for s in configured if s.kind in CONFIG_KINDS]):
+                    if "." in knob.name:  # a function parameter matched to a nested config key by its leaf
+                        f.severity, f.confidence = "note", "low"
+                    yield f
             for site, default in reads:
                 yield from self._against(knob, site, default, [s for s in configured if _comparable(s, site)])
             if configured:
@@ -62,17 +103,35 @@ key."""
             # config paths and environment variables name one setting wherever they are read;
             # a bare name (`kwargs.get("num_cpus", 1)`) only within one file
             for i, (site, default) in enumerate(reads):
-                first = next(((s, d) for s, d in reads[:i] if d != default
+                first = next(((s, d) for s, d in reads[:i] if d != default and not _both_unset(d, default)
                               and (s.file == site.file or "." in s.key or s.key.isupper())), None)
                 if first is not None:
                     yield self.finding(site, knob=knob.name, related=[first[0], site], default=show(default),
                                        when=_when(site), other=f"{where(first[0])} falls back to {show(first[1])}")
 
     def _against(self, knob, site, default, configured):
-        if configured and default not in {as_number(s.value) for s in configured}:
-            first = configured[0]
+        if not configured or default in {as_number(s.value) for s in configured}:
+            return
+        by_value = collections.Counter(show(as_number(s.value)) for s in configured)
+        first = configured[0]
+        if len(by_value) == 1:
             yield self.finding(site, knob=knob.name, related=[first, site], default=show(default), when=_when(site),
                                other=f"the configuration sets {show(first.value)} at {where(first)}")
+            return
+        # configurations disagree among themselves: which one reaches this read is a question
+        # for the flow of values, not for a name; say what they set, as a note
+        counts = ", ".join(f"{n} set{'s' if n == 1 else ''} {v}" for v, n in by_value.most_common(4))
+        more = "" if len(by_value) <= 4 else f", {len(by_value) - 4} other values"
+        yield self.finding(site, knob=knob.name, related=[first, site], default=show(default), when=_when(site),
+                           other=f"the {len(configured)} configurations that set it disagree ({counts}{more}; "
+                                 f"e.g. {where(first)})",
+                           severity="note", confidence="low")
+
+
+def _both_unset(a, b) -> bool:
+    """`getenv("WORLD_SIZE", "-1")` here, `get("WORLD_SIZE", "0")` there: two markers for
+    "not set" (no count is 0 or below), not two values that could run."""
+    return all(isinstance(x, (int, float)) and not isinstance(x, bool) and x <= 0 for x in (a, b))
 
 
 def _comparable(define, read) -> bool:

@@ -2,6 +2,7 @@
 
 import re
 
+from auditor.lint import idioms
 from auditor.lint.base import CONFIG_KINDS, Example, Rule, is_config_define, is_test_file, show, where
 
 _AUGMENTED = re.compile(r"^\s*[\w.\[\]'\"]+\s*(\*\*|//|[-+*/%])=")
@@ -20,7 +21,17 @@ under a condition (`if dataset_type == 'iterable': num_workers = 0`), capped wit
 or `os.cpu_count()` - is not the value the configuration shows. Nothing tells the user, so
 they tune a number that does not run.
 
-Make the override visible (log it, or fail), or move the decision into the configuration."""
+Make the override visible (log it, or fail), or move the decision into the configuration.
+It is a warning when the configured value that is lost is known (a config file, or a parser
+default in the same file, that differs from the forced value) or when the cap is the
+machine's CPU count; otherwise a note (confidence medium). An override announced by a
+warning in its own block is reported as a note. Not reported:
+debug / sanity modes the user switches on, branches where no parallel backend exists
+(`world_size = 1` without a distributed rank), a value initialised and then set, a value
+saved and restored around one call, locals computed from runtime objects, sizes derived
+from a device mesh, caps by the amount of work (`min(n, len(paths))`), one environment in an
+evaluation or rendering function, and defaults filled in when nothing was configured (`if n
+is None`, the last branch of a default chain)."""
     VALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "num_workers = cfg['data']['num_workers']\n"
@@ -44,6 +55,98 @@ Make the override visible (log it, or fail), or move the decision into the confi
                                         "    cfg.data.num_workers = cfg.data.num_workers\n"
                                         "    cfg.data.num_workers = 0\n"},
                 "tests override configuration on purpose"),
+        Example({"trainer.py": "def setup(self, args):\n"
+                               "    self.world_size = 1\n"
+                               "    if args.distributed:\n"
+                               "        self.world_size = dist.get_world_size()\n"},
+                "initialise, then set in the distributed branch"),
+        Example({"metrics.py": "class Tracker:\n"
+                               "    def __init__(self, accelerator=None):\n"
+                               "        world_size = accelerator.num_processes if accelerator else 1\n"
+                               "        self.samples = 8 * world_size\n",
+                 "dist.py": "import torch.distributed as dist\n"
+                            "def world(args):\n"
+                            "    args.world_size = args.world_size\n"
+                            "    if not dist.is_initialized():\n"
+                            "        args.world_size = 1\n"
+                            "    return args.world_size\n"},
+                "no backend in that branch: one process"),
+        Example({"default_config.py": "import torch\n"
+                                      "def write_basic_config(config):\n"
+                                      "    config['num_processes'] = config['num_processes']\n"
+                                      "    if torch.cuda.is_available():\n"
+                                      "        config['num_processes'] = torch.cuda.device_count()\n"
+                                      "    else:\n"
+                                      "        config['use_cpu'] = True\n"
+                                      "        config['num_processes'] = 1\n"
+                                      "    return config\n"},
+                "a CPU-only default configuration runs one process"),
+        Example({"threads.py": "import os\n"
+                               "def threads(args):\n"
+                               "    n = args.num_threads\n"
+                               "    if 'OMP_NUM_THREADS' in os.environ:\n"
+                               "        num_threads = int(os.environ['OMP_NUM_THREADS'])\n"
+                               "    elif n is not None:\n"
+                               "        num_threads = n\n"
+                               "    else:\n"
+                               "        num_threads = 1\n"
+                               "    return num_threads\n"},
+                "a default chain: 1 only when nothing was configured"),
+        Example({"train.py": "def loaders(cfg):\n"
+                             "    num_workers = cfg.data.num_workers\n"
+                             "    if cfg.debug:\n"
+                             "        num_workers = 0\n"
+                             "    return num_workers\n"},
+                "a debug mode the user chose forces one process"),
+        Example({"eval.py": "def render_frame(env, done, max_rendered):\n"
+                            "    n_render = min(max_rendered - done, env.num_envs)\n"
+                            "    return [env.envs[i].render() for i in range(n_render)]\n"},
+                "a computed local: the env's own count, capped"),
+        Example({"trainer.py": "def eval_loader(self, ds):\n"
+                               "    num_workers = self.args.dataloader_num_workers\n"
+                               "    self.args.dataloader_num_workers = 0\n"
+                               "    try:\n"
+                               "        return self.make_loader(ds)\n"
+                               "    finally:\n"
+                               "        self.args.dataloader_num_workers = num_workers\n"},
+                "a temporary override, saved and restored"),
+        Example({"data_loader.py": "def shard(num_processes, state, mesh):\n"
+                                   "    num_processes = num_processes\n"
+                                   "    if mesh is not None:\n"
+                                   "        tp = mesh['tp'].size()\n"
+                                   "        num_processes = num_processes // tp\n"
+                                   "    return num_processes\n"},
+                "a data-parallel size derived from a device mesh"),
+        Example({"agent.py": "def test(self, env):\n"
+                             "    num_envs = env.num_envs if hasattr(env, 'num_envs') else 1\n"
+                             "    return num_envs\n",
+                 "sampler.py": "def clone(dataloader, params):\n"
+                               "    if dataloader.persistent_workers:\n"
+                               "        params['persistent_workers'] = True\n"
+                               "    return params\n"},
+                "a single env without a vector wrapper; a value copied under the test that it holds"),
+        Example({"reader.py": "def read(paths, num_threads):\n"
+                              "    num_threads = num_threads\n"
+                              "    num_threads = min(num_threads, len(paths))\n"
+                              "    return num_threads\n",
+                 "eval.py": "def make_eval_env_kwargs(cfg):\n"
+                            "    kwargs = dict(cfg.env)\n"
+                            "    cfg.env.num_envs = 1\n"
+                            "    return kwargs\n",
+                 "utils.py": "def make_env(cfg, single_env=False):\n"
+                             "    num_envs = cfg.env.num_envs if not single_env else 1\n"
+                             "    return num_envs\n",
+                 "ray_sync.py": "def setup(self, num_workers=None, remote=None):\n"
+                                "    if num_workers is None:\n"
+                                "        num_workers = len(remote) if remote else 0\n"
+                                "    return num_workers\n"},
+                "capped by the work to do; one env for evaluation; a single-env mode; a default filled in"),
+        Example({"zero_to_fp32.py": "def parse(state):\n"
+                                    "    world_size = state['world_size']\n"
+                                    "    if type(world_size) is list:\n"
+                                    "        world_size = max(world_size)\n"
+                                    "    return world_size\n"},
+                "a size reduced from a list read back from a checkpoint"),
     ]
     INVALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
@@ -59,6 +162,30 @@ Make the override visible (log it, or fail), or move the decision into the confi
                              "    num_workers = min(num_workers, os.cpu_count())\n"
                              "    return num_workers\n"},
                 "capped by os.cpu_count()", expect=[("train.py", 4)]),
+        Example({"conf.yaml": "data:\n  num_workers: 8\n",
+                 "train.py": "import logging\nlogger = logging.getLogger(__name__)\n"
+                             "def build(cfg, ds):\n"
+                             "    num_workers = cfg['data']['num_workers']\n"
+                             "    if ds.iterable and num_workers != 0:\n"
+                             "        logger.warning(f'iterable dataset: overriding num_workers={num_workers} with 0')\n"
+                             "        num_workers = 0\n"
+                             "    return num_workers\n"},
+                "an override announced in its block is a note", expect=[("train.py", 7)], severity="note"),
+        Example({"defaults.yaml": "dataloader_num_workers: 4\n",
+                 "plugin.py": "import logging\nLOG = logging.getLogger(__name__)\n"
+                              "def setup(cfg):\n"
+                              "    if getattr(cfg, 'dataloader_num_workers', None) not in (None, 0):\n"
+                              "        LOG.warning(f'overriding dataloader_num_workers={cfg.dataloader_num_workers} -> 0')\n"
+                              "    cfg.dataloader_num_workers = 0\n"},
+                "an override announced just before, in the guarding if, is a note", expect=[("plugin.py", 6)],
+                severity="note"),
+        Example({"setup.py": "def setup(args):\n"
+                             "    args.world_size = args.world_size\n"
+                             "    if args.world_size > 8:\n"
+                             "        args.world_size = 1\n"
+                             "    args.world_size = args.world_size\n"},
+                "a forced value under a condition, even if touched again later (no configured value "
+                "known: a note)", expect=[("setup.py", 4)], severity="note"),
     ]
 
     def check(self, result):
@@ -72,21 +199,60 @@ Make the override visible (log it, or fail), or move the decision into the confi
             for site in knob.sites:
                 if site.role != "override" or site.kind != "python" or is_test_file(site.file):
                     continue  # tests overriding configuration on purpose are not fallbacks
-                if not _changes_the_value(site, knob.leaf) or not _was_loaded(site, reads):
+                if not _changes_the_value(site, knob.leaf) or not _was_loaded(site, reads) or _intended(site):
                     continue
                 # cite a config file, or a parser in this file: a parser default in another
                 # script is often another program's setting of the same name
-                cited = [s for s in configured if s.kind in CONFIG_KINDS or s.file == site.file][:1]
+                cited = [s for s in configured if (s.kind in CONFIG_KINDS or s.file == site.file)
+                         and not _same_value(s, site)][:1]
                 cond = site.detail.get("condition")
                 forced = site.detail.get("how") == "literal"
+                logged = idioms.is_logged(site)
+                lost = (f"; the value configured at {where(cited[0])} "
+                        f"({show(cited[0].value)}) {'is ignored then' if cond else 'never takes effect'}"
+                        ) if cited else ""
+                if logged:  # announced in the same block: loud, so a note
+                    lost += f" (announced by `{_short_call(logged)}`)"
                 yield self.finding(
                     site, knob=knob.name, related=[*cited, site],
                     effect=_effect(site), alias=_alias(site),
-                    condition=f" when `{_strip_if(cond)}`" if cond else (" unconditionally" if forced else ""),
-                    configured=(f"; the value configured at {where(cited[0])} "
-                                f"({show(cited[0].value)}) {'is ignored then' if cond else 'never takes effect'}")
-                    if cited else "",
+                    condition=f" when `{idioms.short_condition(cond)}`" if cond else (
+                        " unconditionally" if forced else ""),
+                    configured=lost,
+                    **_severity(site, cited, logged),
                 )
+
+
+def _same_value(define, site) -> bool:
+    """A configured 1 'overridden' by 1 loses nothing: not cited."""
+    return site.detail.get("how") == "literal" and site.value is not None and \
+        str(define.value).strip() == str(site.value).strip()
+
+
+def _severity(site, cited, logged) -> dict:
+    """A warning when the configured value that is lost is known (cited) or the cap is the
+    machine's CPU count; a note otherwise: without the value it replaces, an override is as
+    often a deliberate setting as a fallback. An announced override is a note either way."""
+    if logged:
+        return {"severity": "note"}
+    if cited or site.detail.get("how") == "cpu_count" or site.detail.get("cpu_count"):
+        return {}
+    return {"severity": "note", "confidence": "medium"}
+
+
+def _intended(site) -> bool:
+    """Idioms a reviewer would keep (auditor.lint.idioms): debug modes, no-backend branches,
+    initialise-then-set, temporary overrides, computed locals."""
+    cond = site.detail.get("condition")
+    return (idioms.is_debug_condition(cond) or idioms.is_no_backend_branch(site)
+            or idioms.is_initialised_then_set(site) or idioms.is_computed_local(site)
+            or idioms.is_derived_size(site) or idioms.restates_condition(site)
+            or idioms.is_eval_path(site) or idioms.is_capped_by_work(site) or idioms.is_reduction(site))
+
+
+def _short_call(text: str) -> str:
+    head = text.split("(", 1)[0]
+    return f"{head}(...)" if "(" in text else head
 
 
 def _alias(site) -> str:
@@ -115,15 +281,6 @@ def _was_loaded(site, reads) -> bool:
     return any(line is not None and line <= site.line for line in (first, first_local))
 
 
-def _fills_a_missing_value(cond: str, name: str) -> bool:
-    """`if num_workers is None: num_workers = 1` sets a default for a missing value."""
-    n = re.escape(name.rsplit(".", 1)[-1])
-    return bool(re.search(rf"\b{n}\s+is\s+None\b|not\s*\(\s*[\w.]*\b{n}\s+is\s+not\s+None\s*\)"
-                          rf"|^\s*not\s+[\w.]*\b{n}\s*$"  # if not num_workers:
-                          rf"|['\"]{n}['\"]\s+not\s+in\b"  # if "num_cpus" not in opts:
-                          rf"|['\"]{n}['\"]\s*\)\s+is\s+None\b", cond))  # if opts.get("num_cpus") is None:
-
-
 def _changes_the_value(site, leaf: str) -> bool:
     """Forced literals, and caps or arithmetic on the loaded value itself.
 
@@ -139,7 +296,8 @@ def _changes_the_value(site, leaf: str) -> bool:
         if site.value is None or not isinstance(site.value, (int, float, bool)) and \
                 not re.fullmatch(r"\d+", str(site.value)):
             return False  # `processes = []`, `= None`: not a count
-        return not _fills_a_missing_value(d.get("condition") or "", leaf)
+        return not idioms.fills_a_missing_value(d.get("condition") or "", leaf) and not (
+            d.get("target") and idioms.fills_a_missing_value(d.get("condition") or "", d["target"]))
     expr = d.get("expr") or d.get("cap") or site.source
     if _AUGMENTED.match(expr):
         return True  # num_workers //= 2
@@ -151,8 +309,11 @@ def _changes_the_value(site, leaf: str) -> bool:
     return False
 
 
-def _strip_if(cond: str) -> str:
-    return re.sub(r"^\s*(el)?if\s+|:\s*$", "", cond).strip()
+def _cap(cap) -> str:
+    """The cap as written: `self.scaling_config.max_workers`, not a quoted string of it."""
+    if isinstance(cap, str):
+        return cap if cap.strip().lstrip("-").isdigit() else f"`{cap}`"
+    return show(cap)
 
 
 def _effect(site) -> str:
@@ -163,9 +324,9 @@ def _effect(site) -> str:
     if how == "cpu_count" or d.get("cpu_count"):
         return f"capped by os.cpu_count() (`{expr}`), so it never exceeds this machine's CPU count"
     if how == "min":
-        return f"capped at {show(cap)} (`{expr}`)" if cap is not None else f"capped by `{expr}`"
+        return f"capped at {_cap(cap)} (`{expr}`)" if cap not in (None, "") else f"capped by `{expr}`"
     if how == "max":
-        return f"raised to at least {show(cap)} (`{expr}`)" if cap is not None else f"raised by `{expr}`"
+        return f"raised to at least {_cap(cap)} (`{expr}`)" if cap not in (None, "") else f"raised by `{expr}`"
     if how == "environ":
         return f"taken from the environment instead (`{expr}`)"
     return f"replaced by `{expr}`"

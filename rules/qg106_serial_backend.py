@@ -1,5 +1,6 @@
 """QG106 serial-backend: a parallel count is fed to a backend that runs serially."""
 
+from auditor.lint import idioms
 from auditor.lint.base import (Example, Rule, as_number, backend_entry, backend_kind, is_config_define, show,
                                steps_envs)
 
@@ -44,7 +45,9 @@ parallelism.
 
 `--fix` switches DummyVecEnv -> SubprocVecEnv, SyncVectorEnv -> AsyncVectorEnv and adds
 `vec_env_cls=SubprocVecEnv` to `make_vec_env(...)`. Thread pools doing I/O, and a serial
-backend with a count of 1, are fine."""
+backend with a count of 1 (or one asserted to be 1: `assert num_envs == 1`), are fine, and
+so is `serial_mode` in front of an environment library that vectorizes by itself (brax,
+Isaac Gym, envpool, JAX environments): one sampler worker is the intended setting there."""
     VALID = [
         Example({"train.py": "from stable_baselines3.common.env_util import make_vec_env\n"
                              "from stable_baselines3.common.vec_env import SubprocVecEnv\n"
@@ -60,6 +63,40 @@ backend with a count of 1, are fine."""
                               "with ThreadPoolExecutor(max_workers=args.num_workers) as pool:\n"
                               "    procs = list(pool.map(start, range(args.num_workers)))\n"},
                 "a thread pool that only starts processes"),
+        Example({"play.py": "import gymnasium as gym\n"
+                            "def make(num_envs):\n"
+                            "    assert num_envs == 1, 'rendering needs one env'\n"
+                            "    return gym.vector.SyncVectorEnv([make_env for _ in range(num_envs)])\n"},
+                "a serial vector env right after `assert num_envs == 1`"),
+        Example({"train_brax.py": "import brax.envs\n"
+                                  "def override_defaults(parser):\n"
+                                  "    parser.set_defaults(\n"
+                                  "        num_workers=1,\n"
+                                  "        serial_mode=True,\n"
+                                  "    )\n",
+                 "envpool/params.py": "def defaults(parser):\n"
+                                      "    parser.set_defaults(serial_mode=True, num_envs_per_worker=1)\n"},
+                "serial_mode for an environment that vectorizes itself (brax, envpool, Isaac Gym)"),
+        Example({"utils.py": "import gymnasium as gym\n"
+                             "def make_vect_envs(make_env, num_envs=1, should_async_vector=True):\n"
+                             "    vectorize = gym.vector.AsyncVectorEnv if should_async_vector else gym.vector.SyncVectorEnv\n"
+                             "    return vectorize([make_env for _ in range(num_envs)])\n"},
+                "serial only when the caller asks for it: the flag defaults to the parallel backend"),
+        Example({"envs.py": "from torchrl.envs import ParallelEnv, SerialEnv\n"
+                            "def batched(env_fn, num_workers, batched_env_type='parallel'):\n"
+                            "    if batched_env_type == 'parallel':\n"
+                            "        return ParallelEnv(num_workers, env_fn)\n"
+                            "    elif batched_env_type == 'serial':\n"
+                            "        return SerialEnv(num_workers, env_fn)\n"},
+                "the serial backend in the branch where the user named it"),
+        Example({"env.py": "from tianshou.env import DummyVectorEnv, SubprocVectorEnv\n"
+                           "def create(kind, factories):\n"
+                           "    match kind:\n"
+                           "        case VectorEnvType.DUMMY:\n"
+                           "            return DummyVectorEnv(factories)\n"
+                           "        case VectorEnvType.SUBPROC:\n"
+                           "            return SubprocVectorEnv(factories)\n"},
+                "a match case that names the serial choice"),
     ]
     INVALID = [
         Example({"conf.yaml": "n_envs: 16\n",
@@ -78,6 +115,17 @@ backend with a count of 1, are fine."""
                              "p.add_argument('--vec-env', choices=['dummy', 'subproc'], default='dummy')\n"
                              "p.add_argument('--n-envs', type=int, default=8)\n"},
                 "a CLI choice whose default is the serial backend", expect=[("train.py", 3)]),
+        Example({"train_atari.py": "def override_defaults(parser):\n"
+                                   "    parser.set_defaults(\n"
+                                   "        num_workers=8,\n"
+                                   "        serial_mode=True,\n"
+                                   "    )\n"},
+                "serial_mode set among parser defaults: reported at the keyword", expect=[("train_atari.py", 4)]),
+        Example({"factory.py": "import gymnasium as gym\n"
+                               "def make_env(make_one, n_envs=1, use_async_envs=False):\n"
+                               "    env_cls = gym.vector.AsyncVectorEnv if use_async_envs else gym.vector.SyncVectorEnv\n"
+                               "    return env_cls([make_one for _ in range(n_envs)])\n"},
+                "a backend switch whose default is the serial one", expect=[("factory.py", 4)]),
     ]
 
     def check(self, result):
@@ -101,8 +149,8 @@ backend with a count of 1, are fine."""
                     knob.effective, bool) and any(is_config_define(s) for s in knob.sites):
                 n = knob.effective
                 text = f"{text} (= {n} as configured)"
-            if n is not None and n <= 1:
-                continue
+            if n is not None and n <= 1 or idioms.is_guarded_single(site) or idioms.serial_only_on_request(site):
+                continue  # one environment, or asserted to be one: serial is fine
             key = (site.file, site.line, site.detail.get("backend"))
             if key in seen:
                 continue
@@ -117,7 +165,8 @@ backend with a count of 1, are fine."""
             for site in knob.sites:
                 if not is_config_define(site):
                     continue
-                if knob.leaf == "serial_mode" and site.value is True:
+                if knob.leaf == "serial_mode" and site.value is True and \
+                        not idioms.natively_vectorized(site, result.meta.get(site.file)):
                     yield self.finding(site, knob=knob.name, related=[site], backend=knob.name,
                                        count="the sampling workers", why=" because serial_mode is true")
                 choices = site.detail.get("choices")

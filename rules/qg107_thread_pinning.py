@@ -2,6 +2,7 @@
 
 import re
 
+from auditor.lint import idioms
 from auditor.lint.base import Example, Rule, as_number, is_test_file
 
 PIN_BACKENDS = ("torch.set_num_threads", "threadpoolctl.threadpool_limits", "threadpoolctl.threadpool_limits.wrap")
@@ -45,7 +46,9 @@ process they make every matrix multiply single-threaded: the learner silently ru
 fraction of its speed. Inside a worker's entry point (a function passed as `target=`,
 `initializer=`, `worker_init_fn=`, or an env factory) they are fine and not reported.
 
-Set the limit in the worker's entry point instead, or size it to the cores the learner has."""
+Set the limit in the worker's entry point instead, or size it to the cores the learner has.
+An environment variable set in a script that starts worker processes is mostly meant for
+them (they inherit it): that is a note."""
     VALID = [
         Example({"sampler.py": "import torch\nimport multiprocessing as mp\n"
                                "def worker_main(q):\n"
@@ -63,10 +66,18 @@ Set the limit in the worker's entry point instead, or size it to the cores the l
                 "OMP_NUM_THREADS=1 set in the main process", expect=[("train.py", 2)]),
         Example({"run.sh": "#!/bin/bash\nexport OMP_NUM_THREADS=1\npython train.py\n"},
                 "a launch script pins the learner too", expect=[("run.sh", 2)]),
+        Example({"async_ppo.py": "import os\nos.environ['OMP_NUM_THREADS'] = '1'  # for the workers\n"
+                                 "import torch.multiprocessing as mp\n"
+                                 "def rollout(i):\n    pass\n"
+                                 "for i in range(args.num_workers):\n"
+                                 "    mp.Process(target=rollout, args=(i,)).start()\n"},
+                "set for the workers a script starts (they inherit it): a note", expect=[("async_ppo.py", 2)],
+                severity="note"),
     ]
 
     def check(self, result):
         seen = set()
+        spawning = idioms.files_starting_processes(result.sites)
         for site in result.sites:
             if site.role == "read" or is_test_file(site.file) or _in_worker(site):
                 continue
@@ -78,6 +89,11 @@ Set the limit in the worker's entry point instead, or size it to the cores the l
                 continue
             if site.kind == "python" and site.role == "consume" and backend in PIN_BACKENDS:
                 what, why, conf = f"{backend.rsplit('.', 1)[-1]}(1)", "", "high"
+            elif site.key in THREAD_VARS and site.kind == "python" and site.file in spawning:
+                # the usual guard against oversubscription by the workers this script starts,
+                # which inherit it; the learner here is pinned as a side effect: a note
+                what, why, conf = f"{site.key}=1", (", and the workers it starts inherit it (set it in "
+                                                    "their entry point to keep the learner's threads)"), "medium"
             elif site.key in THREAD_VARS and site.kind == "python":
                 what, why, conf = f"{site.key}=1", " (set before the libraries load)", "high"
             elif site.key in THREAD_VARS and site.kind == "shell" and site.role == "define":
@@ -89,6 +105,7 @@ Set the limit in the worker's entry point instead, or size it to the cores the l
             seen.add((site.file, site.line))
             function = site.detail.get("function")
             yield self.finding(site, knob=site.key, related=[site], what=what, confidence=conf,
+                               **({"severity": "note"} if conf == "medium" and site.kind == "python" else {}),
                                where_=f"the main process (in {function}())" if function and function != "<module>"
                                else "the main process (at module level)",
                                why=why + "; its math runs single-threaded")

@@ -1,6 +1,16 @@
 """QG109 ignored-if-initialized: backend init settings apply only if it is not already running."""
 
+import re
+
 from auditor.lint.base import Example, Rule
+
+# a script's own entry point: a top-level main / run_* / train* function
+_ENTRY = re.compile(r"^(main|run\w*|train\w*|launch\w*)$")
+
+
+def _in_entry_point(site) -> bool:
+    function = site.detail.get("function") or "<module>"
+    return function == "<module>" or bool(_ENTRY.match(function))
 
 
 class IgnoredIfInitialized(Rule):
@@ -17,9 +27,19 @@ notebook, a test fixture, a library or an earlier call started Ray first, the co
 `torch.distributed.init_process_group` behind `is_initialized()`.
 
 Check the running cluster's resources (`ray.cluster_resources()`) against the configuration,
-or fail loudly when they differ."""
+or fail loudly when they differ. An init followed in the same function by such a check is
+not reported; one that passes only `**kwargs` (which may carry no count at all) outside a
+script's entry point (a top-level `main` / `run_*` / `train*` function, module level) is a
+note."""
     VALID = [
         Example({"train.py": "import ray\nray.init(num_cpus=cfg.num_cpus)\n"}, "unconditional init"),
+        Example({"pool.py": "import ray\n"
+                            "def start(processes):\n"
+                            "    if not ray.is_initialized():\n"
+                            "        ray.init(num_cpus=processes)\n"
+                            "    cpus = int(ray.cluster_resources()['CPU'])\n"
+                            "    return processes or cpus\n"},
+                "the running cluster's resources are read right after"),
     ]
     INVALID = [
         Example({"train.py": "import ray\n"
@@ -28,6 +48,19 @@ or fail loudly when they differ."""
                 "guarded by is_initialized", expect=[("train.py", 3)]),
         Example({"train.py": "import ray\nray.init(num_cpus=cfg.num_cpus, ignore_reinit_error=True)\n"},
                 "ignore_reinit_error keeps the first cluster", expect=[("train.py", 2)]),
+        Example({"service.py": "import ray\n"
+                               "class Service:\n"
+                               "    def _ensure_ray(self, config):\n"
+                               "        if not ray.is_initialized():\n"
+                               "            ray.init(**config)\n"},
+                "only **kwargs in a library helper, which may carry no count: a note", expect=[("service.py", 5)],
+                severity="note"),
+        Example({"main_ppo.py": "import ray\n"
+                                "def run_ppo(config):\n"
+                                "    if not ray.is_initialized():\n"
+                                "        ray.init(**config.ray_init)\n"},
+                "**kwargs from the configuration in a script's entry point", expect=[("main_ppo.py", 4)],
+                severity="warning"),
     ]
 
     def check(self, result):
@@ -40,6 +73,8 @@ or fail loudly when they differ."""
             reinit = (d.get("options") or {}).get("ignore_reinit_error") in (True, "True")
             if "is_initialized" not in str(guard) and not reinit:
                 continue
+            if d.get("checked_after"):
+                continue  # the running backend's resources are read afterwards: checked
             calls.setdefault((site.file, site.line, d.get("backend")), []).append(site)
         for (_file, _line, backend), sites in calls.items():
             guard = sites[0].detail.get("guard") or sites[0].detail.get("condition")
@@ -48,5 +83,9 @@ or fail loudly when they differ."""
                    else " (ignore_reinit_error=True); a second init keeps the first one's resources")
             keys = ", ".join(sorted({f"**{s.detail.get('expr', s.key)}" if s.detail.get("splat")
                                      else s.key.rsplit('.', 1)[-1] for s in sites}))
+            # **kwargs alone may carry no count; in a script's entry point they are its
+            # configuration, in a library helper whatever its caller passes (a note)
+            only_splat = all(s.detail.get("splat") for s in sites) and not _in_entry_point(sites[0])
             yield self.finding(sites[0], knob=sites[0].key, related=sites,
-                               call=f"{'.'.join((backend or 'init').split('.')[-2:])}()", knobs=keys, why=why)
+                               call=f"{'.'.join((backend or 'init').split('.')[-2:])}()", knobs=keys, why=why,
+                               **({"severity": "note", "confidence": "low"} if only_splat else {}))

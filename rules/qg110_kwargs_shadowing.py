@@ -16,7 +16,8 @@ plain call, `f(num_workers=8, **extra)`, a duplicate key raises TypeError, which
 that is not reported.) The
 reader sees 8; the mapping decides.
 
-Put the explicit argument last, or remove the key from the mapping."""
+Put the explicit argument last, or remove the key from the mapping. A mapping that is a
+call's result (`**_force_on_current_node()`) is a note: its keys are not visible here."""
     VALID = [
         Example({"train.py": "from torch.utils.data import DataLoader\n"
                              "kwargs = {**user_kwargs, 'num_workers': 4}\n"
@@ -25,12 +26,21 @@ Put the explicit argument last, or remove the key from the mapping."""
         Example({"train.py": "from torch.utils.data import DataLoader\n"
                              "loader = DataLoader(ds, num_workers=cfg.num_workers, **extra)\n"},
                 "a plain call: a duplicate key raises TypeError, which is loud"),
+        Example({"constants.py": "import os\n"
+                                 "_nccl_env = {}\n"
+                                 "if os.environ.get('NVLS') == '1':\n"
+                                 "    _nccl_env = {'NCCL_NVLS_ENABLE': '0'}\n"
+                                 "RUNTIME_ENV = {'env_vars': {'TOKENIZERS_PARALLELISM': 'true', **_nccl_env}}\n"},
+                "a module dict that never holds the key"),
     ]
     INVALID = [
         Example({"train.py": "from torch.utils.data import DataLoader\n"
                              "kwargs = {'num_workers': 4, **user_kwargs}\n"
                              "loader = DataLoader(ds, **kwargs)\n"},
                 "a later splat in a dict display replaces num_workers", expect=[("train.py", 2)]),
+        Example({"actors.py": "opts = {'num_cpus': 0, **_force_on_current_node(), 'max_restarts': -1}\n"},
+                "a helper's result whose keys are not visible here: a note", expect=[("actors.py", 1)],
+                severity="note"),
     ]
 
     def check(self, result):
@@ -40,5 +50,10 @@ Put the explicit argument last, or remove the key from the mapping."""
                 continue  # in a plain call a duplicate keyword raises TypeError: loud, not silent
             mapping = after[0] if isinstance(after, (list, tuple)) else after
             value = site.detail.get("expr") or (show(site.value) if site.value is not None else site.key)
+            mapping = str(mapping).lstrip("*")
+            # a helper's result (`**_force_on_current_node()`) usually carries other keys
+            # (placement, scheduling); nothing here shows it carries this one
+            opaque = mapping.rstrip().endswith(")")
             yield self.finding(site, knob=site.key, related=[site], param=site.detail.get("param") or site.leaf,
-                               value=value, mapping=str(mapping).lstrip("*"))
+                               value=value, mapping=mapping,
+                               **({"severity": "note", "confidence": "low"} if opaque else {}))

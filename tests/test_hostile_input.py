@@ -47,28 +47,28 @@ def rename(root: Path, rel: str, new_name_bytes: bytes) -> bytes:
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_non_utf8_file_name_with_a_finding_is_escaped_and_nothing_is_lost(tmp_path, fmt):
     root = example_copy(tmp_path)
-    rename(root, "sampler/envs.py", b"envs\xff\xfe.py")  # QG106 lives in this file
+    rename(root, "sampler/data.py", b"data\xff\xfe.py")  # QG103 and QG104 live in this file
     proc = scan(root, fmt=fmt)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     if fmt in ("text", "github"):
-        assert "envs\\xff\\xfe.py" in out or "envs%FF%FE.py" in out
+        assert "data\\xff\\xfe.py" in out or "data%FF%FE.py" in out
     # the other files' findings are all there
-    for code in ("QG101", "QG103", "QG104", "QG106", "QG107"):
+    for code in ("QG101", "QG103", "QG104", "QG107"):
         assert code in out, (fmt, code)
     if fmt == "json":
         doc = json.loads(out)
         files = {f["file"] for f in doc["findings"]}
-        assert "sampler/envs\\xff\\xfe.py" in files
+        assert "sampler/data\\xff\\xfe.py" in files
     if fmt == "sarif":
         uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
                 for r in json.loads(out)["runs"][0]["results"]]
-        assert b"sampler/envs\xff\xfe.py" in [unquote_to_bytes(u) for u in uris]
+        assert b"sampler/data\xff\xfe.py" in [unquote_to_bytes(u) for u in uris]
 
 
 def test_baseline_with_a_non_utf8_name_round_trips(tmp_path):
     root = example_copy(tmp_path)
-    rename(root, "sampler/envs.py", b"envs\xff.py")
+    rename(root, "sampler/data.py", b"data\xff.py")
     base = tmp_path / "baseline.json"
     assert run_cli("scan", str(root), "--write-baseline", str(base)).returncode == 0
     proc = run_cli("scan", str(root), "--baseline", str(base))
@@ -77,8 +77,8 @@ def test_baseline_with_a_non_utf8_name_round_trips(tmp_path):
 
 def test_newline_and_escapes_in_names_and_source_never_reach_the_terminal(tmp_path):
     root = example_copy(tmp_path)
-    rename(root, "sampler/envs.py", b"a\nfake.py:1:1: QG999 forged [error] x\x1b]0;owned\x07.py")
-    data = root / "sampler" / "data.py"
+    rename(root, "sampler/data.py", b"a\nfake.py:1:1: QG999 forged [error] x\x1b]0;owned\x07.py")
+    data = root / "sampler" / "envs.py"
     text = data.read_text()
     # an OSC 8 hyperlink, clear-screen and a bidi override on a line that is a site's source
     data.write_text(text.replace("num_workers", "num_workers\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\"
@@ -88,7 +88,7 @@ def test_newline_and_escapes_in_names_and_source_never_reach_the_terminal(tmp_pa
     assert "\x1b" not in proc.stdout and "\u202e" not in proc.stdout and "\x07" not in proc.stdout
     forged = [ln for ln in proc.stdout.splitlines() if ln.startswith("fake.py")]
     assert forged == []
-    assert "sampler/a\\nfake.py" in proc.stdout and "QG106" in proc.stdout
+    assert "sampler/a\\nfake.py" in proc.stdout and "QG104" in proc.stdout
 
 
 @pytest.mark.parametrize("name", ["x[/y]", "l[link=https://example.com]click[/link]", "[bold]b[/bold]"])
@@ -103,7 +103,7 @@ def test_rich_markup_in_the_root_path_is_printed_literally(tmp_path, name):
 
 def test_sarif_uri_is_percent_encoded(tmp_path):
     root = example_copy(tmp_path)
-    rename(root, "sampler/envs.py", b"x#frag %.py")
+    rename(root, "sampler/data.py", b"x#frag %.py")
     results = json.loads(scan(root, fmt="sarif").stdout)["runs"][0]["results"]
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results}
     assert "sampler/x%23frag%20%25.py" in uris
@@ -182,7 +182,7 @@ def test_python_m_auditor_never_imports_from_the_current_directory(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "auditor", "scan", ".", "--exit-zero"], cwd=root, env=env,
                           capture_output=True, text=True, timeout=120)
     assert "SCANNED CODE RAN" not in proc.stderr and proc.returncode == 0, proc.stderr
-    assert "QG106" in proc.stdout
+    assert "QG104" in proc.stdout
 
 
 # -- the runtime side ----------------------------------------------------------------------

@@ -23,6 +23,8 @@ def test_invalid_example_fires(rule, example, tmp_path):
             f"{rule.CODE} fired at {[(f.file, f.line) for f in found]}, expected {file}:{line}"
     for f in found:
         assert f.message and "{" not in f.message, f.message  # the template was filled
+        if example.severity:
+            assert f.severity == example.severity, f"{f.file}:{f.line} is a {f.severity}: {f.message}"
 
 
 @pytest.mark.parametrize("rule,example", list(_cases("VALID")))

@@ -1,7 +1,9 @@
 """``qg-audit scan PATH``: the parallelism-knob inventory, and the rules' findings on it.
 
     qg-audit scan PATH [--format text|json|sarif|github] [-o FILE] [--jobs N]
-                       [--max-file-size MB] [--no-progress] [rule flags: see auditor.lint]
+                       [--max-file-size MB] [--no-progress] [--exclude GLOBS]
+                       [--extend-exclude GLOBS] [--no-respect-gitignore] [--statistics]
+                       [rule flags: see auditor.lint]
 
 Exit codes: 0 clean, 1 findings at or above --fail-on (auditor.lint), 2 usage or
 configuration error. Files that cannot be read or parsed are listed in ``errors`` and do
@@ -36,6 +38,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="never draw the progress bar on stderr")
     parser.add_argument("--follow-links", action="store_true",
                         help="also follow symlinks that resolve outside PATH (default: list each as an error)")
+    parser.add_argument("--exclude", metavar="GLOBS", action="append",
+                        help="skip paths matching these globs (comma-separated, repeatable); replaces the "
+                             "default skipped directories and [tool.qg-audit] exclude")
+    parser.add_argument("--extend-exclude", metavar="GLOBS", action="append",
+                        help="skip paths matching these globs in addition to the excluded ones")
+    parser.add_argument("--respect-gitignore", dest="respect_gitignore", action="store_true", default=None,
+                        help="skip what .gitignore files ignore (the default)")
+    parser.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",
+                        help="scan git-ignored files too")
+    parser.add_argument("--statistics", action="store_true",
+                        help="print a count of findings per rule instead of the report (text, or json: qg-audit.statistics/1)")
     lint.add_arguments(parser)
 
 
@@ -45,11 +58,14 @@ def run(args: argparse.Namespace) -> int:
     from auditor.render.scan_text import progress_bar
 
     _check_output(args.output)
+    if args.statistics and args.format not in ("text", "json"):
+        raise UsageError(f"--statistics prints a table or JSON; it does not combine with --format {args.format}")
     progress = progress_bar(enabled=not args.no_progress and sys.stderr.isatty())
     start = time.perf_counter()
     try:
         result = scan_mod.scan(args.path, jobs=args.jobs, max_file_size_mb=args.max_file_size, progress=progress,
-                               follow_links=args.follow_links)
+                               follow_links=args.follow_links, exclude=_glob_list(args.exclude),
+                               extend_exclude=_glob_list(args.extend_exclude), respect_gitignore=args.respect_gitignore)
     finally:
         progress.close()
     join_mod.join(result)
@@ -62,6 +78,12 @@ def run(args: argparse.Namespace) -> int:
         if out is not sys.stdout:
             out.close()
     return lint.exit_code(result, args)
+
+
+def _glob_list(values: list[str] | None) -> list[str] | None:
+    if values is None:
+        return None
+    return [g for v in values for g in (p.strip() for p in v.split(",")) if g]
 
 
 def _check_output(path: str | None) -> None:
@@ -85,7 +107,11 @@ def _open_output(path: str | None):
 def _write(result, args, elapsed: float, out) -> None:
     from auditor.render.safe import printable
 
-    if args.format == "json":
+    if args.statistics:
+        from auditor.render import statistics
+
+        out.write(printable(statistics.render(result, as_json=args.format == "json")))
+    elif args.format == "json":
         from auditor.render import scan_json
 
         out.write(printable(scan_json.render(result, elapsed)))

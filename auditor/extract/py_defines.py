@@ -181,6 +181,13 @@ class DefineMixin:
             return True
         return False
 
+    def lacks_key(self, mapping: ast.AST, key: str) -> bool:
+        """`**_nccl_env` where every `_nccl_env = {...}` in this file lacks KEY: it cannot replace it."""
+        if not isinstance(mapping, ast.Name) or self.ctx is None:
+            return False
+        keys = self.ctx.dict_keys(mapping.id)
+        return keys is not None and key not in keys
+
     def visit_Dict(self, node: ast.Dict, prefix: str = "") -> None:
         for i, (k, v) in enumerate(zip(node.keys, node.values)):
             key = const_str(k) if k is not None else None
@@ -190,7 +197,8 @@ class DefineMixin:
             if key is not None and self.match(key):
                 lit = literal(v)
                 if lit is not NOT_LITERAL:
-                    later = [self.text(node.values[j]) for j in range(i + 1, len(node.keys)) if node.keys[j] is None]
+                    later = [self.text(node.values[j]) for j in range(i + 1, len(node.keys)) if node.keys[j] is None
+                             and not self.lacks_key(node.values[j], key)]
                     # an env var in a runtime_env/env dict keeps its own name: env_vars.OMP_NUM_THREADS
                     full = key if key.isupper() else prefix + key
                     self.emit("define", k, full, lit, via="dict", kwargs_after=later or None)

@@ -15,6 +15,7 @@ from typing import Any
 from auditor.extract import FileResult, ParseError
 from auditor.extract import py_catalogue
 from auditor.extract.py_consume import ConsumeMixin, pool_name
+from auditor.extract.py_context import Context
 from auditor.extract.py_defines import DefineMixin, is_thread_var
 from auditor.extract.py_facts import Facts
 from auditor.extract.py_refs import (
@@ -28,6 +29,11 @@ POOL_METHODS = {"submit", "map", "imap", "imap_unordered", "starmap", "map_async
                 "apply", "apply_async"}
 UNWRAP_CALLS = {"min", "max", "int", "float", "str", "bool", "dict", "deepcopy", "copy.deepcopy", "to_container",
                 "create", "to_object"}
+# Environment libraries that vectorize natively (on GPU / in C++): a serial sampler loop in
+# front of them is the intended setting, not a fallback. Matched on any component of an import.
+NATIVE_VECTOR_ENVS = frozenset({"brax", "isaacgym", "isaacgymenvs", "isaaclab", "omni", "envpool", "gymnax",
+                                "mujoco_playground", "mjx", "jumanji", "madrona", "mani_skill", "warp", "pgx",
+                                "craftax", "navix", "xminigrid"})
 CONFIG_ROOT = re.compile(r"cfg|conf|config|args|opt|param|setting|hparam|flags|kwargs", re.IGNORECASE)
 
 
@@ -62,6 +68,8 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
         self.imports_ray = False
         self.matches = match_cache(vocab)
         self.cpu_words = "cpu_count" in text or "sched_getaffinity" in text
+        self.tree = None  # set by extract(); py_context.Context is built from it when first needed
+        self._ctx = None
 
     # ---- a faster walk: cached dispatch, no visits of leaves and contexts ------------------------
     def visit(self, node: ast.AST) -> None:
@@ -116,12 +124,58 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
             d["condition"] = " and ".join(conds)
         if self.in_main():
             d["in_main"] = True
+        inner = detail.get("condition")
+        if conds and inner and inner not in conds:  # an IfExp's test inside an if: both hold
+            detail = {**detail, "condition": f"{d['condition']} and {inner}"}
         d.update({k: json_safe(v) for k, v in detail.items() if v is not None})
+        if self.tree is not None and role in ("override", "consume"):
+            self.add_context(role, node, key, d)
+        elif self.tree is not None and role == "read" and default is not None:
+            m = re.match(r"\s*(\w+)\s*(:[^=]+)?=[^=]", self.src.line(node.lineno))
+            rejected = self.ctx.rejects(node.lineno, m.group(1), default) if m else None
+            if rejected:
+                d["fallback_rejected"] = rejected
         site = Site(role=role, file=self.path, line=node.lineno, column=self.src.column(node), key=key,
                     value=json_safe(value), default=json_safe(default), source=self.src.line(node.lineno),
                     kind="python", detail=d)
         self.sites.append(site)
         return site
+
+    @property
+    def ctx(self) -> Context | None:
+        if self._ctx is None and self.tree is not None:
+            self._ctx = Context(self.tree, self.text, self.src.lines)
+        return self._ctx
+
+    def add_context(self, role: str, node: ast.AST, key: str, d: dict) -> None:
+        """What surrounds an override or consumer (auditor.extract.py_context): facts for precision."""
+        line = node.lineno
+        if role == "override":
+            target = d.get("target") or key
+            log = self.ctx.logged(line, target) or self.ctx.logged(line, key)
+            if log:
+                d["logged"] = log if len(log) <= 120 else log[:117] + "..."
+            if d.get("how") == "literal":
+                written = self.text(node)
+                later = self.ctx.reassigned(line, written)
+                if later:
+                    d["reassigned"] = later
+                saved = self.ctx.saved_before(line, written)
+                if saved:
+                    d["saved_in"] = saved
+        else:
+            guard = self.ctx.asserted_one(line, (key, d.get("param") or ""))
+            if guard:
+                d["asserted_one"] = guard
+            check = self.ctx.checked_after(line)
+            if check:
+                d["checked_after"] = check
+            m = re.fullmatch(r"(not \()?(\w+)\)?", d.get("backend_condition") or "")
+            fn = self.function()
+            if m and m.group(2) in fn.params and fn.params[m.group(2)] is not None:
+                v = literal(fn.params[m.group(2)])
+                if isinstance(v, bool):  # vec_cls = Async if use_async else Sync; use_async=True
+                    d["choice_default"] = {m.group(2): v}
 
     def enter_class(self, qualname: str) -> None:
         self.frames.append(Frame(qualname, "class", cls=qualname))
@@ -320,6 +374,22 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
             for stmt in node.orelse:
                 self.visit(stmt)
             fn.conds.pop()
+
+    def visit_Match(self, node) -> None:
+        """`match kind: case VecType.DUMMY: ...`: each case body runs under `kind == VecType.DUMMY`."""
+        self.visit(node.subject)
+        subject = self.text(node.subject)
+        fn = self.function()
+        for case in node.cases:
+            pattern = self.text(case.pattern.value) if isinstance(case.pattern, ast.MatchValue) else None
+            if pattern:
+                fn.conds.append(f"{subject} == {pattern}")
+            if case.guard is not None:
+                self.visit(case.guard)
+            for stmt in case.body:
+                self.visit(stmt)
+            if pattern:
+                fn.conds.pop()
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
         self.visit(node.iter)
@@ -666,7 +736,8 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
             for k in node.keywords:
                 if k.arg and self.match(k.arg):
                     v = literal(k.value)
-                    self.emit("define", node, k.arg, None if v is NOT_LITERAL else v, via="argparse",
+                    # at the keyword, not at `parser.set_defaults(` lines above it
+                    self.emit("define", k, k.arg, None if v is NOT_LITERAL else v, via="argparse",
                               set_defaults=True, flags=[], expr=self.text(k.value) if v is NOT_LITERAL else None)
         consumer = self.cat.lookup(q)
         local = self.local_backends(func.id) if consumer is None and isinstance(func, ast.Name) else []
@@ -728,11 +799,16 @@ def extract(text: str, path: str, vocab) -> FileResult:
         raise ParseError(f"cannot parse Python: {exc}") from exc
     ex = Extractor(text, path, vocab)
     try:
+        ex.tree = tree
         ex.visit(tree)
     except RecursionError as exc:
         raise ParseError("expression nested too deeply to analyse") from exc
     ex.facts.finish(ex.sites)
     meta = dict(ex.meta)
+    native = sorted({root for root in (m.split(".") for m in ex.imports.values()) for root in root
+                     if root in NATIVE_VECTOR_ENVS})
+    if native:
+        meta["native_vector_envs"] = native
     if "parse_known_args" in meta:
         for s in ex.sites:
             if s.detail.get("via") == "argparse":

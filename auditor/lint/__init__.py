@@ -4,7 +4,8 @@
     check(result, args) -> None      # fills result.findings
     exit_code(result, args) -> int   # 0 clean, 1 findings at/above --fail-on
 
-Order of the gate: run the enabled rules -> per-file ignores -> inline suppressions (and
+Order of the gate: run the enabled rules -> per-file ignores -> per-file severity (test
+code's findings are notes by default) -> inline suppressions (and
 QG002/QG003 about them) -> fingerprints -> fixes (--fix/--diff) -> baseline. Any failure
 of configuration raises UsageError (exit 2), which ``--exit-zero`` never masks.
 """
@@ -25,6 +26,9 @@ def add_arguments(parser) -> None:
     g.add_argument("--extend-select", metavar="CODES", help="add these codes to the selection")
     g.add_argument("--per-file-ignores", metavar="GLOB:CODES", action="append",
                    help="skip CODES in files matching GLOB (repeatable), e.g. 'tests/*:QG105'")
+    g.add_argument("--per-file-severity", metavar="GLOB:SEVERITY", action="append",
+                   help="findings in files matching GLOB get SEVERITY (repeatable; default: test code's "
+                        "findings are notes), e.g. 'tests/*:warning'")
     g.add_argument("--fail-on", choices=SEVERITIES, default=None,
                    help="lowest severity that makes the exit code 1 (default: warning)")
     g.add_argument("--exit-zero", action="store_true",
@@ -60,6 +64,8 @@ def check(result: ScanResult, args) -> None:
             raise UsageError(f"internal error in rule {rule_cls.CODE} {rule_cls.NAME}: "
                              f"{type(exc).__name__}: {exc} (please report it)") from exc
     findings = [f for f in findings if not cfg.ignored_in(f.code, f.file)]
+    for f in findings:
+        f.severity = cfg.severity_in(f.severity, f.file)
 
     files = {s.file for s in result.sites} | {f.file for f in findings}
     known = set(rules_by_code())

@@ -45,6 +45,8 @@ class Example:
     title: str = ""
     # INVALID only: the (file, line) pairs where the rule must fire; empty = anywhere
     expect: list[tuple[str, int]] = field(default_factory=list)
+    # INVALID only: the severity every finding must have (None = the rule's or any)
+    severity: str | None = None
 
 
 class Rule:

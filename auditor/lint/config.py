@@ -7,6 +7,10 @@ pyproject.toml of the scanned project::
     ignore = ["QG105"]
     extend-select = ["QG003"]
     per-file-ignores = { "tests/*" = ["QG105", "QG107"] }
+    # findings in matching files get this severity; the default (DEFAULT_PER_FILE_SEVERITY)
+    # makes test code's findings notes. per-file-severity replaces it, extend- adds to it;
+    # the last matching glob wins
+    extend-per-file-severity = { "examples/*" = "note" }
     fail-on = "warning"            # note | warning | error
     baseline = "qg-baseline.json"
 
@@ -27,7 +31,17 @@ from auditor.model import SEVERITIES
 
 # Keys of [tool.qg-audit] this module owns; the others belong to the knob vocabulary and the
 # scanner, which validate their own values.
-LINT_KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "fail-on", "baseline")
+LINT_KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "per-file-severity",
+             "extend-per-file-severity", "fail-on", "baseline")
+# Test and benchmark code sets parallelism on purpose (one worker, a forced or a serial
+# backend to compare against): its findings are notes unless the project says otherwise.
+# The test globs cover what base.is_test_file names.
+DEFAULT_PER_FILE_SEVERITY = {
+    "tests/*": "note", "*/tests/*": "note", "test/*": "note", "*/test/*": "note",
+    "testing/*": "note", "*/testing/*": "note",
+    "test_*.py": "note", "*_test.py": "note", "conftest.py": "note",
+    "benchmarks/*": "note", "*/benchmarks/*": "note",
+}
 # Sub-tables other commands own and validate themselves ([tool.qg-audit.profile]).
 COMMAND_TABLES = ("profile",)
 
@@ -49,6 +63,7 @@ class LintConfig:
     ignore: list[str] = field(default_factory=list)
     extend_select: list[str] = field(default_factory=list)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    per_file_severity: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_PER_FILE_SEVERITY))
     fail_on: str = "warning"
     exit_zero: bool = False
     baseline: str | None = None
@@ -72,6 +87,13 @@ class LintConfig:
             if _path_matches(path, pattern) and any(code.startswith(c) for c in codes):
                 return True
         return False
+
+    def severity_in(self, severity: str, path: str) -> str:
+        """The severity a finding of SEVERITY in PATH gets: the last matching glob's, else its own."""
+        for pattern, value in reversed(self.per_file_severity.items()):
+            if _path_matches(path, pattern):
+                return value
+        return severity
 
     def fails(self, severity: str) -> bool:
         return SEVERITIES.index(severity) >= SEVERITIES.index(self.fail_on)
@@ -141,6 +163,15 @@ def from_settings(settings: dict[str, Any], origin: str = "pyproject.toml [tool.
     for pattern, codes in pfi.items():
         where = f"{origin} per-file-ignores {pattern!r}"
         cfg.per_file_ignores[pattern] = check_codes(_split(codes, where), where)
+    if "per-file-severity" in settings:
+        cfg.per_file_severity = {}
+    for key in ("per-file-severity", "extend-per-file-severity"):
+        table = settings.get(key, {})
+        if not isinstance(table, dict):
+            raise UsageError(f"{origin} {key} must be a table of glob = severity")
+        for pattern, value in table.items():
+            cfg.per_file_severity.pop(pattern, None)  # re-inserted last: it wins over earlier globs
+            cfg.per_file_severity[pattern] = _severity(value, f"{origin} {key} {pattern!r}")
     if "fail-on" in settings:
         cfg.fail_on = _severity(settings["fail-on"], f"{origin} fail-on")
     if "baseline" in settings:
@@ -164,6 +195,12 @@ def resolve(settings: dict[str, Any], args: Any) -> LintConfig:
         if not sep or not pattern:
             raise UsageError(f"--per-file-ignores {spec!r}: expected GLOB:CODE[,CODE]")
         cfg.per_file_ignores[pattern] = check_codes(_split(codes, "--per-file-ignores"), "--per-file-ignores")
+    for spec in getattr(args, "per_file_severity", None) or []:
+        pattern, sep, value = spec.rpartition(":")
+        if not sep or not pattern:
+            raise UsageError(f"--per-file-severity {spec!r}: expected GLOB:SEVERITY (e.g. 'examples/*:note')")
+        cfg.per_file_severity.pop(pattern, None)
+        cfg.per_file_severity[pattern] = _severity(value.strip(), "--per-file-severity")
     if getattr(args, "fail_on", None):
         cfg.fail_on = _severity(args.fail_on, "--fail-on")
     cfg.exit_zero = bool(getattr(args, "exit_zero", False))

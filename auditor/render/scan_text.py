@@ -56,7 +56,12 @@ def _value_cell(site: Site) -> Text:
     else:
         text = Text("?", style="dim")
     if d.get("condition"):
-        text.append(f" if {one_line(d['condition'])}", style="dim")
+        from auditor.lint.idioms import is_main_guard, split_clauses
+
+        # `--n 4` under `if __name__ == "__main__":` is the script's default, not "4 if __name__ ..."
+        clauses = [c for c in split_clauses(d["condition"]) if not is_main_guard(c)]
+        if clauses:
+            text.append(f" if {one_line(' and '.join(clauses))}", style="dim")
     return text
 
 

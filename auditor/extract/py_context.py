@@ -1,0 +1,215 @@
+"""Context around a site that the rules' precision needs, from one pass over the tree.
+
+- ``logged(line, name)``: a warning-level log call (``logger.warning``, ``warnings.warn``,
+  ``rank_zero_warn``) that announces what the block at LINE does: in the same ``if`` /
+  ``else`` / ``except`` / loop body, or, in a function or module body, one that names NAME
+  (also inside an ``if`` right before the statement: ``if n: log.warning(...n...)`` then ``n = 0``).
+- ``asserted_one(line, name)``: ``assert name == 1`` (or ``<= 1``, ``< 2``, ``if name != 1:
+  raise``) earlier in the same function.
+- ``rejects(line, name, default)``: an ``assert`` right after a read that the fallback
+  fails (``n = cfg.get("n_gpus", 0); assert n > 0``).
+- ``dict_keys(name)``: the keys a module dict can hold, when every assignment to it is a
+  dict display with constant keys.
+- ``checked_after(line)``: a call reading what the running backend has
+  (``ray.cluster_resources()``) within a dozen lines, in the same function.
+- ``saved_before(line, target)``: the statement before keeps the old value in a local
+  (``n = self.args.n; self.args.n = 0; ...; self.args.n = n``): a temporary override.
+- ``reassigned(line, target)``: the same target is assigned again later in the function
+  (``self.world_size = 1`` then ``self.world_size = dist.get_world_size()``).
+
+Facts only: what they mean for a finding is decided in auditor/lint/idioms.py.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from bisect import bisect_left, bisect_right
+
+# calls that read what a running backend really has: an init followed by one is checked
+RESOURCE_CHECKS = {"cluster_resources", "available_resources"}
+LOG_LEVELS = {"warning", "warn", "warning_once", "warn_once", "error", "critical", "exception", "info_once",
+              "rank_zero_warn", "print_rank_0", "warning_rank0", "warn_rank0"}
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_FUNCS_T = frozenset(_FUNCS)
+# statements without nested statement lists: nothing to walk into
+_SIMPLE = frozenset({ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Assert, ast.Raise,
+                     ast.Import, ast.ImportFrom, ast.Pass, ast.Break, ast.Continue, ast.Delete, ast.Global,
+                     ast.Nonlocal})
+_ONE = re.compile(r"^\s*(?P<name>[\w.\[\]'\"]+)\s*(==\s*1|<=\s*1|<\s*2|in\s*[(\[{]\s*0\s*,\s*1\s*[)\]}])\s*$")
+_NOT_ONE = re.compile(r"^\s*(?P<name>[\w.\[\]'\"]+)\s*(!=\s*1|>\s*1|>=\s*2)\s*$")
+
+
+def _log_text(stmt: ast.stmt, src) -> str | None:
+    if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
+        return None
+    func = stmt.value.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if name in LOG_LEVELS:
+        return src(stmt.value)
+    return None
+
+
+class Context:
+    """Built from the statements only (expressions are not walked): cheap next to the visit."""
+
+    def __init__(self, tree: ast.Module, text_of, lines: list[str]):
+        self._text = text_of
+        self._announced: dict[int, str] = {}  # statement line -> log call in the `if` just before it
+        self.blocks: list[tuple[str, list[str]]] = []  # block id -> (kind, log texts)
+        self._line_block: dict[int, int] = {}  # statement's first line -> innermost block id
+        self.functions: list[tuple[int, int]] = []  # (first, last) line of each function
+        self.asserts: list[tuple[int, str]] = []  # (line, name asserted to be 1)
+        self.assert_tests: list[tuple[int, ast.AST]] = []  # every assert: (line, test)
+        self.assigns: list[tuple[int, ast.AST, ast.AST]] = []  # (line, target, value): texts made when asked
+        self._assign_lines: list[int] | None = None
+        # resource checks are rare: found in the text, not by walking every expression
+        self.calls = [(i, name) for i, text in enumerate(lines, 1) for name in RESOURCE_CHECKS
+                      if name in text and f"{name}(" in text]
+        self._walk(tree.body, "function")
+        self._starts = sorted(self._line_block)
+        self.functions.sort()
+        self._func_starts = [f for f, _ in self.functions]
+
+    def _walk(self, stmts: list[ast.stmt], kind: str) -> None:
+        bid = len(self.blocks)
+        logs: list[str] = []
+        self.blocks.append((kind, logs))
+        line_block, prev = self._line_block, None
+        for node in stmts:
+            t = type(node)
+            line_block[node.lineno] = bid  # children are walked after: the innermost wins
+            if t is ast.Expr:
+                text = _log_text(node, self._text)
+                if text:
+                    logs.append(text)
+            elif t is ast.Assign or t is ast.AnnAssign:
+                if node.value is not None:
+                    for target in getattr(node, "targets", None) or [node.target]:
+                        self.assigns.append((node.lineno, target, node.value))
+            elif t is ast.Assert:
+                self.assert_tests.append((node.lineno, node.test))
+                m = _ONE.match(self._text(node.test))
+                if m:
+                    self.asserts.append((node.lineno, m.group("name")))
+            elif t is ast.If and len(node.body) == 1 and type(node.body[0]) is ast.Raise:
+                m = _NOT_ONE.match(self._text(node.test))
+                if m:
+                    self.asserts.append((node.lineno, m.group("name")))
+            if prev is not None:  # `if n != 0: log.warning("overriding n ...")` then `n = 0`
+                warned = next((x for x in (_log_text(b, self._text) for b in prev.body) if x), None)
+                if warned:
+                    self._announced[node.lineno] = warned
+            prev = node if t is ast.If else None
+            if t in _SIMPLE:
+                continue
+            if t in _FUNCS_T:
+                self.functions.append((node.lineno, node.end_lineno or node.lineno))
+            inner = "function" if t in _FUNCS_T or t is ast.ClassDef else "block"
+            for field in ("body", "orelse", "finalbody"):
+                sub = getattr(node, field, None)
+                if sub and isinstance(sub[0], ast.stmt):
+                    self._walk(sub, inner if field == "body" else "block")
+            for h in getattr(node, "handlers", None) or ():
+                self._walk(h.body, "block")
+            for case in getattr(node, "cases", None) or ():
+                self._walk(case.body, "block")
+
+    def _block_at(self, line: int) -> int | None:
+        bid = self._line_block.get(line)
+        if bid is None:  # a line inside a statement: the statement that starts last before it
+            i = bisect_right(self._starts, line) - 1
+            bid = self._line_block[self._starts[i]] if i >= 0 else None
+        return bid
+
+    def logged(self, line: int, name: str) -> str | None:
+        leaf = name.rsplit(".", 1)[-1]
+        before = self._announced.get(line)
+        if before and re.search(rf"\b{re.escape(leaf)}\b", before):
+            return before
+        bid = self._block_at(line)
+        if bid is None:
+            return None
+        kind, logs = self.blocks[bid]
+        leaf = name.rsplit(".", 1)[-1]
+        for text in logs:
+            if kind == "block" or re.search(rf"\b{re.escape(leaf)}\b", text):
+                return text
+        return None
+
+    def _function(self, line: int) -> tuple[int, int]:
+        i = bisect_right(self._func_starts, line) - 1
+        while i >= 0:
+            first, last = self.functions[i]
+            if first <= line <= last:
+                return first, last
+            i -= 1
+        return 0, 10**9
+
+    def asserted_one(self, line: int, names: tuple[str, ...]) -> str | None:
+        first, _ = self._function(line)
+        leaves = {n.rsplit(".", 1)[-1] for n in names if n}
+        for at, name in self.asserts:
+            if first <= at < line and name.rsplit(".", 1)[-1].strip("'\"]") in leaves:
+                return name
+        return None
+
+    def reassigned(self, line: int, target: str) -> int | None:
+        first, last = self._function(line)
+        for at, node, _ in self._assigns_in(max(line + 1, first), last):
+            if self._text(node) == target:
+                return at
+        return None
+
+    def _assigns_in(self, lo: int, hi: int) -> list[tuple[int, ast.AST, ast.AST]]:
+        """Assignments on lines LO..HI (the walk records them in line order)."""
+        if self._assign_lines is None:
+            self._assign_lines = [a[0] for a in self.assigns]
+        return self.assigns[bisect_left(self._assign_lines, lo):bisect_right(self._assign_lines, hi)]
+
+    def rejects(self, line: int, name: str, default) -> str | None:
+        """`n = cfg.get("n_gpus", 0)` then `assert n > 0` within three lines: the fallback
+        fails loudly. The assert's text, when it rejects DEFAULT."""
+        if not isinstance(default, (int, float)) or isinstance(default, bool):
+            return None
+        for at, test in self.assert_tests:
+            if not line < at <= line + 3 or not isinstance(test, ast.Compare) or len(test.ops) != 1:
+                continue
+            left, right = test.left, test.comparators[0]
+            if not (isinstance(left, ast.Name) and left.id == name and isinstance(right, ast.Constant)
+                    and isinstance(right.value, (int, float))):
+                continue
+            op, bound = type(test.ops[0]), right.value
+            holds = {ast.Gt: default > bound, ast.GtE: default >= bound, ast.NotEq: default != bound,
+                     ast.Lt: default < bound, ast.LtE: default <= bound, ast.Eq: default == bound}.get(op, True)
+            if not holds:
+                return self._text(test)
+        return None
+
+    def dict_keys(self, name: str) -> set[str] | None:
+        """The keys NAME can hold when every assignment to it in the file is a dict display
+        with constant keys (`_env = {}` / `_env = {"NCCL_X": "0"}`); None when unknown."""
+        keys: set[str] = set()
+        seen = False
+        for _, node, value in self.assigns:
+            if not (isinstance(node, ast.Name) and node.id == name):
+                continue
+            seen = True
+            if not isinstance(value, ast.Dict) or any(
+                    not (isinstance(k, ast.Constant) and isinstance(k.value, str)) for k in value.keys):
+                return None
+            keys |= {k.value for k in value.keys}
+        return keys if seen else None
+
+    def checked_after(self, line: int) -> str | None:
+        """A resource check (`ray.cluster_resources()`) soon after, in the same function: a
+        read 50 lines later is about something else."""
+        first, last = self._function(line)
+        return next((name for at, name in self.calls if line < at <= min(last, line + 12) and at >= first), None)
+
+    def saved_before(self, line: int, target: str) -> str | None:
+        """`saved = self.args.n; self.args.n = 0` (restored later): the name the value is kept in."""
+        for _, node, value in self._assigns_in(line - 2, line - 1):
+            if isinstance(node, ast.Name) and self._text(value) == target:
+                return node.id
+        return None

@@ -1,0 +1,272 @@
+"""Idioms that look like a silent fallback but are not one: shared by the rules.
+
+Each predicate reads a site's facts (its detail, as the extractor recorded it) and answers
+one question a reviewer would ask before fixing the finding. Rules call them; a flow-based
+rule can call them on the sites of a trace the same way. See docs/rules.md, "Precision".
+"""
+
+from __future__ import annotations
+
+import re
+
+from auditor.model import Site
+
+_DEBUG = re.compile(r"\b\w*(debug|sanity|smoke|dry_?run|fast_dev_run|overfit_batches|profil\w*|"
+                    r"deterministic|single_process|single_env|serial|test_mode|local_mode)\w*\b", re.IGNORECASE)
+# a condition saying the parallel backend is absent in this branch
+_NO_BACKEND = re.compile(
+    r"not\s*\(?\s*[\w.]*(is_initialized|is_available|is_distributed|distributed|accelerator|dist\b|ddp|"
+    r"deepspeed|fsdp|mpi|horovod|process_group|world|rank|mesh|ray|cuda|gpu|parallel_state|cluster|multi_gpu)"
+    r"|\b[\w.]*(rank|world_size|process_group|accelerator|mesh|device_mesh|dist\w*|backend|group)\s+is\s+None\b"
+    r"|['\"](RANK|LOCAL_RANK|WORLD_SIZE|SLURM_\w+|OMPI_\w+|PMI_\w+)['\"]\s+not\s+in\b"
+    r"|\bnot\s*\(\s*['\"](RANK|LOCAL_RANK|WORLD_SIZE|SLURM_\w+|OMPI_\w+|PMI_\w+)['\"]\s+in\b"
+    r"|\bnot\s*\(\s*hasattr\("  # num_envs = env.num_envs if hasattr(env, "num_envs") else 1
+    r"|\bdevice(_type)?\s*==\s*['\"]cpu['\"]|\bcpu_only\b|\buse_cpu\b|\bno_cuda\b",
+    re.IGNORECASE)
+
+
+def is_debug_condition(cond: str | None) -> bool:
+    """`if args.debug:` / `if cfg.sanity_check:` / `if fast_dev_run:`: a mode the user chose."""
+    if not cond:
+        return False
+    return any(_DEBUG.search(clause) and not clause.startswith("not (")
+               for clause in (_double_negation(c) for c in split_clauses(cond)))
+
+
+def _double_negation(clause: str) -> str:
+    m = re.fullmatch(r"not \(\s*not\s+(.+)\)", clause.strip())
+    return m.group(1).strip() if m else clause.strip()
+
+
+def is_no_backend_branch(site: Site) -> bool:
+    """`world_size = 1` where there is no distributed rank, no accelerator, or only the CPU.
+
+    Only counts of 0 or 1: the branch says there is nothing to run in parallel on."""
+    cond = site.detail.get("condition") or ""
+    if not cond or not _at_most_one(site.value):
+        return False
+    return any(_NO_BACKEND.search(clause) for clause in split_clauses(cond))
+
+
+def fills_a_missing_value(cond: str, name: str) -> bool:
+    """`if num_workers is None: num_workers = 1`, or the last branch of a default chain:
+    `if "OMP_NUM_THREADS" in os.environ: ... elif ...: n = 1` sets a default for a missing value."""
+    n = re.escape(name.rsplit(".", 1)[-1])
+    return bool(re.search(rf"\b{n}\s+is\s+None\b|not\s*\(\s*[\w.]*\b{n}\s+is\s+not\s+None\s*\)"
+                          rf"|^\s*not\s+[\w.]*\b{n}\s*$"  # if not num_workers:
+                          rf"|['\"](\w+_)?{n}['\"]\s+not\s+in\b"  # if "num_cpus" not in opts:
+                          rf"|not\s*\(\s*['\"](\w+_)?{n}['\"]\s+in\b"  # else of if "OMP_NUM_THREADS" in os.environ
+                          rf"|not\s*\(\s*[\w.]*getenv\(\s*['\"](\w+_)?{n}['\"]"  # else of if os.getenv("N"):
+                          rf"|['\"]{n}['\"]\s*\)\s+is\s+None\b", cond, re.IGNORECASE))
+
+
+def is_logged(site: Site) -> str | None:
+    """The log call that announces this override in its own block (loud, not silent)."""
+    return site.detail.get("logged")
+
+
+def is_initialised_then_set(site: Site) -> bool:
+    """`self.world_size = 1` followed later in the function by the real assignment.
+
+    Unconditional only: a forced value under a condition that is reassigned later still
+    ran in between, unless it was saved for restoring (is_temporary)."""
+    d = site.detail
+    return d.get("how") == "literal" and bool(d.get("reassigned")) and (not d.get("condition") or bool(d.get("saved_in")))
+
+
+def is_temporary(site: Site) -> str | None:
+    """`n = self.args.n; self.args.n = 0` (restored after use): the local keeping the value."""
+    return site.detail.get("saved_in")
+
+
+_SERIAL_CHOICE = re.compile(r"==\s*['\"](serial|sync|dummy|sequential|local)['\"]|"
+                            r"['\"](serial|sync|dummy|sequential|local)['\"]\s*==|\.(DUMMY|SERIAL|SYNC)\b")
+
+
+def serial_only_on_request(site: Site) -> bool:
+    """`vec = Async if use_async else Sync` with `use_async=True` by default: the serial
+    backend runs only when the caller asks for it."""
+    d = site.detail
+    chosen = f"{d.get('backend_condition') or ''} and {d.get('condition') or ''}"
+    if _SERIAL_CHOICE.search(chosen):  # `elif env_type == "serial":` - the user named the serial one
+        return True
+    defaults = list((d.get("choice_default") or {}).values())
+    negated = (d.get("backend_condition") or "").startswith("not (")
+    # serial under `not (flag)` while flag defaults to True, or under `flag` while it defaults to False
+    return bool(defaults) and defaults[0] is negated
+
+
+def is_guarded_single(site: Site) -> bool:
+    """`assert num_envs == 1` before the serial backend: one environment, on purpose."""
+    return bool(site.detail.get("asserted_one"))
+
+
+NATIVE_HINTS = ("brax", "isaacgym", "isaaclab", "envpool", "gymnax", "mujoco_playground", "mjx", "jumanji",
+                "madrona", "mani_skill", "maniskill", "warp", "craftax", "navix", "xminigrid", "jax")
+
+
+def natively_vectorized(site: Site, meta: dict | None) -> bool:
+    """The file drives an environment library that vectorizes by itself (GPU / C++):
+    one serial sampler worker in front of it is the intended setting."""
+    if meta and meta.get("native_vector_envs"):
+        return True
+    path = site.file.lower()
+    return any(re.search(rf"(^|[/_\-.]){h}($|[/_\-.])", path) for h in NATIVE_HINTS)
+
+
+def files_starting_processes(sites) -> set[str]:
+    """Files that start worker processes (`multiprocessing.Process`, `Pool`, `mp.spawn`,
+    subprocess vector envs): an environment variable set there is inherited by the workers."""
+    from auditor.lint.base import backend_kind
+
+    return {s.file for s in sites if s.role == "consume" and s.kind == "python"
+            and (backend_kind(s) == "processes" or backend_kind(s) == "envs" and s.detail.get("serial") is False)}
+
+
+_CONFIG_ROOT = re.compile(r"^(self|cls|cfg\w*|conf\w*|config\w*|args|opt\w*|params?|settings?|hparams?|flags|"
+                          r"kwargs|\w*_(cfg|conf|config|args|opts?))$", re.IGNORECASE)
+
+
+_EVAL_FUNCTION = re.compile(r"(^|_)(eval|evaluate|evaluation|enjoy|render|play|visuali[sz]e|record|demo)(_|$)",
+                            re.IGNORECASE)
+
+
+def is_eval_path(site: Site) -> bool:
+    """One environment forced in an evaluation / rendering function (`def
+    _make_eval_env_kwargs`, `def enjoy`): a deliberate setting, not a fallback. Loader
+    workers forced to 0 there are not covered: a slow evaluation is still a fallback."""
+    fn = (site.detail.get("function") or "").rsplit(".", 1)[-1]
+    return "env" in site.leaf.lower() and bool(_EVAL_FUNCTION.search(fn)) and site.detail.get("how") == "literal" \
+        and _at_most_one(site.value)
+
+
+def is_capped_by_work(site: Site) -> bool:
+    """`min(num_threads, len(paths))`: never more workers than items to work on."""
+    d = site.detail
+    cap = d.get("cap") or ""
+    return d.get("how") == "min" and not d.get("cpu_count") and bool(re.fullmatch(r"\s*len\(.+\)\s*", cap))
+
+
+def is_reduction(site: Site) -> bool:
+    """`world_size = max(world_size)` / `max(per_group_counts)`: one collection reduced to a
+    number (a size read back from a checkpoint), not a cap on a configured value."""
+    d = site.detail
+    if d.get("how") not in ("min", "max"):
+        return False
+    m = re.fullmatch(r"\s*(min|max)\((.*)\)\s*", d.get("expr") or "", re.DOTALL)
+    return bool(m) and len(split_args(m.group(2))) == 1 and "*" not in m.group(2)
+
+
+def split_args(text: str) -> list[str]:
+    """Top-level comma-separated parts of an argument list."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p for p in (x.strip() for x in parts) if p]
+
+
+def is_derived_size(site: Site) -> bool:
+    """A data-parallel size derived from a device mesh or other parallel sizes:
+    `num_processes // submesh_tp_size`, `world // (tp * pp)`: arithmetic, not a fallback."""
+    d = site.detail
+    if d.get("how") != "expression":
+        return False
+    text = f"{d.get('expr') or ''} {d.get('condition') or ''}"
+    return bool(re.search(r"mesh|\btp\b|tp_size|pp_size|tensor_parallel|pipeline_parallel|context_parallel|"
+                          r"\bdp_size\b|sequence_parallel|ulysses", text, re.IGNORECASE))
+
+
+def restates_condition(site: Site) -> bool:
+    """`if loader.persistent_workers: params["persistent_workers"] = True`: the value is
+    copied, not changed."""
+    d = site.detail
+    clauses = split_clauses(d.get("condition") or "")
+    if not clauses or d.get("how") != "literal":
+        return False
+    leaf = re.escape(site.leaf)
+    last = clauses[-1]
+    if site.value is True and re.fullmatch(rf"[\w.]*\b{leaf}", last):
+        return True
+    m = re.fullmatch(rf"[\w.]*\b{leaf}\s*==\s*(.+)", last)
+    return bool(m) and m.group(1).strip() == str(site.value)
+
+
+def is_computed_local(site: Site) -> bool:
+    """A local computed from runtime objects, not a configured value being capped:
+    `n_render = min(max_rendered - done, env.num_envs)` reads the env's count, not a setting."""
+    d = site.detail
+    target = d.get("target") or ""
+    if d.get("how") not in ("min", "max") or d.get("cpu_count") or not target.isidentifier():
+        return False
+    if target.lower() == site.leaf.lower():
+        return False
+    expr = d.get("expr") or ""
+    refs = re.findall(rf"\b([A-Za-z_]\w*)(?:\.\w+|\[[^\]]*\])*\.{re.escape(site.leaf)}\b", expr)
+    return bool(refs) and not any(_CONFIG_ROOT.match(r) for r in refs)
+
+
+def is_sentinel_default(value) -> bool:
+    """`os.getenv("WORLD_SIZE", "")` (then `.isdigit()`), `.get("n", "auto")`: a marker
+    for "absent" or "compute it" that the code checks, not a count that runs."""
+    return isinstance(value, str) and value.strip().strip("'\"").lower() in ("", "none", "null", "auto")
+
+
+def fallback_fails_loudly(site: Site) -> bool:
+    """`n = cfg.get("n_gpus", 0)` then `assert n > 0`: a missing key stops the run."""
+    return bool(site.detail.get("fallback_rejected"))
+
+
+def split_clauses(cond: str) -> list[str]:
+    """The clauses of an extractor condition (`a and not (b) and c`), if/elif stripped."""
+    cond = re.sub(r"^\s*(el)?if\s+|:\s*$", "", cond or "").strip()
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(cond):
+        c = cond[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif depth == 0 and cond.startswith(" and ", i):
+            parts.append(cond[start:i])
+            start = i + 5
+            i += 4
+        i += 1
+    parts.append(cond[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+_MAIN_GUARD = re.compile(r"""^__name__\s*==\s*['"]__main__['"]$""")
+
+
+def is_main_guard(clause: str) -> bool:
+    """`__name__ == "__main__"`: where a script runs, not a condition on the value."""
+    return bool(_MAIN_GUARD.match(clause.strip()))
+
+
+def short_condition(cond: str, limit: int = 70) -> str:
+    """A condition as a reviewer reads it: the innermost clause, with `...` for the rest.
+    The `if __name__ == "__main__":` guard is dropped (it is where a script runs)."""
+    clauses = [c for c in split_clauses(cond) if not is_main_guard(c)] or split_clauses(cond)
+    text = " and ".join(clauses)
+    if len(text) <= limit:
+        return text
+    kept = [clauses[-1] if len(clauses[-1]) <= limit else clauses[-1][:limit - 3] + "..."]
+    for clause in reversed(clauses[:-1]):  # the innermost clauses, as many as fit
+        if len(" and ".join([clause, *kept])) > limit:
+            break
+        kept.insert(0, clause)
+    return ("... and " if len(kept) < len(clauses) else "") + " and ".join(kept)
+
+
+def _at_most_one(value) -> bool:
+    try:
+        return int(value) <= 1
+    except (TypeError, ValueError):
+        return False
