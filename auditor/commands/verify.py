@@ -76,13 +76,14 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--match: bad regular expression: {exc}") from None
 
     from auditor.runtime.expect import expectation
+    from auditor.runtime.interrupt import sigterm_as_interrupt
     from auditor.runtime.session import run_target
     from auditor.runtime.verdict import judge
 
     exp = expectation(args)
     if exp.workers < 1:
         raise UsageError(f"{exp.source}: expected worker count must be >= 1, got {exp.workers}")
-    previous = _sigterm_as_interrupt()
+    previous = sigterm_as_interrupt()
     try:
         result = run_target(
             command, duration=args.duration or None, timeout=args.timeout or None, interval=args.interval,
@@ -101,17 +102,3 @@ def run(args: argparse.Namespace) -> int:
         text = render(result, exp, verdict, hook=not args.no_hook)
     deliver(text, args.output)
     return verdict.exit_code
-
-
-def _sigterm_as_interrupt():
-    """A SIGTERM to the probe (CI cancelling a job) must still end the target's tree."""
-    def handler(signum, frame):
-        raise KeyboardInterrupt
-
-    try:
-        return signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread
-        return signal.getsignal(signal.SIGTERM)
-
-
-sigterm_as_interrupt = _sigterm_as_interrupt  # public name, reused by auditor.runtime.ray_verify

@@ -370,12 +370,12 @@ def run(args) -> int:
     watch = RayWatch(args.ray, match, t0, report_target=report_target)
     result = None
     if command:
-        from auditor.commands.verify import _sigterm_as_interrupt
+        from auditor.runtime.interrupt import sigterm_as_interrupt
         from auditor.runtime.session import run_target
 
         watch.take_baseline()  # a cluster that is not up yet (the job starts Ray itself) is fine
         env = ray_collector.job_env(report_target) if report_target else {}
-        previous = _sigterm_as_interrupt()
+        previous = sigterm_as_interrupt()
         try:
             result = run_target(command, duration=args.duration or None, timeout=args.timeout or None,
                                 interval=min(interval, 0.25), hook=not args.no_hook, env=env, match=args.match,
