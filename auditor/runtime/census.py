@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 
 from auditor.runtime import procfs
-from auditor.runtime.classify import match_rule
+from auditor.runtime.classify import catalogue, match_rule, rule_by_id
 
 YOUNG_S = 1.0  # re-read the command line of processes this young: spawn children exec soon after fork
 
@@ -43,6 +43,18 @@ class ProcessRow:
     status: str  # running / zombie / gone / access-denied
     backend: str = ""  # what classified it: "multiprocessing (spawn)", "torch DataLoader", "report" ...
     rule: str | None = None  # the rules/workers.yaml rule id, when one matched
+    rank_of: int | None = None  # pid of the rank this process belongs to (its own pid for a rank)
+    dist: dict = field(default_factory=dict)  # a rank's view: rank, local_rank, world_size, local_world_size
+    cpu_s: float = 0.0  # CPU time used so far (user + system, all threads)
+    cpu_mark: float | None = None  # CPU time and census time at its first reading in the steady window
+    t_mark: float | None = None
+
+    @property
+    def cpu_share(self) -> float | None:
+        """Average cores used in the steady window; None when seen there for under a second."""
+        if self.t_mark is None or self.last_seen - self.t_mark < 1.0:
+            return None
+        return (self.cpu_s - self.cpu_mark) / (self.last_seen - self.t_mark)
 
     @property
     def key(self) -> tuple[int, float]:
@@ -53,20 +65,28 @@ class ProcessRow:
         return self.status in ("running", "access-denied")
 
     def to_json(self) -> dict:
-        return {
+        extra = {}
+        if self.rank_of is not None:
+            extra["rank_of"] = self.rank_of
+        if self.dist:
+            extra["dist"] = self.dist
+        share = self.cpu_share
+        return {**{
             "pid": self.pid, "create_time": self.create_time, "ppid": self.ppid, "name": self.name,
             "cmdline": self.cmdline, "role": self.role, "backend": self.backend,
             "threads": self.threads, "threads_peak": self.threads_peak,
             "rss_bytes": self.rss_bytes, "rss_peak": self.rss_peak,
             "first_seen": round(self.first_seen, 3), "last_seen": round(self.last_seen, 3),
-            "status": self.status,
-        }
+            "status": self.status, "cpu_s": round(self.cpu_s, 2),
+            "cpu_share": round(share, 3) if share is not None else None,
+        }, **extra}
 
 
 @dataclass
 class Census:
     probe_pid: int = field(default_factory=os.getpid)
     match: re.Pattern | None = None
+    mark: float = 0.0  # start of the steady window (seconds after launch): CPU shares are measured from here
     rows: dict[tuple[int, float], ProcessRow] = field(default_factory=dict)
     live: dict[int, ProcessRow] = field(default_factory=dict)  # members now present (incl. zombies)
     reported: dict[int, str] = field(default_factory=dict)  # pid -> backend, from worker reports
@@ -77,6 +97,7 @@ class Census:
     peak_workers: int = 0
     peak_threads: int = 0
     peak_rss_bytes: int = 0
+    affinity: int | None = None  # CPUs the target may run on, read at each poll while it lives
 
     def __post_init__(self) -> None:
         self._known: set[int] = set()
@@ -107,6 +128,7 @@ class Census:
             "t": round(self.now(), 3),
             "processes": len(alive),
             "workers": sum(1 for r in alive if self._counts_as_worker(r)),
+            "ranks": sum(1 for r in alive if r.rank_of == r.pid),
             "threads": sum(r.threads for r in alive),
             "rss": sum(r.rss_bytes for r in alive),
         }
@@ -114,6 +136,12 @@ class Census:
         self.peak_workers = max(self.peak_workers, sample["workers"])
         self.peak_threads = max(self.peak_threads, sample["threads"])
         self.peak_rss_bytes = max(self.peak_rss_bytes, sample["rss"])
+        root = self.live.get(self.root_pid)
+        if root is not None and root.alive:
+            try:
+                self.affinity = len(os.sched_getaffinity(root.pid))  # taskset applies it after our launch
+            except (AttributeError, OSError):
+                pass
         return sample
 
     def refresh(self) -> None:
@@ -201,8 +229,10 @@ class Census:
             pid=st.pid, create_time=st.create_time, ppid=st.ppid, name=st.name, cmdline=cmdline,
             role="other", threads=st.threads, threads_peak=st.threads, rss_bytes=st.rss_bytes,
             rss_peak=st.rss_bytes, first_seen=now, last_seen=now,
-            status="zombie" if st.state == "Z" else "running",
+            status="zombie" if st.state == "Z" else "running", cpu_s=st.cpu_s,
         )
+        if now >= self.mark:
+            row.cpu_mark, row.t_mark = st.cpu_s, now
         self.rows[row.key] = row
         self.live[row.pid] = row
         self._classify(row)
@@ -213,7 +243,9 @@ class Census:
         row.status = "zombie" if st.state == "Z" else "running"
         if row.status == "zombie":
             return
-        row.threads, row.rss_bytes = st.threads, st.rss_bytes
+        row.threads, row.rss_bytes, row.cpu_s = st.threads, st.rss_bytes, st.cpu_s
+        if row.t_mark is None and now >= self.mark:
+            row.cpu_mark, row.t_mark = st.cpu_s, now
         row.threads_peak = max(row.threads_peak, st.threads)
         row.rss_peak = max(row.rss_peak, st.rss_bytes)
         changed = st.name != row.name
@@ -232,13 +264,23 @@ class Census:
         self.live.pop(row.pid, None)
 
     def _classify(self, row: ProcessRow) -> None:
-        if row.pid == self.root_pid:
-            row.role, row.backend = "target", ""
-            return
         parent = self.live.get(row.ppid)
         rule = match_rule(row.name, row.cmdline, parent.rule if parent else None,
                           parent.cmdline if parent else None)
+        if row.pid == self.root_pid:
+            # the target itself; when it is a launcher (torchrun ...) its children are ranks
+            launcher = rule is not None and rule.launcher is not None
+            row.role, row.backend = "target", rule.backend if launcher else ""
+            row.rule = rule.id if launcher else None
+            return
         row.rule = rule.id if rule else None
+        row.rank_of = parent.rank_of if parent else None
+        if rule is not None and rule.rank:
+            launcher = rule_by_id(parent.rule) if parent else None
+            row.role, row.backend, row.rank_of = "worker", f"{launcher.launcher if launcher else ''} rank".strip(), row.pid
+            if not row.dist:
+                row.dist = rank_view(procfs.read_environ(row.pid, _rank_env_names()))
+            return
         if rule is not None and rule.role == "helper":
             row.role, row.backend = "helper", rule.backend
         elif row.pid in self.reported:
@@ -254,6 +296,22 @@ class Census:
                 row.role, row.backend = "worker", row.backend or "--match"
             else:
                 row.role = "other"
+
+
+def _rank_env_names() -> list[str]:
+    return [name for names in catalogue().rank_env.values() for name in names]
+
+
+def rank_view(env: dict) -> dict:
+    """{rank, local_rank, world_size, local_world_size} from a rank's environment variables."""
+    view = {}
+    for field_name, names in catalogue().rank_env.items():
+        for name in names:
+            value = env.get(name)
+            if isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit()):
+                view[field_name] = int(value)
+                break
+    return view
 
 
 def _ppid_or_none(pid: int) -> int | None:
