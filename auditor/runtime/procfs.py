@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from typing import NamedTuple
 
 LINUX = sys.platform.startswith("linux") and os.path.isdir("/proc/self")
 
@@ -32,8 +32,7 @@ def boot_time() -> float:
     return _boot_time
 
 
-@dataclass
-class Stat:
+class Stat(NamedTuple):  # a tuple: built ~1,000 times a poll on a big tree, twice as fast as a dataclass
     pid: int
     ppid: int
     name: str  # comm: at most 15 characters; a thread-name change of the main thread shows here
