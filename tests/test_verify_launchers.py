@@ -80,9 +80,11 @@ def test_two_of_two_ranks_pass_and_library_pools_do_not_decide(cli, tmp_path, la
 
 @pytest.mark.slow
 @pytest.mark.skipif(not TORCHRUN, reason="torchrun is not installed")
-def test_one_of_two_ranks_is_a_fallback_naming_the_flag(cli, tmp_path):
+@pytest.mark.parametrize("launch", ["torchrun", "module"])
+def test_one_of_two_ranks_is_a_fallback_naming_the_flag(cli, tmp_path, launch):
+    cmd = [TORCHRUN] if launch == "torchrun" else [PY, "-m", "torch.distributed.run"]
     data = verify(cli, tmp_path, "--expect-workers", "2", *WHOLE, "--",
-                  TORCHRUN, "--nproc_per_node", "1", "--master_port", "29613", "ddp_train.py", "--seconds", "2",
+                  *cmd, "--nproc_per_node", "1", "--master_port", "29613", "ddp_train.py", "--seconds", "2",
                   expect_rc=1)
     assert data["verdict"] in ("fallback", "partial"), data["reasons"]
     assert "--nproc_per_node 1" in data["reasons"][0]["message"]
