@@ -148,8 +148,8 @@ def test_sub_second_pool_run_is_judged_from_worker_reports(cli, tmp_path):
     ("0", {"OMP_NUM_THREADS": "1"}, 1, "OMP_NUM_THREADS=1 in its environment"),
 ])
 def test_expect_threads_alone_on_a_single_learner(cli, tmp_path, threads, env, rc, setter):
-    data = verify(cli, tmp_path, "--expect-threads", "2", "--duration", "5", "--", PY, "threads_learner.py",
-                  "--threads", threads, expect_rc=rc, env=env)
+    data = verify(cli, tmp_path, "--expect-threads", "2", *WHOLE, "--", PY, "threads_learner.py",
+                  "--threads", threads, "--seconds", "2", expect_rc=rc, env=env)
     assert data["expected"]["workers"] is None and data["expected"]["threads"] == 2
     if setter:
         assert data["verdict"] == "fallback" and setter in data["reasons"][0]["message"], data["reasons"]
@@ -161,8 +161,8 @@ def test_expect_threads_alone_on_a_single_learner(cli, tmp_path, threads, env, r
 @pytest.mark.slow
 @pytest.mark.skipif(not shutil.which("taskset"), reason="taskset is not installed")
 def test_two_workers_of_two_threads_on_one_cpu_are_oversubscribed(cli, tmp_path):
-    data = verify(cli, tmp_path, "--expect-workers", "2", "--duration", "6", "--", "taskset", "-c", "0", PY,
-                  "threads_learner.py", "--threads", "2", "--workers", "2", expect_rc=1)
+    data = verify(cli, tmp_path, "--expect-workers", "2", *WHOLE, "--", "taskset", "-c", "0", PY,
+                  "threads_learner.py", "--threads", "2", "--workers", "2", "--seconds", "2", expect_rc=1)
     assert data["verdict"] == "oversubscribed", data["reasons"]
     assert data["observed"]["cpu_limit"]["cpus"] == 1
     assert "sched_getaffinity" in data["reasons"][0]["message"] and "= 4 compute threads" in data["reasons"][0]["message"]
@@ -170,8 +170,8 @@ def test_two_workers_of_two_threads_on_one_cpu_are_oversubscribed(cli, tmp_path)
 
 @pytest.mark.slow
 def test_the_same_workers_on_their_own_cpus_are_not_oversubscribed(cli, tmp_path):
-    data = verify(cli, tmp_path, "--expect-workers", "2", "--duration", "5", "--", PY,
-                  "threads_learner.py", "--threads", "1", "--workers", "2", expect_rc=0)
+    data = verify(cli, tmp_path, "--expect-workers", "2", *WHOLE, "--", PY,
+                  "threads_learner.py", "--threads", "1", "--workers", "2", "--seconds", "2", expect_rc=0)
     assert "oversubscribed" not in codes(data)
 
 
@@ -207,3 +207,25 @@ def test_hook_reports_every_variable_the_catalogue_reads():
     names = [n for names in cat.rank_env.values() for n in names] + list(cat.thread_env)
     missing = [n for n in names if f'"{n}"' not in text]
     assert names and not missing, missing
+
+
+def test_launcher_and_library_rules_on_real_command_lines():
+    from auditor.runtime.classify import match_rule
+
+    venv = "/venv/bin/python3"
+    agent = match_rule("pt_elastic", [venv, "/venv/bin/torchrun", "--nproc_per_node", "2", "train.py"], None, None)
+    assert agent.id == "torchrun" and agent.role == "helper"
+    rank = match_rule("python3", [venv, "-u", "train.py"], "torchrun", [venv, "/venv/bin/torchrun"])
+    assert rank.rank and rank.role == "worker"
+    assert match_rule("python3", [venv, "-u", "train.py"], None, None) is None  # no launcher above: not a rank
+    assert match_rule("mpirun", ["mpirun", "-np", "2", "python", "t.py"], None, None).id == "mpirun"
+    ds = match_rule("python3", [venv, "-u", "-m", "deepspeed.launcher.launch", "--world_info=e30=", "t.py"],
+                    "deepspeed", None)
+    assert ds.id == "deepspeed-launch"  # the per-node launcher, not a rank of the runner
+    compile_worker = [venv, "/venv/lib/python3.11/site-packages/torch/_inductor/compile_worker/__main__.py",
+                      "--pickler=x", "--workers=4"]
+    assert match_rule("python3", compile_worker, "rank", None).role == "helper"
+    spawn = [venv, "-c", "from multiprocessing.spawn import spawn_main; spawn_main(tracker_fd=5)",
+             "--multiprocessing-fork"]
+    assert match_rule("python3", spawn, "torch-compile-worker", compile_worker).role == "helper"
+    assert match_rule("python3", [venv, "train_torchrun.py"], None, None) is None

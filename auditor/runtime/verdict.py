@@ -97,14 +97,14 @@ def judge(result: RunResult, exp: Expectation, *, warmup: float = 0.0, pending_g
     if exp.per_rank is not None:
         out.per_rank = _judge_per_rank(ev, exp.per_rank, add)
     elif ev.launcher is not None:
-        out.per_rank = [_rank_row(ev, r, None) for r in ev.ranks]
+        out.per_rank = [_rank_row(ev, r) for r in ev.ranks]
     if n is not None:
         _judge_values(ev, exp, add, reasons, out.observed_workers)
         died = _died(ev.window, out.observed_workers, died_grace, target_exited=result.returncode is not None,
                      key="ranks" if ev.launcher else "workers")
         # a launcher that exits 0 after its ranks ended saw them all succeed (it exits non-zero otherwise)
         finished = ev.launcher is not None and result.returncode == 0
-        if died and out.basis == "census" and not finished:
+        if died and out.basis == "census" and not finished and not _ended_normally(ev, died[0]):
             t_drop, low = died
             what = "rank" if ev.launcher else "worker"
             add("workers-died", f"the {what} count fell from {out.observed_workers} to {low} at t={t_drop:.1f}s "
@@ -125,9 +125,19 @@ def judge(result: RunResult, exp: Expectation, *, warmup: float = 0.0, pending_g
             reasons.insert(0, {"code": "pass", "message": f"{out.observed_workers} {what} ran as expected ({n})"
                                                           f"{basis}"})
         else:
-            reasons.insert(0, {"code": "pass", "message": "the expected threads ran"})
+            wants = ([f"{exp.threads} compute threads per process"] if exp.threads is not None else []) + \
+                    ([f"{exp.per_rank} workers in each rank"] if exp.per_rank is not None else [])
+            reasons.insert(0, {"code": "pass", "message": f"{' and '.join(wants)} ran as expected"})
     out.code = next(c for c in SEVERITY if any(r["code"] == c for r in reasons))
     return out
+
+
+def _ended_normally(ev: "_Evidence", t_drop: float) -> bool:
+    """Every worker that went away from the drop on reported a clean exit (its function returned)."""
+    exits = {r.get("pid"): r.get("exitcode") for r in ev.result.reports if r.get("type") == "worker-exit"}
+    last = ev.window[-1]["t"] if ev.window else 0.0
+    vanished = [p for p in ev.workers if p.last_seen < last and p.last_seen >= t_drop - 1.0 and p.rank_of != p.pid]
+    return bool(vanished) and all(exits.get(p.pid) == 0 for p in vanished)
 
 
 class _Evidence:
@@ -151,10 +161,11 @@ class _Evidence:
         self.rank_reports = {r.get("pid"): r for r in result.reports if r.get("type") == "rank"}
         self.loaded_env = {r.get("pid"): r.get("env") or {} for r in result.reports
                            if r.get("type") == "hook" and r.get("event") == "loaded"}
-        self.thread_sets: dict[int, dict] = {}
+        self.thread_sets: dict[int, dict] = {}  # pid -> its last torch.set_num_threads
+        self.thread_defaults: dict[int, dict] = {}  # pid -> torch's count at import, when never set
         for r in result.reports:
             if r.get("type") == "threads" and isinstance(r.get("value"), int):
-                self.thread_sets[r.get("pid")] = r  # the last setting of each process counts
+                (self.thread_defaults if r.get("default") else self.thread_sets)[r.get("pid")] = r
 
     def user_pools(self, **flags) -> list[dict]:
         return [p for p in self.pools if all(bool(p.get(k)) == v for k, v in flags.items()) and not _library_pool(p)]
@@ -322,7 +333,7 @@ def _judge_ranks(ev: _Evidence, n: int, w: int, add) -> None:
         add("excess", f"{name} started {w} ranks where {n} were expected{flag}. Next: check the launch command.")
 
 
-def _rank_row(ev: _Evidence, rank, per_rank: int | None) -> dict:
+def _rank_row(ev: _Evidence, rank) -> dict:
     inside = [p for p in ev.rows if p.rank_of == rank.pid and p.pid != rank.pid and p.role == "worker"]
     times = [s["t"] for s in ev.window]
     peak = max((sum(1 for p in inside if p.first_seen <= t <= p.last_seen and
@@ -336,7 +347,7 @@ def _rank_row(ev: _Evidence, rank, per_rank: int | None) -> dict:
 
 def _judge_per_rank(ev: _Evidence, per_rank: int, add) -> list[dict]:
     ranks = ev.ranks or ([ev.target] if ev.target is not None else [])
-    rows = [_rank_row(ev, r, per_rank) for r in ranks]
+    rows = [_rank_row(ev, r) for r in ranks]
     if ev.target is not None and not ev.ranks:  # no launcher: the target is the only rank
         rows[0]["workers"] = max((s["workers"] for s in ev.window), default=0)
     for row in rows:
@@ -361,9 +372,10 @@ def _judge_per_rank(ev: _Evidence, per_rank: int, add) -> list[dict]:
 def _judge_values(ev: _Evidence, exp: Expectation, add, reasons, w: int) -> None:
     n = exp.workers
     if ev.launcher is not None:
-        launched = len(ev.ranks)
+        # ranks alive together (a restarted rank is a new process of the same world)
+        launched = max((s.get("ranks", 0) for s in ev.result.samples), default=0) or len(ev.ranks)
         for rank in ev.ranks:
-            row = _rank_row(ev, rank, None)
+            row = _rank_row(ev, rank)
             if isinstance(row["world_size"], int) and row["world_size"] != launched:
                 add("value-mismatch", f"rank pid {rank.pid} sees a world of {row['world_size']} where {launched} "
                                       f"ranks were launched: it does not join the others (WORLD_SIZE overridden, "
@@ -416,6 +428,9 @@ def _thread_setting(ev: _Evidence, row) -> tuple[int | None, str]:
         for name in catalogue().thread_env:
             if isinstance(env.get(name), int):
                 return env[name], f"{name}={env[name]} in its environment{_env_origin(ev, name, env[name])}"
+        rec = ev.thread_defaults.get(row.pid)
+        if rec is not None:
+            return rec["value"], f"torch's default of {rec['value']} (no torch.set_num_threads, no OMP_NUM_THREADS)"
         if row.pid in ev.loaded_env:  # an exec'd Python process: nothing to inherit
             return None, ""
         row = ev.by_pid.get(row.ppid)
@@ -442,7 +457,10 @@ def _judge_threads(ev: _Evidence, expected: int, add) -> list[dict]:
     if low:
         r = low[0]
         who = "the target" if r["role"] == "target" else f"{len(low)} of {len(rows)} processes (first: pid {r['pid']})"
-        if r["setter"]:
+        if r["setter"] and r["setter"].startswith("torch's default"):
+            why = f"it ran with {r['setter']}, one per core it may use"
+            nxt = f"set torch.set_num_threads({expected}) / OMP_NUM_THREADS={expected}, and give the job the CPUs"
+        elif r["setter"]:
             why = f"pinned by {r['setter']}"
             nxt = "remove the pin or raise it"
         else:

@@ -248,6 +248,10 @@ def _patch_torch(mod):
         return result
 
     mod.set_num_threads = _wraps(original, set_num_threads)
+    try:  # what the process runs with unless it sets another count (OMP_NUM_THREADS, or the cores)
+        _emit("threads", setter="torch default", value=mod.get_num_threads(), site=None, default=True)
+    except Exception:
+        pass
 
 
 def _patch_c10d(mod):
