@@ -153,8 +153,9 @@ def main() -> None:
     p.add_argument("--probe-seconds", type=float, default=10.0)
     p.add_argument("--compare", action="store_true",
                    help="also measure with every member read at every poll (READ_BUDGET off), interleaved")
+    p.add_argument("--read-budget", type=int, help=f"census.READ_BUDGET to measure (default {census_module.READ_BUDGET})")
     a = p.parse_args()
-    budgets = [census_module.READ_BUDGET] + ([EVERY_POLL] if a.compare else [])
+    budgets = [a.read_budget or census_module.READ_BUDGET] + ([EVERY_POLL] if a.compare else [])
     for budget in budgets:
         census_module.READ_BUDGET = budget
         label = "every member every poll" if budget == EVERY_POLL else f"READ_BUDGET {budget}"

@@ -24,9 +24,9 @@ from auditor.runtime.classify import catalogue, match_rule, rule_by_id
 YOUNG_S = 1.0  # re-read the command line of processes this young: spawn children exec soon after fork
 # Members whose /proc/PID/stat is read per poll (beyond the young ones, read at every poll). A
 # read costs ~9 us of CPU, and 1,000 of them every poll would take 2% of a core at 0.5 s (budget
-# 1%): a bigger tree is read in turns, each member at least every ceil(members / READ_BUDGET)
+# 1%): a bigger tree is read in turns, each member about every ceil(members / READ_BUDGET)
 # polls. Presence still comes from the /proc listing at every poll.
-READ_BUDGET = 200
+READ_BUDGET = 100
 
 
 @dataclass
@@ -108,7 +108,11 @@ class Census:
     def __post_init__(self) -> None:
         self._known: set[int] = set()
         self._foreign: set[int] = set()  # the probe's own children from before the launch
-        self._polls = 0  # big trees: member pid is read when pid % turns == polls % turns
+        # big trees (over READ_BUDGET members): read in turns, the young and the odd at every poll
+        self._polls = 0
+        self._order: list[int] = []  # members in adoption order; the turn is a slice of it
+        self._young: list[int] = []
+        self._odd: set[int] = set()
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -160,17 +164,18 @@ class Census:
         new = listing - self._known
         self._known = listing
         now = self.now()
-        turns = -(-len(self.live) // READ_BUDGET)  # polls it takes to read every member once
-        self._polls += 1
-        young = now - YOUNG_S
+        for pid in self.live.keys() - listing:  # a set difference: no Python loop over a big tree
+            self._gone(self.live[pid])
+        if len(self.live) <= READ_BUDGET:
+            due = list(self.live)
+        else:
+            due = self._due(now)
+            for row in self.live.values():
+                row.last_seen = now  # still listed; its stat may wait for its turn
         # Update members first: a member whose pid now names another process is gone.
-        for pid, row in list(self.live.items()):
-            if pid not in listing:
-                self._gone(row)
-                continue
-            if turns > 1 and pid % turns != self._polls % turns and row.first_seen < young \
-                    and row.status == "running":
-                row.last_seen = now  # still listed; its stat waits for its turn
+        for pid in due:
+            row = self.live.get(pid)
+            if row is None:
                 continue
             try:
                 st = procfs.read_stat(pid)
@@ -179,6 +184,7 @@ class Census:
                 continue
             except procfs.Denied:
                 row.status, row.last_seen = "access-denied", now
+                self._odd.add(pid)
                 continue
             if st.create_time != row.create_time:
                 self._gone(row)
@@ -186,6 +192,20 @@ class Census:
                 continue
             self._update(row, st, now)
         self._adopt_new(new)
+
+    def _due(self, now: float) -> set[int]:
+        """A big tree's members read this poll: the young, the odd (zombie, denied), and one turn."""
+        turns = -(-len(self.live) // READ_BUDGET)
+        self._polls += 1
+        if len(self._order) > 2 * len(self.live):
+            self._order = [pid for pid in self._order if pid in self.live]
+        due = set(self._order[self._polls % turns::turns])
+        cutoff = now - YOUNG_S
+        self._young = [pid for pid in self._young if pid in self.live and self.live[pid].first_seen >= cutoff]
+        due.update(self._young)
+        self._odd &= self.live.keys()
+        due.update(self._odd)
+        return due
 
     def note_report(self, pid: int, backend: str) -> None:
         """A worker report came from PID: it is a worker even if no rule says so."""
@@ -252,6 +272,10 @@ class Census:
             row.cpu_mark, row.t_mark = st.cpu_s, now
         self.rows[row.key] = row
         self.live[row.pid] = row
+        self._order.append(row.pid)
+        self._young.append(row.pid)
+        if row.status != "running":
+            self._odd.add(row.pid)
         self._classify(row)
 
     def _update(self, row: ProcessRow, st: procfs.Stat, now: float) -> None:
@@ -259,7 +283,9 @@ class Census:
         row.ppid = st.ppid
         row.status = "zombie" if st.state == "Z" else "running"
         if row.status == "zombie":
+            self._odd.add(row.pid)
             return
+        self._odd.discard(row.pid)
         row.threads, row.rss_bytes, row.cpu_s, row.t_cpu = st.threads, st.rss_bytes, st.cpu_s, now
         if row.t_mark is None and now >= self.mark:
             row.cpu_mark, row.t_mark = st.cpu_s, now

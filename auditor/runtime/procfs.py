@@ -54,7 +54,7 @@ class Denied(Exception):
 
 def list_pids() -> set[int]:
     if LINUX:
-        return {int(n) for n in os.listdir("/proc") if n.isdigit()}
+        return set(map(int, filter(str.isdigit, os.listdir("/proc"))))  # map/filter: no Python-level loop
     import psutil
 
     return set(psutil.pids())
