@@ -1,6 +1,6 @@
 """Measure the runtime probe: census cost per poll, probe CPU overhead, hook start-up cost.
 
-    python bench/bench_census.py [--procs 64] [--polls 200] [--runs 20]
+    python bench/bench_census.py [--procs 64] [--polls 200] [--runs 20] [--compare]
 
 1. Census cost per poll on a real tree of PROCS processes: the incremental census
    (auditor.runtime.census) against psutil's children(recursive=True) plus the same per-process
@@ -26,8 +26,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import psutil  # noqa: E402
 
+from auditor.runtime import census as census_module  # noqa: E402
 from auditor.runtime.census import YOUNG_S, Census  # noqa: E402
 from auditor.runtime.session import DEFAULT_INTERVAL, HOOK_DIR, run_target  # noqa: E402
+from auditor.runtime.verdict import Expectation, judge  # noqa: E402
+
+EVERY_POLL = 10**9  # READ_BUDGET that reads every member at every poll (the census before issue 13)
 
 TREE = """
 import os, sys, time
@@ -85,19 +89,28 @@ def bench_polls(procs: int, polls: int) -> dict:
 
 
 def bench_probe(procs: int, seconds: float = 10.0) -> dict:
+    """The probe end to end; the verdict on the tree (procs - 1 fork workers) must not depend on
+    READ_BUDGET."""
     marks = []  # (sample time, probe CPU) at every poll
 
     def on_sample(sample):
-        marks.append((sample["t"], cpu()))
+        marks.append((sample["t"], cpu(), sample["processes"]))
 
     before, t = cpu(), time.monotonic()
     r = run_target([sys.executable, "-c", TREE, str(procs)], duration=seconds, hook=False, on_sample=on_sample)
     wall = time.monotonic() - t
     spent = cpu() - before
-    steady = [m for m in marks if m[0] >= 2.0]  # the tree is complete and its command lines settled
-    (t1, c1), (t2, c2) = steady[0], steady[-1]
+    # steady: the tree is complete and no member is young any more (young ones are read every poll,
+    # command line included); on a loaded machine forking 1,000 processes takes seconds
+    complete = next((m[0] for m in marks if m[2] >= procs), 2.0)
+    steady = [m for m in marks if m[0] >= max(2.0, complete + YOUNG_S + 0.1)]
+    if len(steady) < 2:
+        steady = marks[-2:]
+    (t1, c1, _), (t2, c2, _) = steady[0], steady[-1]
+    verdict = judge(r, Expectation(workers=procs - 1), warmup=2.0)
     return {"processes": r.peak_processes, "wall_s": wall, "cpu_s": spent, "core_pct": 100 * spent / wall,
-            "steady_pct": 100 * (c2 - c1) / (t2 - t1), "interval_s": DEFAULT_INTERVAL, "polls": len(r.samples)}
+            "steady_pct": 100 * (c2 - c1) / (t2 - t1), "interval_s": DEFAULT_INTERVAL, "polls": len(r.samples),
+            "verdict": verdict.code, "observed": verdict.observed_workers, "steady_polls": len(steady) - 1}
 
 
 def bench_hook(runs: int) -> dict:
@@ -138,18 +151,31 @@ def main() -> None:
     p.add_argument("--polls", type=int, default=200)
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--probe-seconds", type=float, default=10.0)
+    p.add_argument("--compare", action="store_true",
+                   help="also measure with every member read at every poll (READ_BUDGET off), interleaved")
+    p.add_argument("--read-budget", type=int, help=f"census.READ_BUDGET to measure (default {census_module.READ_BUDGET})")
     a = p.parse_args()
-    c = bench_polls(a.procs, a.polls)
-    print(f"census, {c['procs']}-process tree, {c['machine_procs']} processes on the machine:")
-    print(f"  incremental census : {c['incremental_ms']:.2f} ms CPU per poll "
-          f"({c['young_ms']:.2f} ms in the first {YOUNG_S:.0f}s of a process, while command lines are re-read)")
-    print(f"  psutil children(recursive=True) + reads: {c['psutil_ms']:.2f} ms CPU per poll")
-    print(f"  at the default interval {DEFAULT_INTERVAL}s: "
-          f"{100 * c['incremental_ms'] / 1e3 / DEFAULT_INTERVAL:.2f}% of one core (budget 1%)")
-    pr = bench_probe(a.procs, a.probe_seconds)
-    print(f"probe end to end: {pr['processes']} processes, {pr['polls']} polls in {pr['wall_s']:.1f}s, "
-          f"{pr['cpu_s'] * 1e3:.0f} ms CPU = {pr['core_pct']:.2f}% of one core including launch and ending; "
-          f"steady state {pr['steady_pct']:.2f}% of one core")
+    budgets = [a.read_budget or census_module.READ_BUDGET] + ([EVERY_POLL] if a.compare else [])
+    for budget in budgets:
+        census_module.READ_BUDGET = budget
+        label = "every member every poll" if budget == EVERY_POLL else f"READ_BUDGET {budget}"
+        c = bench_polls(a.procs, a.polls)
+        print(f"census ({label}), {c['procs']}-process tree, {c['machine_procs']} processes on the machine:")
+        print(f"  incremental census : {c['incremental_ms']:.2f} ms CPU per poll "
+              f"({c['young_ms']:.2f} ms in the first {YOUNG_S:.0f}s of a process, while command lines are re-read)")
+        print(f"  psutil children(recursive=True) + reads: {c['psutil_ms']:.2f} ms CPU per poll")
+        print(f"  at the default interval {DEFAULT_INTERVAL}s: "
+              f"{100 * c['incremental_ms'] / 1e3 / DEFAULT_INTERVAL:.2f}% of one core (budget 1%)")
+    for budget in budgets:
+        census_module.READ_BUDGET = budget
+        label = "every member every poll" if budget == EVERY_POLL else f"READ_BUDGET {budget}"
+        pr = bench_probe(a.procs, a.probe_seconds)
+        print(f"probe end to end ({label}): {pr['processes']} processes, {pr['polls']} polls in {pr['wall_s']:.1f}s, "
+              f"{pr['cpu_s'] * 1e3:.0f} ms CPU = {pr['core_pct']:.2f}% of one core including launch and ending; "
+              f"steady state {pr['steady_pct']:.2f}% of one core ({pr['steady_polls']} polls); verdict {pr['verdict']} "
+              f"({pr['observed']} workers of {a.procs - 1})")
+    if a.runs <= 0:
+        return
     h = bench_hook(a.runs)
     print(f"hook start-up: python -c pass {h['plain_ms']:.1f} ms plain, {h['hook_ms']:.1f} ms with the hook "
           f"(+{h['delta_ms']:.1f} ms median wall, +{h['cpu_delta_ms']:.1f} ms median CPU); sitecustomize import {h['sitecustomize_import_ms']} ms "

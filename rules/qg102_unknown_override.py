@@ -37,6 +37,12 @@ Fix the spelling so it matches the parser's flag or the config key."""
                              "def main(cfg):\n    n = cfg.data.num_workers\n",
                  "run.sh": "#!/bin/bash\npython train.py +data.num_worker=16\n"},
                 "`+key=` adds a misspelt key that nothing reads", expect=[("run.sh", 2)]),
+        Example({"conf/config.yaml": "rollout:\n  num_envs: 8\n",
+                 "train.py": "import hydra\n@hydra.main(config_path='conf', config_name='config')\n"
+                             "def main(cfg):\n    n = cfg.rollout.num_envs\n",
+                 "run.sh": "#!/bin/bash\ntorchrun --nproc_per_node=2 train.py rollout.num_env=32\n"
+                           "mpirun -np 2 python train.py rollout.num_env=32\n"},
+                "after a launcher the program's overrides count the same", expect=[("run.sh", 2), ("run.sh", 3)]),
     ]
 
     def check(self, result):

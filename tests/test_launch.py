@@ -56,7 +56,7 @@ def test_stop_when_and_samples_and_reports():
                    interval=0.1, stop_when=enough)
     assert time.monotonic() - t < 25
     assert r.returncode is None and r.peak_workers == 3
-    assert r.samples and all(set(s) == {"t", "processes", "workers", "threads", "rss"} for s in r.samples)
+    assert r.samples and all(set(s) == {"t", "processes", "workers", "ranks", "threads", "rss"} for s in r.samples)
     assert r.peak_processes >= 4 and r.peak_rss_bytes > 0 and r.peak_threads >= 4
     user = [x for x in r.reports if x["type"] == "worker" and x.get("source") != "hook"]
     assert sorted(x["values"]["worker_id"] for x in user) == [0, 1, 2]

@@ -1,7 +1,7 @@
 """qg-audit verify: launch the sampler, count its workers and threads, check what they report.
 
-    qg-audit verify (--expect-workers N | --expect-from FILE:dotted.key) [--expect-threads N]
-        [--match REGEX] [--warmup S] [--duration S] [--timeout S] [--interval S] [--no-hook]
+    qg-audit verify (--expect-workers N | --expect-from FILE:dotted.key | --expect-threads N)
+        [--expect-threads N] [--expect-per-rank N] [--match REGEX] [--warmup S] [--duration S] [--timeout S] [--interval S] [--no-hook]
         [--format text|json] [-o FILE] -- COMMAND...
 
 Exit codes: 0 pass, 1 verification failed, 2 usage error, 3 target could not start or
@@ -23,7 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     exp.add_argument("--expect-workers", type=int, metavar="N", help="worker processes that should run")
     exp.add_argument("--expect-from", metavar="FILE:KEY",
                      help="read the expected count from a YAML/TOML/JSON config, e.g. conf.yaml:rollout.num_workers")
-    parser.add_argument("--expect-threads", type=int, metavar="N", help="threads each worker should reach")
+    parser.add_argument("--expect-threads", type=int, metavar="N",
+                        help="compute threads each worker (each rank, or the target when there are no workers) "
+                             "should run; may be given alone")
+    parser.add_argument("--expect-per-rank", type=int, metavar="N",
+                        help="worker processes (DataLoader, env workers) expected inside each rank")
     parser.add_argument("--match", metavar="REGEX", help="count as workers only processes whose name/cmdline match")
     parser.add_argument("--warmup", type=float, default=1.0, metavar="S",
                         help="seconds after launch not counted in the steady window (default 1)")
@@ -56,8 +60,14 @@ def run(args: argparse.Namespace) -> int:
                 raise
             raise UsageError("--ray is not available in this build of qg-audit") from None
         return ray_run(args)
-    if args.expect_workers is None and not args.expect_from:
-        raise UsageError("one of --expect-workers N or --expect-from FILE:KEY is required")
+    if args.expect_workers is None and not args.expect_from and args.expect_threads is None \
+            and args.expect_per_rank is None:
+        raise UsageError("one of --expect-workers N, --expect-from FILE:KEY, --expect-threads N or "
+                         "--expect-per-rank N is required")
+    if args.expect_threads is not None and args.expect_threads < 1:
+        raise UsageError(f"--expect-threads must be >= 1, got {args.expect_threads}")
+    if args.expect_per_rank is not None and args.expect_per_rank < 0:
+        raise UsageError(f"--expect-per-rank must be >= 0, got {args.expect_per_rank}")
     if not command:
         raise UsageError("no command to launch: put it after '--', e.g. qg-audit verify --expect-workers 4 "
                          "-- python sampler.py")
@@ -79,11 +89,11 @@ def run(args: argparse.Namespace) -> int:
     from auditor.runtime.verdict import judge
 
     exp = expectation(args)
-    if exp.workers < 1:
+    if exp.workers is not None and exp.workers < 1:
         raise UsageError(f"{exp.source}: expected worker count must be >= 1, got {exp.workers}")
     result = run_target(
         command, duration=args.duration or None, timeout=args.timeout or None, interval=args.interval,
-        hook=not args.no_hook, match=args.match,
+        hook=not args.no_hook, match=args.match, warmup=args.warmup,
     )
     verdict = judge(result, exp, warmup=args.warmup)
     if args.format == "json":

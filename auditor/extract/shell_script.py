@@ -476,6 +476,8 @@ class _Script:
         detail.update(via="flag", flag=f"{m.group(1)}{m.group(2)}")
         if launcher or outer:
             detail["launcher"] = launcher or outer
+        if launcher:  # the launcher's own option (--nproc_per_node), not an argument of the program it starts
+            detail["launcher_option"] = True
         if launcher is None and script:
             detail["script"] = script
         self.site("define", at, dest, match, value=value, **detail)

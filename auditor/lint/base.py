@@ -124,9 +124,13 @@ def is_config_define(site: Site) -> bool:
 
 
 def is_launch_override(site: Site) -> bool:
-    """A launch script or CLI string setting a key: Hydra override or ``--flag value``."""
+    """A launch script or CLI string setting a key: Hydra override or ``--flag value``.
+
+    Also after a launcher (``torchrun ... train.py key=value``); the launcher's own options
+    (``--nproc_per_node``) are not: they set the launcher, not the program's configuration.
+    """
     return site.kind == "shell" and site.detail.get("via") in ("hydra-override", "flag") \
-        and not site.detail.get("launcher")
+        and not site.detail.get("launcher_option")
 
 
 # -- discovery ---------------------------------------------------------------------------

@@ -17,7 +17,8 @@ def render(result, exp, verdict, *, hook: bool = True) -> dict:
     return {
         "schema": SCHEMA,
         "command": result.command,
-        "expected": {"workers": exp.workers, "threads": exp.threads, "source": exp.source, "key": exp.key},
+        "expected": {"workers": exp.workers, "threads": exp.threads, "source": exp.source, "key": exp.key,
+                     "per_rank": exp.per_rank},
         "observed": {
             "workers": verdict.observed_workers,
             "peak": result.peak_workers,
@@ -26,6 +27,13 @@ def render(result, exp, verdict, *, hook: bool = True) -> dict:
             "peak_rss_bytes": result.peak_rss_bytes,
             "processes": [p.to_json() for p in result.processes],
             "samples": result.samples,
+            # added in 0.x without a schema bump (additive): see docs/verify.md
+            "counted": verdict.counted,
+            "basis": verdict.basis,
+            "launcher": verdict.launcher,
+            "ranks": verdict.per_rank,
+            "threads_per_process": verdict.threads,
+            "cpu_limit": result.cpu_limit,
         },
         "reports": result.reports,
         "report_lines": {"corrupt": result.corrupt_reports, "dropped_oversize": result.dropped_reports,

@@ -7,14 +7,43 @@ def _mib(n: int) -> str:
     return f"{n / 2**20:.0f} MiB"
 
 
+def _library_pools(reports) -> list[str]:
+    from auditor.runtime.verdict import _library_pool
+
+    seen = {}
+    for r in reports:
+        if r.get("type") == "pool" and _library_pool(r):
+            name = f"{r.get('backend')}({r.get('size')}) from {(r.get('creator') or {}).get('module')}"
+            seen[name] = seen.get(name, 0) + 1
+    return [f"{name}" + (f" ×{k}" if k > 1 else "") for name, k in seen.items()]
+
+
 def render(result, exp, verdict, *, hook: bool = True) -> str:
     out = []
-    out.append(f"verify: {verdict.code.upper()}  expected {exp.workers} workers ({exp.source}), "
-               f"saw {verdict.observed_workers} in the steady window (peak {result.peak_workers})")
+    if exp.workers is not None:
+        what = verdict.counted
+        peak = max((s.get("ranks", 0) for s in result.samples), default=0) if what == "ranks" else result.peak_workers
+        basis = ", judged from worker reports" if verdict.basis == "reports" else ""
+        out.append(f"verify: {verdict.code.upper()}  expected {exp.workers} {what} ({exp.source}), "
+                   f"saw {verdict.observed_workers} in the steady window (peak {peak}{basis})")
+    else:
+        wants = [f"{exp.threads} threads per process"] if exp.threads is not None else []
+        wants += [f"{exp.per_rank} workers per rank"] if exp.per_rank is not None else []
+        out.append(f"verify: {verdict.code.upper()}  expected {' and '.join(wants)} ({exp.source})")
     for r in verdict.reasons:
         if r["code"] == "pass":
             continue
-        out.append(f"  {r['code']}: {r['message']}")
+        out.append(f"  {'note' if r['code'] == 'idle-workers' else r['code']}: "
+                   f"{r['message'] if r['code'] != 'idle-workers' else 'idle-workers: ' + r['message']}")
+    if verdict.launcher:
+        out.append(f"launcher: {verdict.launcher}; ranks: " + (", ".join(
+            f"rank {r['rank'] if r['rank'] is not None else '?'} pid {r['pid']} world {r['world_size'] or '?'}"
+            f" workers {r['workers']}" for r in verdict.per_rank) or "none"))
+    elif exp.per_rank is not None and verdict.per_rank:
+        out.append("per rank: " + ", ".join(f"pid {r['pid']} workers {r['workers']}" for r in verdict.per_rank))
+    if verdict.threads:
+        out.append("threads: " + ", ".join(f"pid {t['pid']} {t['threads']}" + (f" ({t['setter']})" if t["setter"] else "")
+                                           for t in verdict.threads[:8]))
     if result.started:
         ended = ("timeout" if result.timed_out else "duration reached" if result.returncode is None
                  else f"exit code {result.returncode}")
@@ -33,6 +62,13 @@ def render(result, exp, verdict, *, hook: bool = True) -> str:
                f"{sum(1 for r in result.reports if r.get('type') == 'pool')} pool reports"
                + (f"; {result.corrupt_reports} lines not JSON" if result.corrupt_reports else "")
                + (f"; {result.dropped_reports} lines over 1 MiB dropped" if result.dropped_reports else ""))
+    libs = _library_pools(result.reports)
+    if libs:
+        out.append(f"library pools (shown, not counted): {', '.join(libs[:4])}"
+                   + (f" and {len(libs) - 4} more" if len(libs) > 4 else ""))
+    limit = getattr(result, "cpu_limit", None) or {}
+    if limit.get("cpus"):
+        out.append(f"cpus: {limit['cpus']:g} ({'; '.join(limit.get('from') or [])})")
     if not hook:
         out.append("hook: off (--no-hook)")
     for note in result.notes:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from auditor import catalogue as rule_data
@@ -21,6 +21,12 @@ class Rule:
     same_as_parent: bool = False
     python: bool = False
     reports: bool = False
+    launcher: str | None = None  # a distributed launcher (torchrun, mpirun ...): a helper that starts ranks
+    count_flags: tuple[str, ...] = ()  # the launcher's flags that give the number of ranks it starts
+    parent_launcher: bool = False
+    rank: bool = False
+    fewer_hint: str = ""  # said when the launcher started fewer ranks than expected
+    sets_env: dict = field(default_factory=dict, hash=False, compare=False)  # variables it sets for ranks
 
 
 @dataclass(frozen=True)
@@ -28,6 +34,9 @@ class Catalogue:
     rules: tuple[Rule, ...]
     count_keys: frozenset[str]
     count_key_patterns: tuple[re.Pattern, ...]
+    rank_env: dict[str, tuple[str, ...]] = field(default_factory=dict)  # rank / world_size ... -> env names
+    thread_env: tuple[str, ...] = ()
+    library_modules: frozenset[str] = frozenset()
 
     def is_count_key(self, key: str) -> bool:
         leaf = key.rsplit(".", 1)[-1].lower()
@@ -50,13 +59,31 @@ def catalogue() -> Catalogue:
                 same_as_parent=bool(r.get("same_as_parent")),
                 python=bool(r.get("python")),
                 reports=bool(r.get("reports")),
+                launcher=r.get("launcher"),
+                count_flags=tuple(r.get("count_flags") or ()),
+                parent_launcher=bool(r.get("parent_launcher")),
+                rank=bool(r.get("rank")),
+                fewer_hint=r.get("fewer_hint", ""),
+                sets_env=dict(r.get("sets_env") or {}),
             )
         )
     return Catalogue(
         rules=tuple(rules),
         count_keys=frozenset(k.lower() for k in data.get("count_keys", [])),
         count_key_patterns=tuple(re.compile(p) for p in data.get("count_key_patterns", [])),
+        rank_env={k: tuple(v) for k, v in (data.get("rank_env") or {}).items()},
+        thread_env=tuple(data.get("thread_env") or ()),
+        library_modules=frozenset(data.get("library_modules") or ()),
     )
+
+
+@lru_cache(maxsize=None)
+def _rules_by_id() -> dict[str, Rule]:
+    return {r.id: r for r in catalogue().rules}
+
+
+def rule_by_id(rule_id: str | None) -> Rule | None:
+    return _rules_by_id().get(rule_id) if rule_id else None
 
 
 def _is_python(cmdline: list[str]) -> bool:
@@ -77,6 +104,8 @@ def match_rule(name: str, cmdline: list[str], parent_rule: str | None,
         if rule.same_as_parent and (not cmdline or cmdline != parent_cmdline):
             continue
         if rule.python and not _is_python(cmdline):
+            continue
+        if rule.parent_launcher and not (parent_rule and getattr(rule_by_id(parent_rule), "launcher", None)):
             continue
         return rule
     return None

@@ -1,4 +1,4 @@
-"""--expect-workers / --expect-from FILE:dotted.key -> an Expectation.
+"""--expect-workers / --expect-from FILE:dotted.key / --expect-threads / --expect-per-rank -> an Expectation.
 
 Reads YAML (C loader), TOML (tomllib) or JSON directly; errors name the file (and line where
 the parser gives one) and exit 2.
@@ -14,14 +14,18 @@ from auditor.runtime.verdict import Expectation
 
 
 def expectation(args) -> Expectation:
+    per_rank = getattr(args, "expect_per_rank", None)
     if args.expect_workers is not None:
-        return Expectation(workers=args.expect_workers, threads=args.expect_threads)
+        return Expectation(workers=args.expect_workers, threads=args.expect_threads, per_rank=per_rank)
+    if not args.expect_from:  # --expect-threads and/or --expect-per-rank alone
+        source = "--expect-threads" if args.expect_threads is not None else "--expect-per-rank"
+        return Expectation(workers=None, threads=args.expect_threads, source=source, per_rank=per_rank)
     spec = args.expect_from
     if ":" not in spec:
         raise UsageError(f"--expect-from {spec}: give FILE:dotted.key, e.g. conf.yaml:rollout.num_workers")
     path, key = spec.rsplit(":", 1)
     value = read_key(path, key)
-    return Expectation(workers=value, threads=args.expect_threads, key=key, source=spec)
+    return Expectation(workers=value, threads=args.expect_threads, key=key, source=spec, per_rank=per_rank)
 
 
 def load(path: str):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from typing import NamedTuple
 
 LINUX = sys.platform.startswith("linux") and os.path.isdir("/proc/self")
 
@@ -32,8 +32,7 @@ def boot_time() -> float:
     return _boot_time
 
 
-@dataclass
-class Stat:
+class Stat(NamedTuple):  # a tuple: built ~1,000 times a poll on a big tree, twice as fast as a dataclass
     pid: int
     ppid: int
     name: str  # comm: at most 15 characters; a thread-name change of the main thread shows here
@@ -42,6 +41,7 @@ class Stat:
     threads: int
     create_time: float  # epoch seconds
     rss_bytes: int
+    cpu_s: float = 0.0  # user + system CPU time so far, all threads
 
 
 class Gone(Exception):
@@ -54,7 +54,7 @@ class Denied(Exception):
 
 def list_pids() -> set[int]:
     if LINUX:
-        return {int(n) for n in os.listdir("/proc") if n.isdigit()}
+        return set(map(int, filter(str.isdigit, os.listdir("/proc"))))  # map/filter: no Python-level loop
     import psutil
 
     return set(psutil.pids())
@@ -78,10 +78,11 @@ def read_stat(pid: int) -> Stat:
     if rpar < 0:
         raise Gone(pid)
     f = data[rpar + 2 :].split(None, 22)
-    # fields after comm, 0-based: 0 state, 1 ppid, 2 pgrp, 17 num_threads, 19 starttime, 21 rss (pages)
+    # fields after comm, 0-based: 0 state, 1 ppid, 2 pgrp, 11 utime, 12 stime, 17 num_threads,
+    # 19 starttime, 21 rss (pages)
     return Stat(pid, int(f[1]), data[data.find(b"(") + 1 : rpar].decode("utf-8", "replace"), f[0].decode(),
                 int(f[2]), int(f[17]), round((_boot_time or boot_time()) + int(f[19]) / _CLK_TCK, 2),
-                int(f[21]) * _PAGE)
+                int(f[21]) * _PAGE, (int(f[11]) + int(f[12])) / _CLK_TCK)
 
 
 def read_cmdline(pid: int) -> list[str]:
@@ -112,6 +113,93 @@ def read_cmdline(pid: int) -> list[str]:
     return [p.decode("utf-8", "replace") for p in parts]
 
 
+def read_environ(pid: int, names) -> dict[str, str]:
+    """The variables NAMES from the environment PID started with (empty when unreadable)."""
+    wanted = {n.encode() for n in names}
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            data = f.read()
+    except OSError:
+        return {}
+    found = {}
+    for item in data.split(b"\0"):
+        key, sep, value = item.partition(b"=")
+        if sep and key in wanted:
+            found[key.decode()] = value.decode("utf-8", "replace")
+    return found
+
+
+def cpu_limit(pid: int | None = None) -> dict:
+    """The CPUs a process may use: its affinity and its cgroup's CPU quota, and where each was read.
+
+    Returns {"cpus": float | None, "affinity": int | None, "quota": float | None, "from": [str]}.
+    """
+    out: dict = {"cpus": None, "affinity": None, "quota": None, "from": []}
+    try:
+        n = len(os.sched_getaffinity(pid or 0))
+        out["affinity"] = n
+        out["from"].append(f"sched_getaffinity({pid or 'self'}): {n} CPU{'s' if n != 1 else ''}")
+    except (AttributeError, OSError):
+        pass
+    quota, where = _cgroup_quota(pid)
+    if quota is not None:
+        out["quota"] = quota
+        out["from"].append(f"{where}: {quota:g} CPUs")
+    elif where:
+        out["from"].append(f"{where}: no CPU quota")
+    limits = [x for x in (out["affinity"], quota) if x is not None]
+    out["cpus"] = min(limits) if limits else None
+    return out
+
+
+def _cgroup_quota(pid: int | None) -> tuple[float | None, str]:
+    """The tightest CPU quota (cgroup v2 cpu.max, v1 cfs_quota_us) on the process's cgroup path."""
+    try:
+        with open(f"/proc/{pid or 'self'}/cgroup", encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None, ""
+    best: tuple[float | None, str] = (None, "")
+    seen = ""
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        v2 = parts[0] == "0" and parts[1] == ""
+        if not v2 and "cpu" not in parts[1].split(","):
+            continue
+        base = "/sys/fs/cgroup" if v2 else f"/sys/fs/cgroup/{parts[1]}"
+        rel = parts[2].strip("/")
+        while True:
+            directory = os.path.join(base, rel) if rel else base
+            quota = _read_quota(directory, v2)
+            if not seen and os.path.exists(os.path.join(directory, "cpu.max" if v2 else "cpu.cfs_quota_us")):
+                seen = os.path.join(directory, "cpu.max" if v2 else "cpu.cfs_quota_us")
+            if quota is not None and (best[0] is None or quota < best[0]):
+                best = (quota, os.path.join(directory, "cpu.max" if v2 else "cpu.cfs_quota_us"))
+            if not rel:
+                break
+            rel = os.path.dirname(rel)
+    return best if best[0] is not None else (None, seen)
+
+
+def _read_quota(directory: str, v2: bool) -> float | None:
+    try:
+        if v2:
+            with open(os.path.join(directory, "cpu.max"), encoding="utf-8") as f:
+                quota, period = (f.read().split() + ["100000"])[:2]
+        else:
+            with open(os.path.join(directory, "cpu.cfs_quota_us"), encoding="utf-8") as f:
+                quota = f.read().strip()
+            with open(os.path.join(directory, "cpu.cfs_period_us"), encoding="utf-8") as f:
+                period = f.read().strip()
+        if quota in ("max", "-1") or int(period) <= 0:
+            return None
+        return int(quota) / int(period)
+    except (OSError, ValueError):
+        return None
+
+
 def _psutil_stat(pid: int) -> Stat:
     import psutil
 
@@ -128,6 +216,7 @@ def _psutil_stat(pid: int) -> Stat:
                 threads=p.num_threads(),
                 create_time=round(p.create_time(), 2),
                 rss_bytes=p.memory_info().rss,
+                cpu_s=sum(p.cpu_times()[:2]),
             )
     except psutil.NoSuchProcess:
         raise Gone(pid) from None

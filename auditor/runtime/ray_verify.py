@@ -342,6 +342,8 @@ def _validate(args) -> None:
         raise UsageError("one of --expect-workers N or --expect-from FILE:KEY is required")
     if getattr(args, "expect_threads", None) is not None:
         raise UsageError("--expect-threads is not supported with --ray (count threads with a plain verify)")
+    if getattr(args, "expect_per_rank", None) is not None:
+        raise UsageError("--expect-per-rank is not supported with --ray (check ranks with a plain verify)")
     if args.per_node is not None and args.per_node < 1:
         raise UsageError(f"--per-node must be >= 1, got {args.per_node}")
     for flag in ("warmup", "duration", "timeout"):

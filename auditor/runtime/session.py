@@ -62,6 +62,7 @@ class RunResult:
     corrupt_reports: int = 0  # report lines that were not valid JSON
     dropped_reports: int = 0  # report lines over MAX_REPORT_LINE bytes, dropped unread
     survivors: list[str] = field(default_factory=list)  # processes that outlived SIGKILL (should be none)
+    cpu_limit: dict = field(default_factory=dict)  # procfs.cpu_limit() of the target: the CPUs it may use
 
     @property
     def workers(self) -> list[ProcessRow]:
@@ -184,12 +185,13 @@ def run_target(command: list[str], *, duration: float | None = None, timeout: fl
                match: str | None = None, cwd: str | None = None,
                on_sample: Callable[[dict], None] | None = None,
                stop_when: Callable[[RunResult], bool] | None = None,
-               int_grace: float = 3.0, term_grace: float = 2.0) -> RunResult:
+               int_grace: float = 3.0, term_grace: float = 2.0, warmup: float = 0.0) -> RunResult:
     """Run COMMAND under the census and return everything observed. See docs/verify.md.
 
     ``env`` adds to (a value of None removes from) this process's environment.
     ``duration``: end the target after this many seconds (a normal end, returncode None).
     ``timeout``: end it after this many seconds and set ``timed_out``.
+    ``warmup``: processes' CPU shares (``ProcessRow.cpu_share``) are measured from this time on.
     """
     if not command:
         raise ValueError("run_target: empty command")
@@ -200,16 +202,16 @@ def run_target(command: list[str], *, duration: float | None = None, timeout: fl
         with terminating_signals() as signals:
             return _run(command, tmpdir, signals, duration=duration, timeout=timeout, interval=interval,
                         hook=hook, env=env, pattern=pattern, cwd=cwd, on_sample=on_sample, stop_when=stop_when,
-                        int_grace=int_grace, term_grace=term_grace)
+                        int_grace=int_grace, term_grace=term_grace, warmup=warmup)
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
 
 
 def _run(command, tmpdir, signals, *, duration, timeout, interval, hook, env, pattern, cwd, on_sample,
-         stop_when, int_grace, term_grace) -> RunResult:
+         stop_when, int_grace, term_grace, warmup) -> RunResult:
     report_path = os.path.join(tmpdir, "reports.jsonl")
     out_path, err_path = os.path.join(tmpdir, "stdout"), os.path.join(tmpdir, "stderr")
-    census = Census(match=pattern)
+    census = Census(match=pattern, mark=warmup)
     reader = _ReportReader(report_path)
     samples: list[dict] = []
     notes: list[str] = []
@@ -286,7 +288,20 @@ def _run(command, tmpdir, signals, *, duration, timeout, interval, hook, env, pa
     result = _snapshot(command, started, rc, timed_out, t0, census, reader, samples, hook_active, error,
                        notes + hook_notes, out_path, err_path)
     result.survivors = survivors
+    result.cpu_limit = _cpu_limit(census)
     return result
+
+
+def _cpu_limit(census: Census) -> dict:
+    from auditor.runtime import procfs
+
+    limit = procfs.cpu_limit()  # the target's cgroup is the probe's; its affinity was read while it ran
+    if census.affinity is not None and census.affinity != limit["affinity"]:
+        limit["from"][0:1] = [f"sched_getaffinity(target pid {census.root_pid}): {census.affinity} "
+                              f"CPU{'s' if census.affinity != 1 else ''}"]
+        limit["affinity"] = census.affinity
+        limit["cpus"] = min(x for x in (census.affinity, limit["quota"]) if x is not None)
+    return limit
 
 
 def _pidfd(pid: int) -> int | None:

@@ -1,9 +1,14 @@
 """Verdicts: what the run shows about the expected parallelism, with stable codes.
 
 Codes (a contract, see docs/verify.md): pass, under-used (both exit 0); fallback, partial,
-excess, threads-not-processes, value-mismatch, workers-died, pending, no-workers, timeout (exit 1);
-target-failed (exit 3). Each failing reason says what most likely happened and what to
-check next.
+excess, threads-not-processes, value-mismatch, oversubscribed, workers-died, pending,
+no-workers, timeout (exit 1); target-failed (exit 3). idle-workers is a note: it is listed among the
+reasons but never becomes the verdict. Each failing reason says what most likely happened
+and what to check next.
+
+With a distributed launcher in the tree (torchrun, accelerate launch, deepspeed, mpirun ...)
+the expected count is the number of ranks, and --expect-per-rank checks the workers inside
+each rank.
 """
 
 from __future__ import annotations
@@ -11,28 +16,36 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from auditor.exitcodes import EXIT_FINDINGS, EXIT_OK, EXIT_TARGET
-from auditor.runtime.classify import catalogue
+from auditor.runtime.classify import catalogue, rule_by_id
 from auditor.runtime.session import RunResult
 
 # Most severe first: the verdict is the first code of this list that any reason has.
 SEVERITY = ["target-failed", "no-workers", "fallback", "threads-not-processes", "partial", "excess",
-            "workers-died", "value-mismatch", "pending", "timeout", "under-used", "pass"]
+            "workers-died", "value-mismatch", "oversubscribed", "pending", "timeout", "under-used", "pass"]
 PASSING = {"pass", "under-used"}
+NOTES = {"idle-workers"}  # shown with the reasons, never the verdict
+IDLE_SHARE = 0.10  # a worker using at most this share of one core in the steady window is idle
 
 
 @dataclass
 class Expectation:
-    workers: int
+    workers: int | None  # None: only --expect-threads (and --expect-per-rank) are checked
     threads: int | None = None
     key: str | None = None  # with --expect-from: the key whose value workers should report
     source: str = "--expect-workers"
+    per_rank: int | None = None  # --expect-per-rank: workers inside each rank
 
 
 @dataclass
 class Verdict:
     code: str
     reasons: list[dict] = field(default_factory=list)  # {code, message}
-    observed_workers: int = 0  # peak worker count in the steady window
+    observed_workers: int = 0  # peak worker count in the steady window (ranks, under a launcher)
+    counted: str = "workers"  # "workers" or "ranks"
+    basis: str = "census"  # "census", or "reports" when the run was shorter than the poll interval
+    launcher: str | None = None  # the distributed launcher seen in the tree
+    per_rank: list[dict] = field(default_factory=list)  # {pid, rank, workers, world_size}
+    threads: list[dict] = field(default_factory=list)  # {pid, role, threads, setter} per judged process
 
     @property
     def exit_code(self) -> int:
@@ -76,28 +89,197 @@ def judge(result: RunResult, exp: Expectation, *, warmup: float = 0.0, pending_g
             + ". Next: run the command on its own and fix that error first.")
         return Verdict("target-failed", reasons)
 
-    window = [s for s in result.samples if s["t"] >= warmup] or result.samples
-    w = max((s["workers"] for s in window), default=0)
-    workers = [p for p in result.processes if p.role == "worker"]
-    pools = [r for r in result.reports if r.get("type") == "pool"]
-    worker_reports = [r for r in result.reports if r.get("type") == "worker"]
-    serial = [p for p in pools if p.get("serial")]
-    thread_pools = [p for p in pools if p.get("threads") and (p.get("size") or 0) >= max(2, n)]
-    lazy = [p for p in pools if p.get("lazy") and (p.get("size") or 0) >= n]
-    biggest_threads = max((p.threads_peak for p in result.processes), default=0)
-    hook_evidence = bool(pools or worker_reports)
+    ev = _Evidence(result, warmup)
+    out = Verdict("pass", reasons, launcher=ev.launcher.launcher if ev.launcher else None,
+                  counted="ranks" if ev.launcher else "workers")
+    if n is not None:
+        out.observed_workers = _judge_count(ev, exp, add, out)
+    if exp.per_rank is not None:
+        out.per_rank = _judge_per_rank(ev, exp.per_rank, add)
+    elif ev.launcher is not None:
+        out.per_rank = [_rank_row(ev, r) for r in ev.ranks]
+    if n is not None:
+        _judge_values(ev, exp, add, reasons, out.observed_workers)
+        died = _died(ev.window, out.observed_workers, died_grace, target_exited=result.returncode is not None,
+                     key="ranks" if ev.launcher else "workers")
+        # a launcher that exits 0 after its ranks ended saw them all succeed (it exits non-zero otherwise)
+        finished = ev.launcher is not None and result.returncode == 0
+        if died and out.basis == "census" and not finished and not _ended_normally(ev, died[0]):
+            t_drop, low = died
+            what = "rank" if ev.launcher else "worker"
+            add("workers-died", f"the {what} count fell from {out.observed_workers} to {low} at t={t_drop:.1f}s "
+                                f"while the target kept running: {what}s crashed or were killed. Next: check the "
+                                f"target's stderr, and dmesg for OOM kills.")
+        _judge_pending(ev, add, pending_grace)
+    if exp.threads is not None:
+        out.threads = _judge_threads(ev, exp.threads, add)
+    _judge_cpus(ev, add)
+    _note_idle(ev, add)
+
+    failing = [r for r in reasons if r["code"] not in NOTES]
+    if not failing:
+        if n is not None:
+            what = "ranks" if ev.launcher else "worker processes"
+            basis = (" (judged from worker reports; the run was shorter than the poll interval)"
+                     if out.basis == "reports" else "")
+            reasons.insert(0, {"code": "pass", "message": f"{out.observed_workers} {what} ran as expected ({n})"
+                                                          f"{basis}"})
+        else:
+            wants = ([f"{exp.threads} compute threads per process"] if exp.threads is not None else []) + \
+                    ([f"{exp.per_rank} workers in each rank"] if exp.per_rank is not None else [])
+            reasons.insert(0, {"code": "pass", "message": f"{' and '.join(wants)} ran as expected"})
+    if result.timed_out:
+        # Documented (docs/verify.md): a run cut by --timeout fails, even with the right worker
+        # count, because a sampler that should have finished did not; a long-running one is
+        # watched with --duration instead, which is a normal end.
+        add("timeout", f"the target was still running when --timeout ended it after {result.duration_s:.1f}s: "
+                       f"it hung or is slower than expected; the counts were judged on what ran until then. "
+                       f"Next: raise --timeout, or watch a long-running sampler with --duration S.")
+    out.code = next(c for c in SEVERITY if any(r["code"] == c for r in reasons))
+    return out
+
+
+def _ended_normally(ev: "_Evidence", t_drop: float) -> bool:
+    """Every worker that went away from the drop on reported a clean exit (its function returned)."""
+    exits = {r.get("pid"): r.get("exitcode") for r in ev.result.reports if r.get("type") == "worker-exit"}
+    last = ev.window[-1]["t"] if ev.window else 0.0
+    vanished = [p for p in ev.workers if p.last_seen < last and p.last_seen >= t_drop - 1.0 and p.rank_of != p.pid]
+    return bool(vanished) and all(exits.get(p.pid) == 0 for p in vanished)
+
+
+class _Evidence:
+    """What one run shows, indexed once for the checks below."""
+
+    def __init__(self, result: RunResult, warmup: float):
+        self.result = result
+        self.window = [s for s in result.samples if s["t"] >= warmup] or result.samples
+        self.warmup = warmup if any(s["t"] >= warmup for s in result.samples) else 0.0
+        self.rows = result.processes
+        self.by_pid = {p.pid: p for p in self.rows}
+        self.target = next((p for p in self.rows if p.role == "target"), None)
+        self.launcher = next((rule_by_id(p.rule) for p in self.rows
+                              if rule_by_id(p.rule) is not None and rule_by_id(p.rule).launcher), None)
+        self.launcher_row = next((p for p in self.rows if rule_by_id(p.rule) is self.launcher), None) \
+            if self.launcher else None
+        self.ranks = [p for p in self.rows if p.rank_of == p.pid]
+        self.workers = [p for p in self.rows if p.role == "worker"]
+        self.pools = [r for r in result.reports if r.get("type") == "pool"]
+        self.worker_reports = [r for r in result.reports if r.get("type") == "worker"]
+        self.rank_reports = {r.get("pid"): r for r in result.reports if r.get("type") == "rank"}
+        self.loaded_env = {r.get("pid"): r.get("env") or {} for r in result.reports
+                           if r.get("type") == "hook" and r.get("event") == "loaded"}
+        self.thread_sets: dict[int, dict] = {}  # pid -> its last torch.set_num_threads
+        self.thread_defaults: dict[int, dict] = {}  # pid -> torch's count at import, when never set
+        for r in result.reports:
+            if r.get("type") == "threads" and isinstance(r.get("value"), int):
+                (self.thread_defaults if r.get("default") else self.thread_sets)[r.get("pid")] = r
+
+    def user_pools(self, **flags) -> list[dict]:
+        return [p for p in self.pools if all(bool(p.get(k)) == v for k, v in flags.items()) and not _library_pool(p)]
+
+    def in_window(self, row) -> bool:
+        return row.last_seen >= self.warmup
+
+    def launched(self) -> int | None:
+        """The rank count the launcher's command line asks for (--nproc_per_node 2), when given."""
+        if self.launcher is None or self.launcher_row is None:
+            return None
+        return _flag_value(self.launcher_row.cmdline, self.launcher.count_flags)
+
+    def launch_flag(self) -> str:
+        value = self.launched()
+        if value is None:
+            return ""
+        flag = next((f for f in self.launcher.count_flags if _flag_value(self.launcher_row.cmdline, (f,)) == value),
+                    self.launcher.count_flags[0])
+        return f" ({flag} {value})"
+
+
+def _library_pool(pool: dict) -> bool:
+    creator = pool.get("creator")
+    if not isinstance(creator, dict):
+        return False
+    top = str(creator.get("module") or "").split(".", 1)[0]
+    return bool(creator.get("library")) or top in catalogue().library_modules
+
+
+def _flag_value(cmdline: list[str], flags) -> int | None:
+    for i, arg in enumerate(cmdline):
+        for flag in flags:
+            if arg == flag and i + 1 < len(cmdline):
+                value = cmdline[i + 1]
+            elif arg.startswith(flag + "="):
+                value = arg[len(flag) + 1:]
+            else:
+                continue
+            return int(value) if value.isdigit() else None
+    return None
+
+
+def _pool_name(p: dict) -> str:
+    creator = p.get("creator") if isinstance(p.get("creator"), dict) else {}
+    site = f" at {creator['site']}" if creator.get("site") else ""
+    return f"{p.get('backend')}({p.get('size')}){site}"
+
+
+def _reported_peak(ev: _Evidence) -> tuple[int, set]:
+    """Peak concurrency of workers from the hook's start / exit reports, and the pids seen."""
+    starts, ends = {}, {}
+    for r in ev.worker_reports:
+        if isinstance(r.get("pid"), int) and isinstance(r.get("t"), (int, float)):
+            starts[r["pid"]] = min(starts.get(r["pid"], r["t"]), r["t"])
+    for r in ev.result.reports:
+        if r.get("type") == "worker-exit" and r.get("pid") in starts and isinstance(r.get("t"), (int, float)):
+            ends[r["pid"]] = r["t"]
+    if not starts:
+        return 0, set()
+    last = max((r["t"] for r in ev.result.reports if isinstance(r.get("t"), (int, float))), default=0.0)
+    events = sorted([(t, 1) for t in starts.values()] + [(ends.get(pid, last), -1) for pid in starts],
+                    key=lambda e: (e[0], e[1]))
+    peak = now = 0
+    for _, step in events:
+        now += step
+        peak = max(peak, now)
+    return peak, set(starts)
+
+
+def _judge_count(ev: _Evidence, exp: Expectation, add, out: Verdict) -> int:
+    n, result = exp.workers, ev.result
+    key = "ranks" if ev.launcher else "workers"
+    w = max((s.get(key, 0) for s in ev.window), default=0)
+    if ev.launcher is None:
+        peak, pids = _reported_peak(ev)
+        census_workers = {p.pid for p in ev.workers}
+        if peak > w and pids - census_workers:
+            w, out.basis = peak, "reports"
+    serial = ev.user_pools(serial=True)
+    thread_pools = [p for p in ev.user_pools(threads=True) if (p.get("size") or 0) >= max(2, n)]
+    lazy = [p for p in ev.user_pools(lazy=True) if (p.get("size") or 0) >= n]
+    sized = [p for p in ev.user_pools(threads=False, serial=False) if p.get("size") == w]
+    biggest_threads = max((p.threads_peak for p in ev.rows), default=0)
+    hook_evidence = bool(ev.pools or ev.worker_reports)
 
     def threads_line():
         if thread_pools:
             p = thread_pools[0]
-            return (f"a {p.get('backend')}({p.get('size')}) runs the work in threads of one process, "
+            return (f"a {_pool_name(p)} runs the work in threads of one process, "
                     f"which share one core for Python code under the GIL")
         return f"one process reached {biggest_threads} threads while {w} worker processes ran"
 
-    reported_counts = {v for r in worker_reports for v in _count_values(r, exp).values() if isinstance(v, int)}
+    if ev.launcher is not None:
+        _judge_ranks(ev, n, w, add)
+        return w
 
+    reported_counts = {v for r in ev.worker_reports for v in _count_values(r, exp).values() if isinstance(v, int)}
+    lone = [r for r in ev.rank_reports.values() if isinstance(r.get("world_size"), int) and r["world_size"] < n]
     if w == 0:
-        if serial:
+        if lone:
+            r = lone[0]
+            add("value-mismatch", f"the target ran as rank {r.get('rank')} of a world of {r['world_size']} "
+                                  f"(init_process_group at {r.get('site')}) where {n} ranks were expected: it was "
+                                  f"started without a launcher. Next: start it with torchrun --nproc_per_node {n} "
+                                  f"(or accelerate launch / mpirun -np {n}).")
+        elif serial:
             p = serial[0]
             add("fallback", f"{p.get('backend')} ran {p.get('size')} in the target process itself: no worker "
                             f"processes where {n} were expected. Next: switch to the parallel backend "
@@ -130,12 +312,86 @@ def judge(result: RunResult, exp: Expectation, *, warmup: float = 0.0, pending_g
                            f"resource limit most likely cut the count. Next: check the target's stderr and caps "
                            f"on the setting.")
     elif w > n:
-        add("excess", f"{w} worker processes ran where {n} were expected: nested pools or a second backend "
-                      f"(e.g. DataLoader workers inside each env worker) most likely multiply the count. "
-                      f"Next: look at each worker's backend with --format json.")
+        if sized:
+            add("excess", f"{w} worker processes ran where {n} were expected: the hook saw {_pool_name(sized[0])} "
+                          f"started with {w}, not {n}. Next: check the value passed there ('qg-audit scan').")
+        else:
+            add("excess", f"{w} worker processes ran where {n} were expected: nested pools or a second backend "
+                          f"(e.g. DataLoader workers inside each env worker) most likely multiply the count. "
+                          f"Next: look at each worker's backend with --format json.")
+    return w
 
-    # Values the workers received.
-    wrong = [(r, k, v) for r in worker_reports for k, v in _count_values(r, exp).items() if v != n]
+
+def _judge_ranks(ev: _Evidence, n: int, w: int, add) -> None:
+    name, launched, flag = ev.launcher.launcher, ev.launched(), ev.launch_flag()
+    hint = f" {ev.launcher.fewer_hint}" if ev.launcher.fewer_hint else ""
+    if w == 0:
+        add("no-workers", f"{name} started no rank in {ev.result.duration_s:.1f}s where {n} were expected{flag}. "
+                          f"Next: raise --duration, and check the launcher's output in the target's stderr.")
+    elif w < n and launched is not None and launched < n:
+        add("fallback", f"{name} started {w} rank{'s' if w != 1 else ''}{flag} where {n} were expected: the launch "
+                        f"command asks for fewer. Next: fix the count in the launch command or script.")
+    elif w < n:
+        asked = f" although it was asked for {launched}{flag}" if launched is not None and launched >= n else ""
+        code = "fallback" if w == 1 else "partial"
+        add(code, f"{name} started {w} of {n} ranks{asked}.{hint} Next: check the launcher's flags and the "
+                  f"target's stderr for ranks that failed to start.")
+    elif w > n:
+        add("excess", f"{name} started {w} ranks where {n} were expected{flag}. Next: check the launch command.")
+
+
+def _rank_row(ev: _Evidence, rank) -> dict:
+    inside = [p for p in ev.rows if p.rank_of == rank.pid and p.pid != rank.pid and p.role == "worker"]
+    times = [s["t"] for s in ev.window]
+    peak = max((sum(1 for p in inside if p.first_seen <= t <= p.last_seen and
+                    (p.rule != "mp-fork" or p.last_seen > p.first_seen)) for t in times), default=0)
+    reported = ev.rank_reports.get(rank.pid) or {}
+    world = reported.get("world_size", rank.dist.get("world_size"))
+    backends = sorted({p.backend for p in inside if p.backend})
+    return {"pid": rank.pid, "rank": reported.get("rank", rank.dist.get("rank")),
+            "local_rank": rank.dist.get("local_rank"), "world_size": world, "workers": peak, "backends": backends}
+
+
+def _judge_per_rank(ev: _Evidence, per_rank: int, add) -> list[dict]:
+    ranks = ev.ranks or ([ev.target] if ev.target is not None else [])
+    rows = [_rank_row(ev, r) for r in ranks]
+    if ev.target is not None and not ev.ranks:  # no launcher: the target is the only rank
+        rows[0]["workers"] = max((s["workers"] for s in ev.window), default=0)
+    for row in rows:
+        label = f"rank {row['rank']} (pid {row['pid']})" if row["rank"] is not None else f"pid {row['pid']}"
+        got = row["workers"]
+        if got == per_rank:
+            continue
+        serial = [p for p in ev.user_pools(serial=True) if p.get("pid") == row["pid"]]
+        if got < per_rank and serial:
+            add("fallback", f"{label} ran {serial[0].get('backend')} in the rank itself (no worker processes) where "
+                            f"{per_rank} per rank were expected. Next: check the setting that chose "
+                            f"num_workers=0 / the serial backend.")
+        elif got < per_rank:
+            add("partial", f"{label} ran {got} worker process{'es' if got != 1 else ''} where {per_rank} per rank "
+                           f"were expected. Next: check that every rank reads the same setting.")
+        else:
+            add("excess", f"{label} ran {got} worker processes where {per_rank} per rank were expected "
+                          f"({', '.join(row['backends']) or 'unknown backend'}). Next: look for a second pool.")
+    return rows
+
+
+def _judge_values(ev: _Evidence, exp: Expectation, add, reasons, w: int) -> None:
+    n = exp.workers
+    if ev.launcher is not None:
+        # ranks alive together (a restarted rank is a new process of the same world)
+        launched = max((s.get("ranks", 0) for s in ev.result.samples), default=0) or len(ev.ranks)
+        for rank in ev.ranks:
+            row = _rank_row(ev, rank)
+            if isinstance(row["world_size"], int) and row["world_size"] != launched:
+                add("value-mismatch", f"rank pid {rank.pid} sees a world of {row['world_size']} where {launched} "
+                                      f"ranks were launched: it does not join the others (WORLD_SIZE overridden, "
+                                      f"or init_process_group given its own world_size). Next: let the launcher's "
+                                      f"environment decide (init_method='env://').")
+                break
+        return
+    reported_counts = {v for r in ev.worker_reports for v in _count_values(r, exp).values() if isinstance(v, int)}
+    wrong = [(r, k, v) for r in ev.worker_reports for k, v in _count_values(r, exp).items() if v != n]
     if wrong and not any(x["code"] == "fallback" and reported_counts == {w} for x in reasons):
         r, k, v = wrong[0]
         more = f" (and {len(wrong) - 1} more reports)" if len(wrong) > 1 else ""
@@ -143,55 +399,135 @@ def judge(result: RunResult, exp: Expectation, *, warmup: float = 0.0, pending_g
                               f"the workers received differs from the configuration. Next: look for overrides "
                               f"between config load and worker start ('qg-audit scan').")
 
-    # Workers that died in the steady window while the target kept running.
-    died = _died(window, w, died_grace, target_exited=result.returncode is not None)
-    if died:
-        t_drop, low = died
-        add("workers-died", f"the worker count fell from {w} to {low} at t={t_drop:.1f}s while the target kept "
-                            f"running: workers crashed or were killed. Next: check the target's stderr, and "
-                            f"dmesg for OOM kills.")
 
-    # Workers that never reported, where reporting is in use.
-    if result.hook_active or worker_reports:
-        reported = {r.get("pid") for r in result.reports}
-        rules = {r.id: r for r in catalogue().rules}
-        silent = [p for p in workers if p.pid not in reported and p.rule in rules and rules[p.rule].reports
-                  and p.last_seen - p.first_seen >= pending_grace]
-        if silent:
-            pids = ", ".join(str(p.pid) for p in silent[:5])
-            add("pending", f"{len(silent)} worker(s) ({pids}) ran {pending_grace:.1f}s or more without a report: "
-                           f"they may be stuck starting up (imports, CUDA init) or never run the code that "
-                           f"reports. Next: check them with py-spy dump --pid PID.")
-
-    if exp.threads is not None:
-        procs = workers or [p for p in result.processes if p.role == "target"]
-        seen = max((p.threads_peak for p in procs), default=0)
-        if seen < exp.threads:
-            add("fallback", f"at most {seen} threads per process where {exp.threads} were expected: a thread "
-                            f"setting (OMP_NUM_THREADS, torch.set_num_threads) most likely capped them. Next: "
-                            f"check thread environment variables in the launch script.")
-
-    if not reasons:
-        add("pass", f"{w} worker processes ran as expected ({n})")
-    if result.timed_out:
-        # Documented (docs/verify.md): a run cut by --timeout fails, even with the right worker
-        # count, because a sampler that should have finished did not; a long-running one is
-        # watched with --duration instead, which is a normal end.
-        add("timeout", f"the target was still running when --timeout ended it after {result.duration_s:.1f}s: "
-                       f"it hung or is slower than expected; the worker counts were judged on what ran until "
-                       f"then. Next: raise --timeout, or watch a long-running sampler with --duration S.")
-    code = next(c for c in SEVERITY if any(r["code"] == c for r in reasons))
-    return Verdict(code, reasons, w)
+def _judge_pending(ev: _Evidence, add, pending_grace: float) -> None:
+    result = ev.result
+    if not (result.hook_active or ev.worker_reports):
+        return
+    reported = {r.get("pid") for r in result.reports}
+    rules = {r.id: r for r in catalogue().rules}
+    silent = [p for p in ev.workers if p.pid not in reported and p.rule in rules and rules[p.rule].reports
+              and p.last_seen - p.first_seen >= pending_grace]
+    if silent:
+        pids = ", ".join(str(p.pid) for p in silent[:5])
+        add("pending", f"{len(silent)} worker(s) ({pids}) ran {pending_grace:.1f}s or more without a report: "
+                       f"they may be stuck starting up (imports, CUDA init) or never run the code that "
+                       f"reports. Next: check them with py-spy dump --pid PID.")
 
 
-def _died(window: list[dict], peak: int, grace: float, target_exited: bool) -> tuple[float, int] | None:
+def _compute_procs(ev: _Evidence) -> list:
+    """The processes whose threads do the job's work: ranks, else workers, else the target."""
+    if ev.ranks:
+        return ev.ranks
+    workers = [p for p in ev.workers if ev.in_window(p)] or ev.workers
+    return workers or ([ev.target] if ev.target is not None else [])
+
+
+def _thread_setting(ev: _Evidence, row) -> tuple[int | None, str]:
+    """The compute threads a process was pinned to, and by whom; fork children inherit their parent's."""
+    seen = set()
+    while row is not None and row.pid not in seen:
+        seen.add(row.pid)
+        rec = ev.thread_sets.get(row.pid)
+        if rec is not None:
+            return rec["value"], f"{rec.get('setter')}({rec['value']}) at {rec.get('site')}"
+        env = ev.loaded_env.get(row.pid) or {}
+        for name in catalogue().thread_env:
+            if isinstance(env.get(name), int):
+                return env[name], f"{name}={env[name]} in its environment{_env_origin(ev, name, env[name])}"
+        rec = ev.thread_defaults.get(row.pid)
+        if rec is not None:
+            return rec["value"], f"torch's default of {rec['value']} (no torch.set_num_threads, no OMP_NUM_THREADS)"
+        if row.pid in ev.loaded_env:  # an exec'd Python process: nothing to inherit
+            return None, ""
+        row = ev.by_pid.get(row.ppid)
+    return None, ""
+
+
+def _env_origin(ev: _Evidence, name: str, value: int) -> str:
+    import os
+
+    launcher = ev.launcher
+    if launcher is not None and launcher.sets_env.get(name) == value and name not in os.environ:
+        return f" (set by {launcher.launcher} for every rank when the variable is not set)"
+    return ""
+
+
+def _judge_threads(ev: _Evidence, expected: int, add) -> list[dict]:
+    rows = []
+    for p in _compute_procs(ev):
+        value, setter = _thread_setting(ev, p)
+        threads = value if value is not None else p.threads_peak
+        rows.append({"pid": p.pid, "role": p.role, "threads": threads, "os_threads_peak": p.threads_peak,
+                     "setter": setter or None})
+    low = [r for r in rows if r["threads"] < expected]
+    if low:
+        r = low[0]
+        who = "the target" if r["role"] == "target" else f"{len(low)} of {len(rows)} processes (first: pid {r['pid']})"
+        if r["setter"] and r["setter"].startswith("torch's default"):
+            why = f"it ran with {r['setter']}, one per core it may use"
+            nxt = f"set torch.set_num_threads({expected}) / OMP_NUM_THREADS={expected}, and give the job the CPUs"
+        elif r["setter"]:
+            why = f"pinned by {r['setter']}"
+            nxt = "remove the pin or raise it"
+        else:
+            why = "no setter was seen; a thread setting (OMP_NUM_THREADS, torch.set_num_threads) most likely capped them"
+            nxt = "check thread environment variables in the launch script"
+        add("fallback", f"{who} reached {r['threads']} of the {expected} compute threads per process expected: "
+                        f"{why}. Next: {nxt}.")
+    return rows
+
+
+def _judge_cpus(ev: _Evidence, add) -> None:
+    limit = ev.result.cpu_limit or {}
+    cpus = limit.get("cpus")
+    if not cpus:
+        return
+    procs = [p for p in _compute_procs(ev) if ev.in_window(p)]
+    if ev.ranks:  # each rank's own workers run beside it
+        procs += [p for p in ev.workers if p.rank_of is not None and p.rank_of != p.pid and ev.in_window(p)]
+    settings = [(_thread_setting(ev, p)) for p in procs]
+    threads = [v if v is not None else 1 for v, _ in settings]
+    demand = sum(threads)
+    if demand <= cpus or max(threads, default=1) <= 1:
+        return  # many single-threaded workers on few CPUs is a choice (I/O-bound envs), not a multiplication
+    per = max(threads)
+    setter = next((s for v, s in settings if v == per), "")
+    add("oversubscribed", f"{len(procs)} processes × up to {per} threads ({setter}) = {demand} compute threads on "
+                          f"{cpus:g} CPU{'s' if cpus != 1 else ''} ({'; '.join(limit.get('from') or [])}): they take "
+                          f"turns on the CPUs. Next: give each process CPUs ÷ processes threads (here "
+                          f"{max(1, int(cpus // max(1, len(procs))))}) with OMP_NUM_THREADS or torch.set_num_threads, "
+                          f"or run fewer processes.")
+
+
+def _note_idle(ev: _Evidence, add) -> None:
+    units = ev.ranks or [p for p in ev.workers if p.rank_of is None]
+    shares = [(p, p.cpu_share) for p in units if p.cpu_share is not None]
+    if not shares or any(share > IDLE_SHARE for _, share in shares):
+        return
+    mean = sum(share for _, share in shares) / len(shares)
+    target = ev.target.cpu_share if ev.target is not None else None
+    what = "ranks" if ev.ranks else "workers"
+    if target is not None and target > 0.5:
+        tail = (f"while the target used {target:.0%} of a core: the workers wait for the target. Next: profile the "
+                f"target ('qg-audit profile'); more workers will not help.")
+    else:
+        tail = ((f"and the target {target:.0%}: " if target is not None else "") +
+                "they exist but wait (for the target, I/O, a lock or a simulator). Next: 'qg-audit profile' "
+                "to see where a step's time goes.")
+    add("idle-workers", f"{len(shares)} {what} used on average {mean:.0%} of a core each in the steady window "
+                        f"(each at most {IDLE_SHARE:.0%}) {tail}")
+
+
+def _died(window: list[dict], peak: int, grace: float, target_exited: bool,
+          key: str = "workers") -> tuple[float, int] | None:
     if peak == 0:
         return None
     samples = window[:-1] if target_exited else window  # the last sample is the target's own shutdown
     reached = False
     drop_t = None
     for s in samples:
-        if s["workers"] >= peak:
+        if s.get(key, 0) >= peak:
             reached, drop_t = True, None
         elif reached and drop_t is None:
             drop_t = s["t"]
@@ -199,7 +535,7 @@ def _died(window: list[dict], peak: int, grace: float, target_exited: bool) -> t
         return None
     last = samples[-1]
     if last["t"] - drop_t >= grace:
-        return drop_t, min(s["workers"] for s in samples if s["t"] >= drop_t)
+        return drop_t, min(s.get(key, 0) for s in samples if s["t"] >= drop_t)
     return None
 
 

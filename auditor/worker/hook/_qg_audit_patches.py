@@ -103,7 +103,12 @@ def _patch_mp_process(mod):
             _report_child(self)
         except Exception:
             pass
-        return original(self, *args, **kwargs)
+        code = None
+        try:
+            code = original(self, *args, **kwargs)
+            return code
+        finally:
+            _report_child_exit(code)
 
     mod.BaseProcess._bootstrap = _bootstrap
 
@@ -117,6 +122,7 @@ def _after_init(cls, describe):
         try:
             fields = describe(self)
             if fields:
+                fields.setdefault("creator", _creator())
                 _emit("pool", **fields)
         except Exception:
             pass
@@ -174,6 +180,98 @@ def _patch_dataloader(mod):
     cls._get_iterator = _get_iterator
 
 
+def _report_child_exit(code):
+    """The worker's end: with its start report, a run shorter than the probe's poll is still counted."""
+    try:
+        _emit("worker-exit", exitcode=code if isinstance(code, int) else None)
+    except Exception:
+        pass
+
+
+_POOL_INTERNALS = ("_qg_audit_patches", "concurrent.futures", "multiprocessing", "threading")
+
+
+def _creator():
+    """Who created a pool: the first caller outside the pool machinery, and whether it is library code."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        module = frame.f_globals.get("__name__") or ""
+        if not any(module == p or module.startswith(p + ".") for p in _POOL_INTERNALS):
+            break
+        frame = frame.f_back
+    if frame is None:
+        return None
+    filename = frame.f_code.co_filename
+    return {"module": frame.f_globals.get("__name__") or "", "site": "%s:%d" % (filename, frame.f_lineno),
+            "library": _is_library_file(filename)}
+
+
+def _is_library_file(filename):
+    if "site-packages" in filename or "dist-packages" in filename or filename.startswith("<frozen"):
+        return True
+    try:
+        import sysconfig
+
+        stdlib = sysconfig.get_paths().get("stdlib") or ""
+    except Exception:
+        return False
+    return bool(stdlib) and os.path.abspath(filename).startswith(os.path.abspath(stdlib) + os.sep)
+
+
+def _caller_site(depth=2):
+    frame = sys._getframe(depth)
+    return "%s:%d" % (frame.f_code.co_filename, frame.f_lineno) if frame is not None else None
+
+
+def _wraps(original, wrapper):
+    import functools
+
+    try:
+        return functools.wraps(original)(wrapper)
+    except Exception:  # a builtin without some attribute: the bare wrapper still works
+        return wrapper
+
+
+def _patch_torch(mod):
+    """torch.set_num_threads(N): report the value and who set it (the twin of scan's QG107)."""
+    original = getattr(mod, "set_num_threads", None)
+    if original is None:
+        return
+
+    def set_num_threads(*args, **kwargs):
+        result = original(*args, **kwargs)
+        try:
+            value = args[0] if args else kwargs.get("int", kwargs.get("num"))
+            _emit("threads", setter="torch.set_num_threads", value=value, site=_caller_site())
+        except Exception:
+            pass
+        return result
+
+    mod.set_num_threads = _wraps(original, set_num_threads)
+    try:  # what the process runs with unless it sets another count (OMP_NUM_THREADS, or the cores)
+        _emit("threads", setter="torch default", value=mod.get_num_threads(), site=None, default=True)
+    except Exception:
+        pass
+
+
+def _patch_c10d(mod):
+    """init_process_group: the world this process believes it is part of."""
+    original = getattr(mod, "init_process_group", None)
+    if original is None:
+        return
+
+    def init_process_group(*args, **kwargs):
+        result = original(*args, **kwargs)
+        try:
+            _emit("rank", rank=mod.get_rank(), world_size=mod.get_world_size(),
+                  backend=str(mod.get_backend()), site=_caller_site())
+        except Exception:
+            pass
+        return result
+
+    mod.init_process_group = _wraps(original, init_process_group)
+
+
 _PATCHES = {
     "multiprocessing.process": _patch_mp_process,
     "multiprocessing.pool": _patch_pool,
@@ -182,6 +280,8 @@ _PATCHES = {
     "gymnasium.vector.sync_vector_env": _patch_sync_vec,
     "gymnasium.vector.async_vector_env": _patch_async_vec,
     "torch.utils.data.dataloader": _patch_dataloader,
+    "torch": _patch_torch,
+    "torch.distributed.distributed_c10d": _patch_c10d,
 }
 
 

@@ -10,8 +10,12 @@ never break the target, so it:
   _qg_audit_patches.py and patches that module: multiprocessing.process (every child, all
   start methods, reports at bootstrap), multiprocessing.pool and concurrent.futures (pool
   sizes, thread pools), gymnasium's vector envs and torch's DataLoader (configured workers
-  or a serial backend). torch is never imported by the hook: DataLoader workers are
-  recognised by their target function, and num_workers / worker_id read from its arguments;
+  or a serial backend), torch's thread setter and torch.distributed's init_process_group (a
+  rank's world size as the rank sees it). torch is never imported by the hook: DataLoader
+  workers are recognised by their target function, and num_workers / worker_id read from its
+  arguments;
+* reports a rank's RANK / WORLD_SIZE ... and the thread pins (OMP_NUM_THREADS ...) with the
+  "loaded" line;
 * chains the ``sitecustomize`` that would have loaded without us.
 
 Standard library only.
@@ -25,8 +29,25 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _WATCHED = frozenset((
     "multiprocessing.process", "multiprocessing.pool", "concurrent.futures.process",
     "concurrent.futures.thread", "gymnasium.vector.sync_vector_env", "gymnasium.vector.async_vector_env",
-    "torch.utils.data.dataloader",
+    "torch.utils.data.dataloader", "torch", "torch.distributed.distributed_c10d",
 ))
+# Reported with the "loaded" line when set to a number: a rank's view of the job and the thread
+# pins (rules/workers.yaml rank_env / thread_env name the same variables; a test keeps them in step).
+_ENV_REPORTED = (
+    "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+    "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE", "PMI_RANK", "PMIX_RANK", "PMI_SIZE",
+    "MPI_LOCALRANKID", "MPI_LOCALNRANKS", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS",
+    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+)
+
+
+def _env_json():
+    items = []
+    for name in _ENV_REPORTED:
+        value = os.environ.get(name)
+        if value and value.isdigit():
+            items.append('"%s":%d' % (name, int(value)))
+    return ',"env":{%s}' % ",".join(items) if items else ""
 
 
 class _QgAuditFinder:
@@ -51,8 +72,8 @@ def _install():
     sys.meta_path.insert(0, _QgAuditFinder())
     import time
 
-    line = '{"v":1,"type":"hook","event":"loaded","pid":%d,"ppid":%d,"t":%.6f,"source":"hook"}\n' % (
-        os.getpid(), os.getppid(), time.time())
+    line = '{"v":1,"type":"hook","event":"loaded","pid":%d,"ppid":%d,"t":%.6f,"source":"hook"%s}\n' % (
+        os.getpid(), os.getppid(), time.time(), _env_json())
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
         os.write(fd, line.encode())
