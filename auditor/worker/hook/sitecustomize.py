@@ -12,6 +12,8 @@ never break the target, so it:
   sizes, thread pools), gymnasium's vector envs and torch's DataLoader (configured workers
   or a serial backend). torch is never imported by the hook: DataLoader workers are
   recognised by their target function, and num_workers / worker_id read from its arguments;
+* with QG_AUDIT_PHASES set (``qg-audit profile --auto``), does the same with
+  _qg_audit_phases.py, which times env steps, forward passes, transfers and waits;
 * chains the ``sitecustomize`` that would have loaded without us.
 
 Standard library only.
@@ -27,10 +29,23 @@ _WATCHED = frozenset((
     "concurrent.futures.thread", "gymnasium.vector.sync_vector_env", "gymnasium.vector.async_vector_env",
     "torch.utils.data.dataloader",
 ))
+# With QG_AUDIT_PHASES set (profile --auto): modules whose calls _qg_audit_phases.py times.
+_PHASES_ENV = "QG_AUDIT_PHASES"
+_PHASE_WATCHED = frozenset((
+    "gymnasium.core", "gymnasium.vector.vector_env", "stable_baselines3.common.vec_env.base_vec_env",
+    "tianshou.env.venvs", "torchrl.envs.common", "torch", "queue", "multiprocessing.queues", "ray",
+))
+_phases = False
 
 
 class _QgAuditFinder:
     def find_spec(self, name, path=None, target=None):
+        if _phases and name in _PHASE_WATCHED:
+            try:
+                import _qg_audit_phases
+            except Exception:
+                return None
+            return _qg_audit_phases.find_spec(self, name, path, target)
         if name not in _WATCHED:
             return None
         try:
@@ -48,6 +63,12 @@ def _install():
         import _qg_audit_patches
 
         _qg_audit_patches.patch_loaded()
+    global _phases
+    _phases = bool(os.environ.get(_PHASES_ENV))
+    if _phases and any(name in sys.modules for name in _PHASE_WATCHED):
+        import _qg_audit_phases
+
+        _qg_audit_phases.patch_loaded()
     sys.meta_path.insert(0, _QgAuditFinder())
     import time
 
