@@ -85,7 +85,7 @@ def test_auto_trainer_wait_matches_sampling_timer(tmp_path):
     assert close(w["wait_ms_mean"], m["wait_ms_mean"]) and close(w["compute_ms_mean"], m["compute_ms_mean"])
     assert abs(w["ratio_p50"] - m["ratio_p50"]) <= 0.05
     roles = {(p["timer"], p["steps"] > 0, p["trainer_steps"] > 0) for p in doc["processes"]}
-    assert roles == {("auto/MainThread", True, False), ("auto/MainThread", False, True)}
+    assert roles == {("auto/sampler", True, False), ("auto/MainThread", False, True)}  # one thread each
 
 
 @pytest.mark.slow
