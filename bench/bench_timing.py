@@ -6,8 +6,13 @@ prints the extra nanoseconds per phase measurement amortised over steps (step() 
 batched flushes included). Elapsed time is this process's CPU time (user + system,
 ``time.process_time_ns``), so other jobs on a loaded machine do not count against us; the
 report file writes are system time and do count.
-Run: ``python bench/bench_timing.py [--steps N] [--report]``.
+Run: ``python bench/bench_timing.py [--steps N] [--report] [--auto]``.
 ``--report`` measures under qg-audit's report channel (records written to a temp file).
+``--auto`` measures the automatic phases' wrappers (auditor/worker/hook/_qg_audit_phases.py)
+instead: the extra CPU time per wrapped call beyond the call itself, for each kind of
+wrapper, on its outermost (timed) path and on its nested (pass-through) path, around a C
+builtin (``abs``) and around a Python method (an env's ``step``). It prints the median and
+the spread (min-max) over ``--repeat`` interleaved runs: on a loaded box read the medians.
 """
 
 from __future__ import annotations
@@ -81,17 +86,80 @@ def with_begin_end(steps: int) -> float:
     return elapsed
 
 
+def _auto_kinds():
+    """(label, raw callable, wrapped callable, argument) for each wrapper kind and path."""
+    hook = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "auditor", "worker", "hook")
+    sys.path.insert(0, hook)
+    import _qg_audit_phases as ph
+
+    class Env:
+        num_envs = 8
+
+        def step(self, action):
+            return action
+
+    env = Env()
+    raw_step = Env.step
+    wrapped_step = ph._env_step(raw_step, "num_envs")
+    grad = nograd = lambda: False  # noqa: E731 (torch's is_grad_enabled stand-ins: C calls in real use)
+    xfer, fwd, wait = ph._timed(abs, ph._XFER), ph._forward(abs, grad, nograd), ph._wait(abs)
+
+    return [
+        ("xfer (Tensor.to etc.)", abs, xfer, -1),
+        ("fwd (Module.__call__)", abs, fwd, -1),
+        ("wait (Queue.get etc.)", abs, wait, -1),
+        ("env step (closes a step)", lambda a: raw_step(env, a), lambda a: wrapped_step(env, a), 1),
+        ("nested pass-through", abs, xfer, -1),
+    ], ph
+
+
+def _call_loop(fn, arg, n: int) -> float:
+    t0 = CLOCK()
+    for _ in range(n):
+        fn(arg)
+    return CLOCK() - t0
+
+
+def bench_auto(steps: int, repeat: int) -> None:
+    kinds, ph = _auto_kinds()
+    xfer = kinds[0][2]
+    xfer(-1)  # makes this thread's state
+    st = ph._tls.st
+    results = {label: [] for label, *_ in kinds}
+    for _ in range(repeat):
+        for label, raw, wrapped, arg in kinds:
+            if label == "nested pass-through":
+                st.busy = True
+                w = _call_loop(wrapped, arg, steps)
+                r = _call_loop(raw, arg, steps)
+                st.busy = False
+            else:
+                r = _call_loop(raw, arg, steps)
+                w = _call_loop(wrapped, arg, steps)
+            results[label].append((w - r) / steps)
+    print(f"automatic phases: extra ns per wrapped call beyond the call itself, {steps} calls x {repeat} runs")
+    print(f"{'wrapper':<28}{'median':>8}{'min':>8}{'max':>8}")
+    for label, vals in results.items():
+        print(f"{label:<28}{statistics.median(vals):>8.0f}{min(vals):>8.0f}{max(vals):>8.0f}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=200_000)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--report", action="store_true", help="measure with QG_AUDIT_REPORT set")
+    ap.add_argument("--auto", action="store_true", help="measure the automatic phases' wrappers instead")
     args = ap.parse_args()
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     tmp = None
     if args.report:
         tmp = tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False)
         os.environ["QG_AUDIT_REPORT"] = tmp.name
+    if args.auto:
+        bench_auto(args.steps, args.repeat)
+        if tmp is not None:
+            os.unlink(tmp.name)
+        return 0
     per_phase = {}
     for fn in (bare, with_phase, with_hoisted, with_begin_end):
         runs = [fn(args.steps) / (args.steps * len(PHASES)) for _ in range(args.repeat)]

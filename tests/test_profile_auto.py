@@ -172,13 +172,41 @@ vec.reset()
 for _ in range(2):
     vec.step(np.zeros(3, np.int64))
 st = ph._tls.st
-import base64, array
-rows = array.array("q", b"".join(base64.b64decode(x) for x in [ph._pack(st.rows)[1]]))
-print(json.dumps({"calls": st.calls, "samples": list(rows[1::5])}))
+print(json.dumps({"env_steps": st.sent + st.nrows, "samples": st.rows[1::5]}))
 """
 
 
 def test_env_subclasses_defined_after_import_are_timed_once_per_step():
     got = _hooked(GYM_SUBCLASS)
-    assert got["calls"][0] == 5
+    assert got["env_steps"] == 5
     assert got["samples"] == [1, 1, 1, 3, 3]  # a vector env's step is num_envs samples
+
+
+FORWARDING = r"""
+import json, queue, _qg_audit_phases as ph
+def f(*args, **kwargs):
+    return [list(args), kwargs]
+out = []
+for make in (lambda g: ph._timed(g, ph._XFER), ph._wait):
+    w = make(f)
+    out.append([w(1), w(1, 2), w(1, 2, 3), w(1, k=4), w(1, 2, 3, k=5)])
+w = ph._wait(f)
+out.append([w(), w(k=6)])  # a function (ray.get) may be called with keywords only
+q = queue.Queue()
+try:
+    q.get(block=False)    # the wrapped get still raises the original exception
+    out.append("no raise")
+except queue.Empty:
+    out.append("Empty")
+st = ph._tls.st
+out.append(st.busy)      # and leaves the thread's state usable
+print(json.dumps(out))
+"""
+
+
+def test_wrappers_pass_every_argument_shape_and_exception_through():
+    got = _hooked(FORWARDING)
+    shapes = [[[1], {}], [[1, 2], {}], [[1, 2, 3], {}], [[1], {"k": 4}], [[1, 2, 3], {"k": 5}]]
+    assert got[0] == shapes and got[1] == shapes
+    assert got[2] == [[[], {}], [[], {"k": 6}]]
+    assert got[3:] == ["Empty", False]
