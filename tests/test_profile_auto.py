@@ -210,3 +210,18 @@ def test_wrappers_pass_every_argument_shape_and_exception_through():
     assert got[0] == shapes and got[1] == shapes
     assert got[2] == [[[], {}], [[], {"k": 6}]]
     assert got[3:] == ["Empty", False]
+
+
+@pytest.mark.slow
+def test_dataloader_consumer_waits_are_the_trainer_wait():
+    """A loop that only iterates a DataLoader (2 workers, 10 ms per item) waits all the time."""
+    proc = run_cli("profile", "--auto", "--format", "json", "--duration", "8", "--",
+                   sys.executable, str(FIXTURES / "samplers" / "dataloader_sampler.py"), "--seconds", "30",
+                   timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["steps"] == 0  # no environment: no sampling step, nothing made up
+    assert doc["wait"] is not None and doc["wait"]["steps"] >= 20
+    assert doc["wait"]["ratio_p50"] > 0.9
+    # DataLoader workers time nothing: the only timer is the main thread's
+    assert [p["timer"] for p in doc["processes"]] == ["auto/MainThread"]

@@ -18,8 +18,8 @@ step. A sampling step closes when an env step returns (so step k holds the forwa
 transfer that led to env step k), with ``num_envs`` samples for a vector env, 1 otherwise.
 Waits count only in a process's main thread, and only when that thread steps no environment
 (the trainer); the worker processes of vector envs and DataLoaders time nothing (their
-parent's ``step_wait`` / ``__next__`` already holds that time). A trainer step runs from the start of one wait to the start of the next
-(waits less than MERGE_NS apart are one wait). Rows go out as "timing" records in
+parent's ``step_wait`` / ``__next__`` already holds that time). A trainer step runs from the
+start of one wait to the start of the next. Rows go out as "timing" records in
 SamplingTimer's format (auditor/worker/timing.py), timer "auto/<thread>", ``source:
 "auto"``, plus ``calls`` (outermost timed calls per phase) and ``forward_modes``.
 """
@@ -36,7 +36,6 @@ ENV_VAR = "QG_AUDIT_PHASES"
 PHASES = ("env", "fwd", "xfer")
 FLUSH_EVERY = 1024  # rows, or FLUSH_NS, whichever first (a flush costs ~50 us: amortised over 1024 steps)
 FLUSH_NS = 1_000_000_000
-MERGE_NS = 50_000
 _v = os.environ.get(ENV_VAR, "")
 WARMUP_STEPS = int(_v) if _v.isdigit() else 0  # QG_AUDIT_PHASES=K: K steps declared as warm-up
 _ENV, _FWD, _XFER, _WAIT = 0, 1, 2, 3
@@ -52,7 +51,7 @@ class _State:
     """One thread's accumulators; its rows are an auto timer of their own."""
 
     __slots__ = ("busy", "acc", "step_t0", "rows", "nrows", "sent", "origin", "t0_wall", "thread",
-                 "main", "wait_t0", "wait_end", "wait_acc", "gap_acc", "trows", "ntrows", "tsent",
+                 "main", "wait_end", "wait_acc", "trows", "ntrows", "tsent",
                  "calls", "modes", "flush_due")
 
     def __init__(self):
@@ -67,7 +66,7 @@ class _State:
         self.thread = th.name
         self.main = th is threading.main_thread()
         self.wait_end = None
-        self.wait_acc = self.gap_acc = 0
+        self.wait_acc = 0
         self.trows = []
         self.ntrows = self.tsent = 0
         self.calls = [0, 0, 0, 0]  # outermost timed calls per slot; env steps are the rows themselves
@@ -229,13 +228,9 @@ def _wait(orig):
         st.busy = True
         t0 = _now()
         end = st.wait_end
-        if end is not None:
-            if t0 - end >= MERGE_NS:
-                st.trows.extend((t0 - st.origin, st.wait_acc, st.gap_acc + t0 - end))
-                st.wait_acc = st.gap_acc = 0
-                st.ntrows += 1
-            else:
-                st.gap_acc += t0 - end
+        if end is not None:  # the previous wait and the compute after it are one trainer step
+            st.trows.extend((t0 - st.origin, st.wait_acc, t0 - end))
+            st.ntrows += 1
         try:
             if args or kwargs or a is _NO:
                 return _through(orig, a, b, args, kwargs)
@@ -243,7 +238,7 @@ def _wait(orig):
         finally:
             t1 = _now()
             st.busy = False
-            st.wait_acc += t1 - t0
+            st.wait_acc = t1 - t0
             st.wait_end = t1
             st.calls[_WAIT] += 1
             if st.ntrows >= FLUSH_EVERY or t1 >= st.flush_due:
