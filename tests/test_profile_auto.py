@@ -225,3 +225,24 @@ def test_dataloader_consumer_waits_are_the_trainer_wait():
     assert doc["wait"]["ratio_p50"] > 0.9
     # DataLoader workers time nothing: the only timer is the main thread's
     assert [p["timer"] for p in doc["processes"]] == ["auto/MainThread"]
+
+
+@pytest.mark.slow
+def test_sweep_auto_measures_an_uninstrumented_run_with_the_hooks_phases(tmp_path):
+    out = tmp_path / "sweep.json"
+    proc = run_cli("sweep", "--auto", "-L", "batch", "16,32", "--steps", "40", "--no-progress", "--export-json",
+                   str(out), "--", sys.executable, str(FIXTURES / "diagnose" / "forward_bound" / "sampler.py"),
+                   "--batch", "{batch}", "--steps", "400", timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(out.read_text())
+    rates = {r["value"]: r["samples_per_s"]["mean"] for r in doc["results"]}
+    assert rates["32"] > 1.3 * rates["16"]  # one 10 ms policy pass serves up to 32 samples
+    for r in doc["results"]:
+        assert set(r["phases_ms"]) == {"env", "fwd", "xfer"} and r["phases_ms"]["fwd"] >= 10.0
+        # each run counts only the automatic timers' steps: 2 processes x 40 steady steps
+        assert r["run_details"][0]["steps"] == 80
+
+
+def test_sweep_auto_needs_the_hook():
+    proc = run_cli("sweep", "--auto", "--no-hook", "-L", "b", "1,2", "--", sys.executable, "x.py", "{b}", timeout=60)
+    assert proc.returncode == 2 and "--no-hook" in proc.stderr
