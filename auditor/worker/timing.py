@@ -173,7 +173,7 @@ class SamplingTimer:
     """
 
     def __init__(self, warmup_steps: int = 0, *, name: str = "sampler", role: str | None = None,
-                 flush_every: int = 256, flush_s: float = 1.0, print_every: int = 100, stream=None):
+                 flush_every: int = 1024, flush_s: float = 1.0, print_every: int = 100, stream=None):
         if warmup_steps < 0 or flush_every < 1 or print_every < 0:
             raise ValueError("warmup_steps and print_every must be >= 0, flush_every >= 1")
         self.name = name
