@@ -264,7 +264,8 @@ def _sweep(d: Diagnosis, s: Settings, say) -> None:
                 break
     var = Variable(s.name, [r.value for r in results], "-L" if s.values else "-P")  # doublings: -P B MAX -D x2
     limits = Limits(plateau_gain=s.plateau_gain, memory_near=s.memory_near,
-                    memory_limit_bytes=last.context["memory_limit_bytes"], gpu_total_bytes=last.context["gpu"]["total_bytes"])
+                    memory_limit_bytes=last.context["memory_limit_bytes"],
+                    gpu_total_bytes=last.context["gpu"]["total_bytes"])
     conclusion, warnings = conclude(results, var, limits, last.context["thread_env"])
     for r in results:
         r.warnings = [w for w in warnings if w.startswith(f"{s.name}={r.value}:")]

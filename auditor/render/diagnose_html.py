@@ -148,13 +148,14 @@ def _badge(text: str, cls: str) -> str:
 def render(d) -> str:
     s = d.settings
     ok = d.exit_code == 0
+    result = "nothing wrong found" if ok else "problem found" if d.exit_code == 1 else "target failed"
     h = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
          '<meta name="viewport" content="width=device-width, initial-scale=1">',
          "<title>qg-audit diagnose</title>", f"<style>{CSS}</style></head><body>",
          "<h1>qg-audit diagnose</h1>",
          f'<p><code>{_e(" ".join(s.command))}</code></p>',
          f"<p>branch {_badge(d.branch, 'meh' if d.branch != 'target-failed' else 'bad')} &nbsp; "
-         f"result {_badge('nothing wrong found' if ok else 'problem found' if d.exit_code == 1 else 'target failed', 'good' if ok else 'bad')}"
+         f"result {_badge(result, 'good' if ok else 'bad')}"
          f" &nbsp; <span class=\"muted\">exit code {d.exit_code}"
          + (f"; {{{_e(s.name)}}} = {_e(s.current)}" if s.current is not None else "") + "</span></p>"]
     h.append("<h2>Conclusion</h2><ul>" + "".join(f"<li>{_e(c)}</li>" for c in d.conclusion) + "</ul>")
@@ -185,7 +186,8 @@ def render(d) -> str:
         h.append(f"<table><tr><th>{_e(s.name)}</th><th>samples/s</th><th>step ms</th><th>workers</th><th>status</th></tr>")
         for r in d.sweep.results:
             rate = r.samples_per_s["mean"]
-            h.append(f"<tr><td class=\"num\">{_e(r.value)}</td><td class=\"num\">{f'{rate:,.0f}' if rate is not None else '-'}</td>"
+            shown = f"{rate:,.0f}" if rate is not None else "-"
+            h.append(f"<tr><td class=\"num\">{_e(r.value)}</td><td class=\"num\">{shown}</td>"
                      f"<td class=\"num\">{f'{r.step_ms:.2f}' if r.step_ms is not None else '-'}</td>"
                      f"<td class=\"num\">{_e(r.workers)}</td><td>{_e(r.status_text())}</td></tr>")
         h.append("</table>")

@@ -16,7 +16,8 @@ def render(d) -> str:
     prof = d.profile
     if prof is not None:
         out.append("")
-        out.append(f"{'phase':<12}{'mean ms':>9}{'p95 ms':>9}{'share':>8}   ({'SamplingTimer' if d.phases_source == 'timer' else 'automatic'})")
+        source = "SamplingTimer" if d.phases_source == "timer" else "automatic"
+        out.append(f"{'phase':<12}{'mean ms':>9}{'p95 ms':>9}{'share':>8}   ({source})")
         for p in prof.phases:
             out.append(f"{p.name:<12}{p.mean_ms:>9.2f}{p.p95_ms:>9.2f}{p.share:>8.0%}")
         out.append(f"{'untimed':<12}{'':>18}{prof.other_share:>8.0%}")
