@@ -246,3 +246,15 @@ def test_sweep_auto_measures_an_uninstrumented_run_with_the_hooks_phases(tmp_pat
 def test_sweep_auto_needs_the_hook():
     proc = run_cli("sweep", "--auto", "--no-hook", "-L", "b", "1,2", "--", sys.executable, "x.py", "{b}", timeout=60)
     assert proc.returncode == 2 and "--no-hook" in proc.stderr
+
+
+@pytest.mark.slow
+def test_main_env_class_pickled_by_value_to_spawn_workers():
+    """cloudpickle sends a __main__ env class (wrapped step included) to spawn workers."""
+    proc = run_cli("profile", "--auto", "--format", "json", "--", sys.executable,
+                   str(AUTO / "spawn_main_env.py"), "60", timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["target"]["returncode"] == 0
+    assert doc["steps"] == 50 and doc["samples"] == 100  # 60 - 10 warm-up steps of 2 envs
+    assert [p["timer"] for p in doc["processes"]] == ["auto/MainThread"]  # the workers time nothing

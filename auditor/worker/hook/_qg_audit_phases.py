@@ -40,7 +40,17 @@ _v = os.environ.get(ENV_VAR, "")
 WARMUP_STEPS = int(_v) if _v.isdigit() else 0  # QG_AUDIT_PHASES=K: K steps declared as warm-up
 _ENV, _FWD, _XFER, _WAIT = 0, 1, 2, 3
 _now = time.perf_counter_ns
-_tls = threading.local()
+
+
+class _S:
+    """Holds the per-thread states. A class, not a bare threading.local, because wrappers get
+    pickled by value with the classes they sit on (cloudpickle does that to a __main__ env class
+    sent to a spawn/forkserver worker): their globals must pickle, and a class pickles by name."""
+
+    tls = threading.local()
+
+
+_tls = _S.tls  # the same object, for tests and bench/bench_timing.py; the wrappers use _S.tls
 _states = []  # every thread's state in this process, for the exit flush
 _lock = threading.Lock()
 _pid = [os.getpid()]
@@ -91,7 +101,7 @@ def _inside_backend_worker():
 
 def _state():
     st = _State()
-    _tls.st = st
+    _S.tls.st = st
     with _lock:
         _states.append(st)
     _hook_exit()
@@ -102,7 +112,11 @@ def _state():
 # Each takes (a, b=_NO, /, *args, **kwargs) and calls orig(a) or orig(a, b) directly when
 # that is all it got (x.cpu(), x.to(device), q.put(item), env.step(action), module(obs)):
 # forwarding *args/**kwargs was measured at ~1.5x the cost of the whole rest of a wrapper.
-_NO = object()
+
+
+class _NO:
+    """'No argument here': a class, so that it keeps its identity when a wrapper is pickled."""
+
 
 
 def _through(orig, a, b, args, kwargs):
@@ -115,7 +129,7 @@ def _timed(orig, slot):
     """Wrap orig so that its outermost calls add to phase ``slot`` of the current step."""
     def wrapper(a, b=_NO, /, *args, **kwargs):
         try:
-            st = _tls.st
+            st = _S.tls.st
         except AttributeError:
             st = _state()
         if st.busy:
@@ -140,7 +154,7 @@ def _forward(orig, grad_enabled, inference_mode):
     """Module.__call__: forward time, and whether autograd was on (sampling does not need it)."""
     def wrapper(a, b=_NO, /, *args, **kwargs):
         try:
-            st = _tls.st
+            st = _S.tls.st
         except AttributeError:
             st = _state()
         if st.busy:
@@ -173,7 +187,7 @@ def _env_step(orig, samples):
 
     def wrapper(a, b=_NO, /, *args, **kwargs):
         try:
-            st = _tls.st
+            st = _S.tls.st
         except AttributeError:
             st = _state()
         if st.busy:
@@ -218,7 +232,7 @@ def _wait(orig):
     """
     def wrapper(a=_NO, b=_NO, /, *args, **kwargs):
         try:
-            st = _tls.st
+            st = _S.tls.st
         except AttributeError:
             st = _state()
         if st.busy or not st.main:
@@ -490,11 +504,10 @@ def _after_fork():
     """A forked child starts with no rows of its parent's and one state: the forking thread's."""
     global _lock
     _lock = threading.Lock()
-    st = getattr(_tls, "st", None)
+    st = getattr(_S.tls, "st", None)
     _states[:] = []
     if st is not None:
-        _tls.st = None
-        del _tls.st
+        del _S.tls.st
     mp_util = sys.modules.get("multiprocessing.util")
     if mp_util is not None:
         mp_util.register_after_fork(_token, lambda _t: _hook_mp())
