@@ -258,3 +258,15 @@ def test_main_env_class_pickled_by_value_to_spawn_workers():
     assert doc["target"]["returncode"] == 0
     assert doc["steps"] == 50 and doc["samples"] == 100  # 60 - 10 warm-up steps of 2 envs
     assert [p["timer"] for p in doc["processes"]] == ["auto/MainThread"]  # the workers time nothing
+
+
+@pytest.mark.slow
+def test_pool_workers_waiting_for_tasks_are_not_a_trainer(tmp_path):
+    saved = tmp_path / "run.jsonl"
+    proc = run_cli("profile", "--auto", "--save-reports", str(saved), "--", sys.executable,
+                   str(AUTO / "pool_tasks.py"), timeout=180)
+    # no environment and no trainer: nothing to profile, and it says why
+    assert proc.returncode == 3 and "without an environment step" in proc.stderr
+    records = [json.loads(line) for line in saved.read_text().splitlines()]
+    # the workers' 600 queue gets made trainer rows before pool workers were told apart
+    assert not any(r.get("trainer") for r in records if r.get("source") == "auto")

@@ -28,6 +28,7 @@ import os
 import sys
 import threading
 import time
+import types
 from array import array
 
 import _qg_audit_patches as _patches
@@ -74,7 +75,7 @@ class _State:
         self.t0_wall = time.time()
         th = threading.current_thread()
         self.thread = th.name
-        self.main = th is threading.main_thread()
+        self.main = th is threading.main_thread() and not _target_in(_POOL_WORKERS)  # waits count here
         self.wait_end = None
         self.wait_acc = 0
         self.trows = []
@@ -88,15 +89,22 @@ class _State:
 # whose own call (step_wait, DataLoader __next__) already counts that time: not timed again.
 _BACKEND_WORKERS = ("gymnasium.vector", "stable_baselines3.common.vec_env", "tianshou.env", "torchrl.envs",
                     "torch.utils.data")
+# Pool workers run the user's tasks (timed) but wait for the next task on a queue: not a trainer.
+_POOL_WORKERS = ("multiprocessing.pool", "concurrent.futures.process")
 
 
-def _inside_backend_worker():
+def _target_in(modules):
+    """Is this process a multiprocessing child whose target function lives in one of modules?"""
     mp_process = sys.modules.get("multiprocessing.process")
     if mp_process is None:
         return False
     target = getattr(mp_process.current_process(), "_target", None)
     module = getattr(target, "__module__", "") or ""
-    return module.startswith(_BACKEND_WORKERS)
+    return module.startswith(modules)
+
+
+def _inside_backend_worker():
+    return _target_in(_BACKEND_WORKERS)
 
 
 def _state():
@@ -273,9 +281,13 @@ def _named(wrapper, orig):
 
 
 def _wrap(cls, name, make):
-    """Replace cls.<name> (defined on cls itself) with make(original), once."""
+    """Replace cls.<name> (a plain function defined on cls itself) with make(original), once.
+
+    A staticmethod, classmethod or property is left alone: a function in its place would
+    bind differently.
+    """
     orig = cls.__dict__.get(name)
-    if orig is None or getattr(orig, "_qg_audit_phase", False) or not callable(orig):
+    if not isinstance(orig, types.FunctionType) or getattr(orig, "_qg_audit_phase", False):
         return
     setattr(cls, name, make(orig))
 
