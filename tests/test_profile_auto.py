@@ -283,3 +283,20 @@ def test_pool_workers_waiting_for_tasks_are_not_a_trainer(tmp_path):
     records = [json.loads(line) for line in saved.read_text().splitlines()]
     # the workers' 600 queue gets made trainer rows before pool workers were told apart
     assert not any(r.get("trainer") for r in records if r.get("source") == "auto")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["dummy", "subproc"])
+def test_sb3_vec_envs_are_one_env_step_of_num_envs_samples(tmp_path, kind):
+    pytest.importorskip("stable_baselines3", reason="stable-baselines3 is not installed (optional integration)")
+    saved = tmp_path / "run.jsonl"
+    args = ["--subproc"] if kind == "subproc" else []
+    proc = run_cli("profile", "--auto", "--format", "json", "--save-reports", str(saved), "--", sys.executable,
+                   str(AUTO / "sb3_sampler.py"), "--steps", "80", *args, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    manual = manual_profile([json.loads(line) for line in saved.read_text().splitlines()])
+    # VecEnv.step -> step_wait -> each env's gymnasium step: one env step; SubprocVecEnv workers time nothing
+    assert [p["timer"] for p in doc["processes"] if p["steps"]] == ["auto/MainThread"]
+    assert doc["samples"] == manual["samples"] == 2 * 70
+    same_phases(doc, manual)
