@@ -17,8 +17,9 @@ is forward time, a gymnasium wrapper's ``step`` calling the inner env's ``step``
 step. A sampling step closes when an env step returns (so step k holds the forward and
 transfer that led to env step k), with ``num_envs`` samples for a vector env, 1 otherwise.
 Waits count only in a process's main thread, and only when that thread steps no environment
-(the trainer); the worker processes of vector envs and DataLoaders time nothing (their
-parent's ``step_wait`` / ``__next__`` already holds that time). A trainer step runs from the
+(the trainer), not in pool workers waiting for their next task; the worker processes of
+vector envs and DataLoaders time nothing (their parent's ``step_wait`` / ``__next__``
+already holds that time). A trainer step runs from the
 start of one wait to the start of the next. Rows go out as "timing" records in
 SamplingTimer's format (auditor/worker/timing.py), timer "auto/<thread>", ``source:
 "auto"``, plus ``calls`` (outermost timed calls per phase) and ``forward_modes``.
@@ -54,7 +55,6 @@ class _S:
 _tls = _S.tls  # the same object, for tests and bench/bench_timing.py; the wrappers use _S.tls
 _states = []  # every thread's state in this process, for the exit flush
 _lock = threading.Lock()
-_pid = [os.getpid()]
 _exit_hooked = [False]
 
 
