@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("auditor.commands.verify", "launch a sampler and check its workers really run (runtime)"),
     "profile": ("auditor.commands.profile", "time sampling phases and the trainer's wait ratio"),
     "sweep": ("auditor.commands.sweep", "one-variable batch-size sweep: throughput, phases, memory peaks"),
+    "diagnose": ("auditor.commands.diagnose", "the whole method: profile, wait ratio, batch sweep, scan + verify"),
 }
 
 
@@ -31,7 +32,7 @@ def _top_parser() -> argparse.ArgumentParser:
         prog="qg-audit",
         description="Find out why sampling is slow and whether configured parallelism takes effect.",
         epilog="exit codes: 0 clean, 1 findings / verification failed, 2 usage or internal error, "
-        "3 target could not start (verify/profile/sweep). Run 'qg-audit COMMAND --help'.",
+        "3 target could not start (verify/profile/sweep/diagnose). Run 'qg-audit COMMAND --help'.",
     )
     p.add_argument("--version", action="version", version=f"qg-audit {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")

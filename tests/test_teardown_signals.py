@@ -42,6 +42,8 @@ def _command(which: str, seconds: str) -> list[str]:
         return ["verify", "--expect-workers", "2", "--duration", "120", *target]
     if which == "profile":
         return ["profile", "--duration", "120", *target]
+    if which == "diagnose":
+        return ["diagnose", "--duration", "120", *target]
     return ["sweep", "-L", "x", "1,2", "--duration", "120", *target, "{x}"]
 
 
@@ -93,6 +95,7 @@ def test_verify_leaves_nothing_behind(tmp_path, sig):
     ("verify", signal.SIGHUP), ("verify", signal.SIGINT),
     ("profile", signal.SIGTERM), ("profile", signal.SIGHUP), ("profile", signal.SIGKILL),
     ("sweep", signal.SIGTERM), ("sweep", signal.SIGHUP), ("sweep", signal.SIGKILL),
+    ("diagnose", signal.SIGTERM), ("diagnose", signal.SIGKILL),
 ], ids=lambda v: v.name if isinstance(v, signal.Signals) else v)
 def test_every_runtime_command_leaves_nothing_behind(tmp_path, which, sig):
     rc, err, left, tmp = _run_and_signal(tmp_path, which, sig)

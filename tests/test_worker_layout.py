@@ -12,8 +12,8 @@ from pathlib import Path
 import auditor.worker
 
 WORKER_DIR = Path(auditor.worker.__file__).parent
-# the hook's two modules import each other by their top-level names (the hook dir is on sys.path)
-HOOK_SIBLINGS = {"_qg_audit_patches", "sitecustomize"}
+# the hook's modules import each other by their top-level names (the hook dir is on sys.path)
+HOOK_SIBLINGS = {"_qg_audit_patches", "_qg_audit_phases", "sitecustomize"}
 # ray_kv.put runs only inside a Ray actor, where ray is already loaded; it imports nothing new
 ALREADY_LOADED_THERE = {("ray_kv.py", "ray")}
 
@@ -61,3 +61,13 @@ def test_profiling_package_init_holds_no_logic_of_the_worker():
     roots = [p for p in Path(auditor.worker.__file__).parents[1].rglob("*.py") if WORKER_DIR not in p.parents]
     definers = [p for p in roots if "class SamplingTimer" in p.read_text()]
     assert definers == []
+
+
+def test_profiling_package_init_only_reexports():
+    init = Path(auditor.worker.__file__).parents[1] / "profiling" / "__init__.py"
+    tree = ast.parse(init.read_text())
+    kinds = {type(node).__name__ for node in tree.body}
+    assert kinds <= {"Expr", "ImportFrom", "Import", "Assign"}, kinds  # docstring, imports, __all__
+    import auditor.profiling as prof
+
+    assert prof.summarize.__module__ == "auditor.profiling.summary"

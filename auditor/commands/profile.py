@@ -1,12 +1,14 @@
 """``qg-audit profile``: where a sampling step spends its time, and whether training waits.
 
-    qg-audit profile [--warmup-steps K | --warmup-s S] [--window N] [--duration S]
+    qg-audit profile [--auto] [--warmup-steps K | --warmup-s S] [--window N] [--duration S]
                      [--format text|json] [-o FILE] -- COMMAND ...
-    qg-audit profile --from run.jsonl
+    qg-audit profile [--auto] --from run.jsonl
 
 Live mode launches COMMAND through the shared runtime (auditor.runtime.session.run_target),
 collects the ``"timing"`` records the target's SamplingTimer sends, and summarises them.
 Offline mode reads the same records from a JSON-lines file (``--save-reports`` writes one).
+``--auto`` needs no SamplingTimer: the start-up hook times env steps, forward passes,
+transfers and trainer waits itself (auditor/worker/hook/_qg_audit_phases.py).
 Exit codes: 0 profile produced; 2 usage/config error (also: --from file without timing
 records); 3 the target could not start, or ended without sending any timing record.
 """
@@ -29,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = ("exit codes: 0 profile produced, 2 usage or configuration error, 3 the target could not "
                      "start or sent no timing record. Thresholds also come from [tool.qg-audit.profile] in "
                      "./pyproject.toml (or --config); flags win. See docs/profile.md.")
+    parser.add_argument("--auto", action="store_true",
+                        help="time env / forward / transfer / trainer wait automatically, without SamplingTimer "
+                             "in the target (gymnasium, SB3, tianshou, torchrl, torch, queues, ray)")
     src = parser.add_argument_group("source (one of)")
     src.add_argument("--from", dest="source", metavar="FILE",
                      help="profile the timing records in this JSON-lines file instead of running a command")
@@ -155,7 +160,7 @@ def run(args) -> int:
         raise UsageError("--duration, --timeout and --save-reports apply to a launched COMMAND, not --from")
     warmup_steps, warmup_s, window, th = _options(args)
 
-    from auditor.profiling import NoTimingRecords, summarize
+    from auditor.profiling import NoTimingRecords
 
     extra: dict = {}
     if args.source:
@@ -164,14 +169,12 @@ def run(args) -> int:
         extra["source"] = {"from": str(path), "records": len(records)}
         header = f"qg-audit profile: {path} ({len(records)} records)"
         try:
-            prof = summarize(records, warmup_steps=warmup_steps, warmup_s=warmup_s, window=window, thresholds=th)
+            prof = build(records, args.auto, warmup_steps, warmup_s, window, th)
         except NoTimingRecords:
-            raise UsageError(f"{path}: no timing records (type \"timing\") with steps; instrument the sampler "
-                             "with auditor.timing.SamplingTimer and record with qg-audit profile --save-reports")
+            raise UsageError(f"{path}: {_no_records_hint(args.auto)}")
     else:
-        from auditor.runtime.session import run_target
-
-        result = run_target(cmd, duration=args.duration, timeout=args.timeout, hook=False)
+        result = launch(cmd, auto=args.auto, duration=args.duration, timeout=args.timeout,
+                        warmup_steps=warmup_steps)
         if args.save_reports:
             write_file(args.save_reports, "".join(json.dumps(r) + "\n" for r in result.reports))
         target = {"command": cmd, "returncode": result.returncode, "duration_s": result.duration_s,
@@ -181,13 +184,9 @@ def run(args) -> int:
             print(f"qg-audit profile: error: {result.error or 'the target could not start'}", file=sys.stderr)
             return EXIT_TARGET
         try:
-            prof = summarize(result.reports, warmup_steps=warmup_steps, warmup_s=warmup_s, window=window,
-                             thresholds=th)
+            prof = build(result.reports, args.auto, warmup_steps, warmup_s, window, th)
         except NoTimingRecords:
-            why = (f"exited with code {result.returncode}" if result.returncode not in (None, 0)
-                   else "timed out" if result.timed_out else "ran")
-            print(f"qg-audit profile: error: the target {why} without sending any timing record; "
-                  "is auditor.timing.SamplingTimer used and is auditor importable in the target?", file=sys.stderr)
+            print(f"qg-audit profile: error: {target_failure(result, args.auto)}", file=sys.stderr)
             tail = result.stderr_tail.strip()
             if tail:
                 from auditor.render.safe import printable
@@ -200,6 +199,8 @@ def run(args) -> int:
         if result.timed_out:
             prof.notes.append(f"the target was ended by --timeout {args.timeout:g} s")
         header = f"qg-audit profile: {' '.join(cmd)} (ran {result.duration_s:.1f} s, {target['ended_by']})"
+    if args.auto:
+        extra["mode"] = "auto"
 
     if args.format == "json":
         from auditor.render.profile_json import render as render_json
@@ -214,6 +215,54 @@ def run(args) -> int:
     else:
         sys.stdout.write(text)
     return EXIT_OK
+
+
+def launch(cmd: list[str], *, auto: bool, duration: float | None = None, timeout: float | None = None,
+           warmup_steps: int | None = None, cwd: str | None = None):
+    """Run the target through the shared runtime; with ``auto`` the hook times its phases."""
+    from auditor.profiling import auto as auto_mod
+    from auditor.runtime.session import run_target
+
+    if not auto:
+        return run_target(cmd, duration=duration, timeout=timeout, hook=False, cwd=cwd)
+    k = auto_mod.DEFAULT_WARMUP_STEPS if warmup_steps is None else warmup_steps
+    return run_target(cmd, duration=duration, timeout=timeout, hook=True, cwd=cwd, env={auto_mod.ENV_VAR: str(k)})
+
+
+def build(records: list[dict], auto: bool, warmup_steps, warmup_s, window, th):
+    """The profile of the automatic records (``auto``) or of the SamplingTimer ones."""
+    from auditor.profiling import auto as auto_mod
+    from auditor.profiling import summarize
+
+    auto_recs, manual_recs = auto_mod.split(records)
+    chosen = auto_recs if auto else manual_recs
+    prof = summarize(chosen, warmup_steps=warmup_steps, warmup_s=warmup_s, window=window, thresholds=th)
+    if auto:
+        manual = any(r.get("type") == "timing" for r in manual_recs)
+        prof.notes[:0] = auto_mod.notes(records, manual)
+    return prof
+
+
+def _no_records_hint(auto: bool) -> str:
+    if auto:
+        return ("no automatic timing records with steps: --auto counts a sampling step per environment step "
+                "(gymnasium Env/VectorEnv, SB3 VecEnv, tianshou, torchrl); record with qg-audit profile --auto "
+                "--save-reports")
+    return ("no timing records (type \"timing\") with steps; instrument the sampler with "
+            "auditor.timing.SamplingTimer and record with qg-audit profile --save-reports")
+
+
+def target_failure(result, auto: bool) -> str:
+    """One line: why a live run gave no profile."""
+    why = (f"exited with code {result.returncode}" if result.returncode not in (None, 0)
+           else "timed out" if result.timed_out else "ran")
+    if not auto:
+        return (f"the target {why} without sending any timing record; is auditor.timing.SamplingTimer used "
+                "and is auditor importable in the target? (or try --auto)")
+    if result.hook_active is False:
+        return f"the target {why}, but the hook could not load in it: " + "; ".join(result.notes)
+    return (f"the target {why} without an environment step the hook could time (--auto times gymnasium, SB3, "
+            "tianshou and torchrl env steps); time it with auditor.timing.SamplingTimer instead")
 
 
 def _ended_by(result, args) -> str:

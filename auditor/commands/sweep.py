@@ -45,6 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--interval", type=float, metavar="S",
                         help="census poll interval in seconds for process and memory peaks (default 0.1)")
     parser.add_argument("--no-hook", action="store_true", help="do not load the worker-reporting hook in the target")
+    parser.add_argument("--auto", action="store_true",
+                        help="measure with the hook's automatic phases (as profile --auto): no SamplingTimer needed")
     lim = parser.add_argument_group("stop-at thresholds (docs/sweep.md)")
     lim.add_argument("--plateau-gain", type=float, default=0.05, metavar="X",
                      help="a gain below X per doubling is a plateau (default 0.05)")
@@ -80,7 +82,8 @@ def _options(args):
         raise UsageError(f"--memory-near must be in (0, 1], got {args.memory_near:g}")
     return Options(runs=args.runs, steps=args.steps, duration=args.duration, timeout=args.timeout,
                    warmup_steps=args.warmup_steps, interval=args.interval if args.interval else 0.1,
-                   hook=not args.no_hook, plateau_gain=args.plateau_gain, memory_near=args.memory_near,
+                   hook=not args.no_hook, auto=args.auto, plateau_gain=args.plateau_gain,
+                   memory_near=args.memory_near,
                    memory_limit=parse_size(args.memory_limit) if args.memory_limit else None)
 
 
@@ -103,6 +106,8 @@ def run(args) -> int:
     opts = _options(args)
     exports = [p for p in (args.export_json, args.export_markdown, args.export_csv, args.plot) if p]
     _check_writable(exports)
+    if args.auto and args.no_hook:
+        raise UsageError("--auto times phases through the hook: it cannot be combined with --no-hook")
     if args.plot:
         try:
             import matplotlib  # noqa: F401  (checked early: a missing extra is a usage error, not a late crash)

@@ -124,10 +124,17 @@ def step_outliers(records: list[dict], warmup_override: int | None) -> tuple[int
 
 def run_one(value: str, run: int, command: list[str], *, steps: int | None, duration: float | None,
             timeout: float | None, warmup_steps: int | None, interval: float | None, hook: bool,
-            gpu=None, cwd: str | None = None) -> RunRecord:
-    """Launch COMMAND once and measure it. Never raises for a failing target: the record says why."""
+            gpu=None, cwd: str | None = None, auto: bool = False) -> RunRecord:
+    """Launch COMMAND once and measure it. Never raises for a failing target: the record says why.
+
+    ``auto``: the hook times the phases (``profile --auto``) and only its records count.
+    """
     from auditor.profiling import NoTimingRecords, summarize
+    from auditor.profiling import auto as auto_mod
     from auditor.runtime.session import run_target
+
+    def chosen(records: list[dict]) -> list[dict]:
+        return auto_mod.split(records)[0 if auto else 1]
 
     counter = StepCounter(warmup_steps) if steps else None
     tracker = gpu.run_tracker() if gpu is not None else None
@@ -137,15 +144,16 @@ def run_one(value: str, run: int, command: list[str], *, steps: int | None, dura
         if tracker is not None:
             tracker.sample({p.pid for p in snapshot.processes if p.alive})
         if counter is not None:
-            counter.update(snapshot.reports)
+            counter.update(chosen(snapshot.reports))
             if counter.reached(steps):
                 reached[0] = True
                 return True
         return False
 
     use_stop = counter is not None or tracker is not None
-    res = run_target(command, duration=duration, timeout=timeout, interval=interval, hook=hook, cwd=cwd,
-                     stop_when=stop_when if use_stop else None)
+    k = warmup_steps if warmup_steps is not None else auto_mod.DEFAULT_WARMUP_STEPS
+    res = run_target(command, duration=duration, timeout=timeout, interval=interval, hook=hook or auto, cwd=cwd,
+                     stop_when=stop_when if use_stop else None, env={auto_mod.ENV_VAR: str(k)} if auto else None)
     rec = RunRecord(value=value, run=run, command=list(command), status="ok", exit_code=res.returncode,
                     ended_by="exit", duration_s=res.duration_s, processes=res.peak_processes,
                     workers=res.peak_workers, threads=res.peak_threads, rss_peak_bytes=res.peak_rss_bytes,
@@ -165,7 +173,8 @@ def run_one(value: str, run: int, command: list[str], *, steps: int | None, dura
         rec.status, rec.error = "timeout", f"ended by --timeout {timeout:g} s before it finished"
     elif res.returncode not in (None, 0):
         rec.status, rec.error = "exit", f"exited with code {res.returncode}"
-    records = limit_steps(res.reports, steps, warmup_steps) if steps else res.reports
+    records = chosen(res.reports)
+    records = limit_steps(records, steps, warmup_steps) if steps else records
     try:
         prof = summarize(records, warmup_steps=warmup_steps)
     except NoTimingRecords:

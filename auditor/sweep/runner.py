@@ -27,6 +27,7 @@ class Options:
     memory_near: float = 0.8
     memory_limit: int | None = None  # bytes; None: available memory before the sweep
     gpu: bool = True
+    auto: bool = False  # time phases with the hook (profile --auto's records) instead of SamplingTimer
 
 
 class Progress:
@@ -83,7 +84,8 @@ def run_sweep(var: Variable, template: list[str], opts: Options, progress: Progr
                     progress.start(var.name, value, i, opts.runs)
                     runs.append(run_one(value, i, command, steps=opts.steps, duration=opts.duration,
                                         timeout=opts.timeout, warmup_steps=opts.warmup_steps,
-                                        interval=opts.interval, hook=opts.hook, gpu=probe, cwd=cwd))
+                                        interval=opts.interval, hook=opts.hook, gpu=probe, cwd=cwd,
+                                        auto=opts.auto))
                     progress.finish_one()
             except KeyboardInterrupt:
                 # Ctrl-C: run_target has already ended that run's tree. Keep what was measured.

@@ -16,6 +16,8 @@ never break the target, so it:
   arguments;
 * reports a rank's RANK / WORLD_SIZE ... and the thread pins (OMP_NUM_THREADS ...) with the
   "loaded" line;
+* with QG_AUDIT_PHASES set (``qg-audit profile --auto``), does the same with
+  _qg_audit_phases.py, which times env steps, forward passes, transfers and waits;
 * chains the ``sitecustomize`` that would have loaded without us.
 
 Standard library only.
@@ -50,15 +52,38 @@ def _env_json():
     return ',"env":{%s}' % ",".join(items) if items else ""
 
 
+# With QG_AUDIT_PHASES set (profile --auto): modules whose calls _qg_audit_phases.py times.
+_PHASES_ENV = "QG_AUDIT_PHASES"
+_PHASE_WATCHED = frozenset((
+    "gymnasium.core", "gymnasium.vector.vector_env", "stable_baselines3.common.vec_env.base_vec_env",
+    "tianshou.env.venvs", "torchrl.envs.common", "torch", "queue", "multiprocessing.queues", "ray",
+))
+_phases = False
+
+
 class _QgAuditFinder:
     def find_spec(self, name, path=None, target=None):
-        if name not in _WATCHED:
-            return None
-        try:
-            import _qg_audit_patches
-        except Exception:
-            return None
-        return _qg_audit_patches.find_spec(self, name, path, target)
+        spec = None
+        if name in _WATCHED:
+            try:
+                import _qg_audit_patches
+            except Exception:
+                return None
+            spec = _qg_audit_patches.find_spec(self, name, path, target)
+        if _phases and name in _PHASE_WATCHED:
+            try:
+                import _qg_audit_phases
+            except Exception:
+                return spec
+            if spec is None:
+                return _qg_audit_phases.find_spec(self, name, path, target)
+            # watched by both (torch): the phase patch runs after the census patch
+            patch = _qg_audit_phases.PATCHES.get(name)
+            if patch is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                import _qg_audit_patches
+
+                spec.loader = _qg_audit_patches._PatchingLoader(spec.loader, patch)
+        return spec
 
 
 def _install():
@@ -69,6 +94,12 @@ def _install():
         import _qg_audit_patches
 
         _qg_audit_patches.patch_loaded()
+    global _phases
+    _phases = bool(os.environ.get(_PHASES_ENV))
+    if _phases and any(name in sys.modules for name in _PHASE_WATCHED):
+        import _qg_audit_phases
+
+        _qg_audit_phases.patch_loaded()
     sys.meta_path.insert(0, _QgAuditFinder())
     import time
 
