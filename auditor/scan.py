@@ -335,7 +335,8 @@ def parse_file(cand: Candidate, vocab, prefilter: Prefilter):
         return cand.rel, [], None, FileError(
             cand.rel, None, f"internal error in the {cand.kind} extractor: {type(exc).__name__}: {exc} "
             "(a qg-audit bug; please report it with this file)"), True
-    return cand.rel, result.sites, result.meta, None, True
+    meta = result.meta if result.flow is None else {**result.meta, "flow": result.flow}  # auditor.flow
+    return cand.rel, result.sites, meta, None, True
 
 
 def _line_at(data: bytes, offset: int) -> int:
@@ -390,7 +391,9 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
     candidates, walk_errors, _entries = walk(root, int(max_file_size_mb * 1e6))
     result.files_seen = len(candidates) + sum(1 for e in walk_errors if _is_file_error(e))
     result.errors.extend(walk_errors)
-    outcomes = _parse_all(candidates, vocab, Prefilter(vocab), jobs or default_jobs(), progress)
+    prefilter = Prefilter(vocab)
+    outcomes = _parse_all(candidates, vocab, prefilter, jobs or default_jobs(), progress)
+    outcomes += _flow_pass(candidates, outcomes, vocab)
     for rel, sites, meta, error, parsed in sorted(outcomes, key=lambda o: o[0]):
         result.files_scanned += parsed
         if error is not None:
@@ -401,6 +404,31 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
             result.meta[rel] = meta
     result.errors.sort(key=lambda e: (e.file, e.line or 0))
     return result
+
+
+class _Wanted:
+    """A prefilter for the second pass: files naming a word the flow layer asks for."""
+
+    def __init__(self, words: set[str]):
+        self.words = [w.encode() for w in sorted(words)]
+
+    def __call__(self, data: bytes) -> bool:
+        return any(w in data for w in self.words)
+
+
+def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab) -> list[tuple]:
+    """Parse the files the prefilter skipped that call a helper whose parameter reaches a
+    backend, or set a key a trace reads (auditor.flow.resolve.wanted_words)."""
+    from auditor.flow.resolve import wanted_words
+
+    skipped = {o[0] for o in outcomes if not o[4] and o[3] is None}
+    if not skipped:
+        return []
+    words = wanted_words(o[2] for o in outcomes if o[2])
+    if not words:
+        return []
+    wanted = _Wanted(words)
+    return [parse_file(c, vocab, wanted) for c in cands if c.rel in skipped]
 
 
 def _is_file_error(error: FileError) -> bool:

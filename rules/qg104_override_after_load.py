@@ -72,6 +72,9 @@ Make the override visible (log it, or fail), or move the decision into the confi
             for site in knob.sites:
                 if site.role != "override" or site.kind != "python" or is_test_file(site.file):
                     continue  # tests overriding configuration on purpose are not fallbacks
+                if _knob_copy(site):
+                    yield from self._copy(site, knob, configured)
+                    continue
                 if not _changes_the_value(site, knob.leaf) or not _was_loaded(site, reads):
                     continue
                 # cite a config file, or a parser in this file: a parser default in another
@@ -87,6 +90,37 @@ Make the override visible (log it, or fail), or move the decision into the confi
                                 f"({show(cited[0].value)}) {'is ignored then' if cond else 'never takes effect'}")
                     if cited else "",
                 )
+
+
+    def _copy(self, site, knob, configured):
+        """cfg.data.num_workers = cfg.legacy.num_workers: one knob overwritten with another.
+        Plumbing into a key nobody configures is no fallback; a configured one is."""
+        cited = [s for s in configured if s.kind in CONFIG_KINDS]
+        if not cited:
+            return
+        origin = site.detail["from"]
+        cond = site.detail.get("condition")
+        expr = site.detail.get("expr") or site.source
+        yield self.finding(
+            site, knob=knob.name, related=[*cited[:1], site], alias="",
+            effect=f"overwritten with the value of {origin} (`{expr}`)",
+            condition=f" when `{_strip_if(cond)}`" if cond else "",
+            configured=f"; the value configured at {where(cited[0])} ({show(cited[0].value)}) "
+                       f"{'is ignored then' if cond else 'never takes effect'}",
+            flow=[{"file": site.file, "line": site.line, "column": site.column, "kind": "config", "role": "source",
+                   "key": origin, "text": site.source},
+                  {"file": cited[0].file, "line": cited[0].line, "column": cited[0].column, "kind": "define",
+                   "role": "sink", "key": knob.name, "value": cited[0].value, "text": cited[0].source}])
+
+
+def _knob_copy(site) -> bool:
+    """An attribute or item of a configuration assigned another configuration key's value."""
+    d = site.detail
+    origin, target = d.get("from"), str(d.get("target") or "")
+    if d.get("how") != "reference" or not isinstance(origin, str) or not ("." in target or "[" in target):
+        return False
+    a, b = origin.lower(), site.key.lower()
+    return a != b and not a.endswith("." + b) and not b.endswith("." + a)
 
 
 def _alias(site) -> str:

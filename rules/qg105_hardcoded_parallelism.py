@@ -98,6 +98,9 @@ knob, thread pools that do not step environments, tests, and resource annotation
                 other = (same_file or far or [None])[0]
                 what = (f"no {param} argument, so its default {show(value)} runs" if defaulted
                         else f"the literal {param}={show(value)}")
+                if d.get("via") == "helper":  # through a helper whose parameter reaches the backend
+                    what = (f"no {d['helper_param']} argument to {d['helper']}(), so its default {show(value)} runs"
+                            if defaulted else f"the literal {d['helper_param']}={show(value)} through {d['helper']}()")
                 if other is not None:
                     why = (f", although this file reads {other.key} at line {other.line}; the configured value "
                            f"never reaches this call" if same_file else

@@ -17,6 +17,7 @@ from auditor.extract import py_catalogue
 from auditor.extract.py_consume import ConsumeMixin, pool_name
 from auditor.extract.py_defines import DefineMixin, is_thread_var
 from auditor.extract.py_facts import Facts
+from auditor.flow import local as flow_local
 from auditor.extract.py_refs import (
     CASTS, CPU_COUNT, HANDLE, NOT_LITERAL, Source, base_name, chain, const_str, getter_default, getter_key,
     json_safe, literal, numeric_looking, range_arg, strip_handles, uncast,
@@ -62,6 +63,8 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
         self.imports_ray = False
         self.matches = match_cache(vocab)
         self.cpu_words = "cpu_count" in text or "sched_getaffinity" in text
+        self.flow_sinks: list[tuple] = []  # (site index, count argument, function): auditor.flow.local
+        self.flow_calls: list[tuple] = []  # (function, class, call) of calls that are no backend
 
     # ---- a faster walk: cached dispatch, no visits of leaves and contexts ------------------------
     def visit(self, node: ast.AST) -> None:
@@ -683,6 +686,8 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
                                           fn.cls))
         elif attr not in ("add_argument", "set_defaults"):
             self.keyword_defines(node, q)
+        if consumer is None and not local and g is None and isinstance(func, (ast.Name, ast.Attribute)):
+            self.flow_calls.append((fn.qualname, fn.cls, node))
         # children: the callee's receiver and the arguments. A chain that is the receiver of a
         # method call is a method or object (wg.init_workers.remote()), not a knob value.
         if isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Attribute, ast.Subscript)):
@@ -737,7 +742,8 @@ def extract(text: str, path: str, vocab) -> FileResult:
         for s in ex.sites:
             if s.detail.get("via") == "argparse":
                 s.detail["parse_known_args"] = True
-    return FileResult(sites=ex.sites, meta=meta)
+    return FileResult(sites=ex.sites, meta=meta, flow=flow_local.build(tree, path, ex.src, ex.flow_sinks,
+                                                                       ex.flow_calls))
 
 
 def keywords() -> list[str]:
