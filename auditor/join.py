@@ -426,6 +426,15 @@ class _Resolver:
             if holds is True:
                 cond = None  # the branch is taken: an unconditional override
         when = f" when {cond}" if cond else ""
+        origin, target = s.detail.get("from"), str(s.detail.get("target") or "")
+        if how == "reference" and isinstance(origin, str) and ("." in target or "[" in target) \
+                and _norm_key(origin) != knob.name:  # cfg.data.n = cfg.legacy.n: another knob's value
+            resolved = self.value_of(origin)
+            if cond:
+                return False, None, f"or the value of {origin} at {loc(s)}{when}"
+            if resolved is not None and resolved[0] is not None:
+                return True, resolved[0], f"overwritten with {origin} = {show(resolved[0])} at {loc(s)}"
+            return False, None, f"unknown: overwritten with {origin} at {loc(s)}"
         if how == "reference":
             if cond is None and s.detail.get("condition") and s.detail.get("expr"):
                 expr = str(s.detail["expr"])

@@ -40,6 +40,10 @@ Confidence is medium: code outside the scanned tree (an installed library) may r
                                                 "  prefetch_workers: 2\n",
                  "train.py": _LOADER + "n = cfg['data']['num_workers']\n"},
                 "a generated duplicate config is not a second definition"),
+        Example({"conf.yaml": "env:\n  collector_env_num: 8\n",
+                 "collect.py": _LOADER + "from gymnasium.vector import AsyncVectorEnv\n"
+                               "envs = AsyncVectorEnv([make_env] * cfg['env']['collector_env_num'])\n"},
+                "a key outside the vocabulary that reaches a backend is read"),
     ]
     INVALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
@@ -47,6 +51,13 @@ Confidence is medium: code outside the scanned tree (an installed library) may r
                              "n = cfg['data'].get('num_worker', 0)\n"
                              "loader = DataLoader(ds, num_workers=n)\n"},
                 "code reads a misspelt key; its default 0 runs", expect=[("conf.yaml", 2)]),
+        Example({"conf.yaml": "data:\n  num_workers: 8\n",
+                 "train.py": _LOADER + "from torch.utils.data import DataLoader\n"
+                             "def build(ds):\n"
+                             "    n = cfg['data'].get('num_wokers', 0)\n"
+                             "    return DataLoader(ds, num_workers=n)\n"},
+                "a one-letter typo outside the vocabulary, found by the flow to the loader",
+                expect=[("conf.yaml", 2)]),
     ]
 
     def check(self, result):

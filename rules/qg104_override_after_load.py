@@ -44,6 +44,10 @@ Make the override visible (log it, or fail), or move the decision into the confi
                                         "    cfg.data.num_workers = cfg.data.num_workers\n"
                                         "    cfg.data.num_workers = 0\n"},
                 "tests override configuration on purpose"),
+        Example({"conf.yaml": "trainer:\n  nnodes: 2\n",
+                 "train.py": "import yaml\ncfg = yaml.safe_load(open('conf.yaml'))\n"
+                             "cfg['reward']['nnodes'] = cfg['trainer']['nnodes']\n"},
+                "copying a knob into a key no configuration sets is plumbing"),
     ]
     INVALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
@@ -59,6 +63,10 @@ Make the override visible (log it, or fail), or move the decision into the confi
                              "    num_workers = min(num_workers, os.cpu_count())\n"
                              "    return num_workers\n"},
                 "capped by os.cpu_count()", expect=[("train.py", 4)]),
+        Example({"conf.yaml": "data:\n  num_workers: 8\nlegacy:\n  num_workers: 2\n",
+                 "train.py": "import yaml\ncfg = yaml.safe_load(open('conf.yaml'))\n"
+                             "cfg['data']['num_workers'] = cfg['legacy']['num_workers']\n"},
+                "a legacy key copied over the configured one", expect=[("train.py", 3)]),
     ]
 
     def check(self, result):
@@ -119,6 +127,8 @@ def _knob_copy(site) -> bool:
     origin, target = d.get("from"), str(d.get("target") or "")
     if d.get("how") != "reference" or not isinstance(origin, str) or not ("." in target or "[" in target):
         return False
+    if "." not in origin or str(d.get("expr", "")).startswith("self."):
+        return False  # instance state (self.max_worker_nodes) copied into a spec: no second knob
     a, b = origin.lower(), site.key.lower()
     return a != b and not a.endswith("." + b) and not b.endswith("." + a)
 

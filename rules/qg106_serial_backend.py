@@ -97,7 +97,7 @@ backend with a count of 1, are fine."""
                 continue  # thread pools for I/O, or for starting processes, are fine
             n, text = _count(site)
             knob = knob_of.get(id(site))
-            if n is None and knob is not None and isinstance(knob.effective, int) and not isinstance(
+            if n is None and knob is not None and site.match != "name" and isinstance(knob.effective, int) and not isinstance(
                     knob.effective, bool) and any(is_config_define(s) for s in knob.sites):
                 n = knob.effective
                 text = f"{text} (= {n} as configured)"

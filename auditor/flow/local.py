@@ -364,10 +364,36 @@ class Builder:
         found = self.self_attrs.get(cls, {}).get(attr)
         if not found or depth > MAX_DEPTH:
             return None
-        init = [f for f in found if f[1].endswith(".__init__")]
-        stmt, method = (init or found)[0]
-        value = self.trace(stmt.value, self.scopes[method], depth + 1)
-        return self.node("assign", stmt, name=f"self.{attr}", of=[value])
+        steps = [self.node("assign", stmt, name=f"self.{attr}", of=[self.trace(stmt.value, self.scopes[method],
+                                                                                   depth + 1)])
+                 for stmt, method in found[:4]]
+        # set in more than one place (__init__'s placeholder, then a setup method): any may hold
+        return steps[0] if len(steps) == 1 else self.node("oneof", at, of=steps)
+
+    def length(self, expr: ast.AST, scope: _Scope, depth: int = 0) -> dict | None:
+        """The count behind a list of env fns: [f for _ in range(n)], [f] * n, or a name bound to one."""
+        if depth > 3:
+            return None
+        if isinstance(expr, (ast.ListComp, ast.GeneratorExp)) and len(expr.generators) == 1:
+            it = expr.generators[0].iter
+            if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and it.args:
+                n = it.args[-1] if len(it.args) <= 2 else it.args[1]
+                return self.node("assign", expr, name="range", of=[self.trace(n, scope)])
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
+            for seq, n in ((expr.left, expr.right), (expr.right, expr.left)):
+                if isinstance(seq, (ast.List, ast.Tuple)) and len(seq.elts) == 1:
+                    return self.node("assign", expr, name="len", of=[self.trace(n, scope)])
+        if isinstance(expr, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in expr.elts):
+            return self.node("literal", expr, value=len(expr.elts))
+        if isinstance(expr, ast.Name):
+            defs = [d for d in scope.bindings().get(expr.id, []) if d[0] <= (expr.lineno, expr.col_offset)]
+            if defs and defs[-1][1] == "assign":
+                inner = self.length(defs[-1][2], scope, depth + 1)
+                if inner is not None:
+                    return self.node("assign", defs[-1][3], name=expr.id, of=[inner])
+            if not defs and expr.id in scope.params:
+                return None  # a list passed in: its length is the caller's
+        return None
 
     # -- names --------------------------------------------------------------------------------------
     def dotted(self, node: ast.AST) -> str:
@@ -458,10 +484,12 @@ def _param_default(builder: Builder, qual: str, default: ast.AST) -> dict:
 def build(tree: ast.Module, path: str, src, sinks: list[tuple], calls: list[tuple]) -> dict:
     b = Builder(tree, path, src)
     facts: dict[str, Any] = {"module": b.module, "sinks": [], "calls": []}
-    for index, arg, fn in sinks:
+    for index, arg, fn, measure_len in sinks:
         scope = b.scopes.get(fn) or b.scopes["<module>"]
-        facts["sinks"].append({"site": index, "fn": b.full(fn) if fn != "<module>" else "<module>",
-                               "tree": b.trace(arg, scope)})
+        tree = b.length(arg, scope) if measure_len else b.trace(arg, scope)
+        if tree is not None:
+            facts["sinks"].append({"site": index, "fn": b.full(fn) if fn != "<module>" else "<module>",
+                                   "tree": tree})
     for fn, _cls, call in calls:
         scope = b.scopes.get(fn) or b.scopes["<module>"]
         callees = b.callees(call.func, scope)

@@ -174,12 +174,17 @@ def _argument(info: dict, param: str, edge: dict, fn: str, rel: str) -> dict | N
             "param": param, "omitted": omitted or None, "of": [given]}
 
 
+_LOCAL_DETAIL = {"function", "expr", "flow", "flow_key", "flow_keys", "effective", "effective_why", "match", "ref",
+                 "literal", "cap", "cpu_count", "kwargs_after", "loop", "in_main", "condition", "key_in_file",
+                 "joined_from", "omitted", "via", "splat"}
+
+
 def _derived_site(rel: str, edge: dict, sink: Site, fn: str, param: str, arg: dict) -> Site:
-    d = sink.detail
-    detail: dict[str, Any] = {k: d[k] for k in ("backend", "kind", "param", "serial", "pool", "twin", "twin_param")
-                              if k in d}
+    # what the backend call itself says (backend, seriality, its condition), not where it sits
+    detail: dict[str, Any] = {k: v for k, v in sink.detail.items() if k not in _LOCAL_DETAIL}
+    given = arg["of"][0] if arg.get("of") else arg
     detail.update(via="helper", helper=fn.rsplit(".", 1)[-1], helper_param=param, function=edge["fn"],
-                  helper_site=f"{sink.file}:{sink.line}", expr=edge["text"])
+                  helper_site=f"{sink.file}:{sink.line}", expr=given.get("text") or edge["text"])
     if arg.get("omitted"):
         detail["omitted"] = True
     return Site(role="consume", file=rel, line=edge["line"], column=edge["col"], key=param, kind="python",
@@ -320,8 +325,7 @@ def evaluate(result: ScanResult, knob_of: dict[str, Any]) -> None:
         if knob is None or not any(s.role == "define" for s in knob.sites):
             return None
         if knob.effective is not None:
-            first = next(s for s in knob.sites if s.role == "define")
-            return True, knob.effective, f"{first.file}:{first.line}"
+            return True, knob.effective, knob.why.split("; consumed by")[0]
         return False, None, knob.why.split("; ")[0]
 
     for site, tree in result.traces:
