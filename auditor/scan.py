@@ -393,7 +393,7 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
     result.errors.extend(walk_errors)
     prefilter = Prefilter(vocab)
     outcomes = _parse_all(candidates, vocab, prefilter, jobs or default_jobs(), progress)
-    outcomes += _flow_pass(candidates, outcomes, vocab)
+    outcomes += _flow_pass(candidates, outcomes, vocab, jobs or default_jobs())
     for rel, sites, meta, error, parsed in sorted(outcomes, key=lambda o: o[0]):
         result.files_scanned += parsed
         if error is not None:
@@ -416,19 +416,40 @@ class _Wanted:
         return any(w in data for w in self.words)
 
 
-def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab) -> list[tuple]:
+def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int) -> list[tuple]:
     """Parse the files the prefilter skipped that call a helper whose parameter reaches a
-    backend, or set a key a trace reads (auditor.flow.resolve.wanted_words)."""
-    from auditor.flow.resolve import wanted_words
+    backend (Python), or set a key a trace reads (config files, and Python files named like
+    configs) -- auditor.flow.resolve.wanted_words."""
+    from auditor.flow.resolve import CONFIG_FILE, wanted_words
 
     skipped = {o[0] for o in outcomes if not o[4] and o[3] is None}
     if not skipped:
         return []
-    words = wanted_words(o[2] for o in outcomes if o[2])
-    if not words:
-        return []
-    wanted = _Wanted(words)
-    return [parse_file(c, vocab, wanted) for c in cands if c.rel in skipped]
+    helpers, keys = wanted_words(o[2] for o in outcomes if o[2])
+    code, config, both = _Wanted(helpers), _Wanted(keys), _Wanted(helpers | keys)
+    out: list[Candidate] = []
+    for c in cands:
+        if c.rel not in skipped or c.kind == "shell":
+            continue
+        wanted = config if c.kind != "python" else both if CONFIG_FILE.search(c.rel) else code
+        if wanted.words and wanted(_read(c.path)):
+            out.append(c)
+    return _parse_all(out, vocab, _Always(), jobs, None)
+
+
+class _Always:
+    """The second pass has already chosen its files."""
+
+    def __call__(self, data: bytes) -> bool:
+        return True
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
 
 
 def _is_file_error(error: FileError) -> bool:

@@ -65,6 +65,7 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
         self.cpu_words = "cpu_count" in text or "sched_getaffinity" in text
         self.flow_sinks: list[tuple] = []  # (site index, count argument, function): auditor.flow.local
         self.flow_calls: list[tuple] = []  # (function, class, call) of calls that are no backend
+        self.flow_defs: list[tuple] = []  # functions, classes, imports in visiting order
 
     # ---- a faster walk: cached dispatch, no visits of leaves and contexts ------------------------
     def visit(self, node: ast.AST) -> None:
@@ -245,6 +246,7 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
 
     # ---- imports ------------------------------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
+        self.flow_defs.append(("import", node))
         for a in node.names:
             if a.asname:
                 self.imports[a.asname] = a.name
@@ -254,6 +256,7 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
             self.imports_ray |= a.name.split(".", 1)[0] == "ray"
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        self.flow_defs.append(("import", node))
         if node.level or not node.module:
             return  # relative imports name the project's own modules
         self.imports_ray |= node.module.split(".", 1)[0] == "ray"
@@ -288,6 +291,7 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
             self.facts.workers.add(qualname)
         cls = outer.qualname if outer.kind == "class" else outer.cls
         frame = Frame(qualname, "function", cls=cls, params=defaults)
+        self.flow_defs.append(("def", node, qualname, cls, outer.kind == "class"))
         if args.vararg:
             frame.params[args.vararg.arg] = None
         if args.kwarg:
@@ -743,7 +747,7 @@ def extract(text: str, path: str, vocab) -> FileResult:
             if s.detail.get("via") == "argparse":
                 s.detail["parse_known_args"] = True
     return FileResult(sites=ex.sites, meta=meta, flow=flow_local.build(tree, path, ex.src, ex.flow_sinks,
-                                                                       ex.flow_calls))
+                                                                       ex.flow_calls, ex.flow_defs))
 
 
 def keywords() -> list[str]:

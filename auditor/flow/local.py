@@ -33,6 +33,7 @@ from auditor.extract.py_refs import (
 )
 
 MAX_DEPTH = 10  # steps followed back from one sink within a file
+EDGE_DEPTH = MAX_DEPTH - 5  # a call argument is followed 5 steps: most are never a helper's
 MAX_CONFIG_VALUES = 400  # config literals kept per file
 TEXT_LIMIT = 90
 CONFIG_ROOT = re.compile(r"cfg|conf|config|args|opt|param|setting|hparam|flags|kwargs|spec", re.IGNORECASE)
@@ -48,6 +49,10 @@ EXTERNAL = frozenset(sys.stdlib_module_names) | {
     "datasets", "accelerate", "deepspeed", "vllm", "omegaconf", "hydra", "yaml", "tqdm", "wandb", "pandas",
     "scipy", "sklearn", "stable_baselines3", "tianshou", "torchrl", "tensordict", "psutil", "pytest", "six",
     "absl", "ml_collections", "easydict", "mmengine", "mmcv", "lightning", "pytorch_lightning", "einops",
+    "pydantic", "click", "packaging", "triton", "pyarrow", "google", "megatron", "tree", "aiohttp", "matplotlib",
+    "openai", "fastapi", "requests", "huggingface_hub", "torchvision", "jinja2", "rich", "typer", "grpc",
+    "boto3", "botocore", "PIL", "cv2", "sympy", "nltk", "sentencepiece", "tokenizers", "safetensors", "peft",
+    "trl", "flash_attn", "apex", "xformers", "msgpack", "zmq", "uvicorn", "starlette", "httpx", "filelock",
 }
 
 
@@ -128,7 +133,7 @@ class _Scope:
 
 
 class Builder:
-    def __init__(self, tree: ast.Module, path: str, src):
+    def __init__(self, tree: ast.Module, path: str, src, defs: list[tuple] | None = None):
         self.path = path
         self.src = src
         self.module = module_name(path)
@@ -138,47 +143,37 @@ class Builder:
         self.functions: dict[str, dict] = {}
         self.classes: dict[str, int] = {}
         self.self_attrs: dict[str, dict[str, list[tuple[ast.AST, str]]]] = {}  # cls -> attr -> [(value, method)]
+        self.methods: dict[str, list[tuple[ast.AST, str]]] = {}  # cls -> [(method node, qualname)]
         self.tree = tree
-        self._index(tree.body, "", "", "module")
+        if defs is None:
+            self._index(tree.body, "", "", "module")
+        else:
+            self._load(defs)
+
+    def _load(self, defs: list[tuple]) -> None:
+        """The extractor's visit already met every def, class and import: no second walk."""
+        for entry in defs:
+            if entry[0] == "def":
+                _kind, stmt, qual, cls, in_class = entry
+                self._function(stmt, qual, cls, "class" if in_class else "function")
+            elif entry[0] == "class":
+                self.classes[entry[2]] = entry[1].lineno
+            else:
+                self._import(entry[1])
 
     # -- indexing: statements only ---------------------------------------------------------------
     def _index(self, body: list[ast.stmt], prefix: str, cls: str, kind: str) -> None:
         for stmt in body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 qual = f"{prefix}{stmt.name}"
-                args = stmt.args
-                positional = args.posonlyargs + args.args
-                names = [a.arg for a in positional + args.kwonlyargs]
-                static = any(getattr(d, "id", getattr(d, "attr", "")) == "staticmethod" for d in stmt.decorator_list)
-                if kind == "class" and not static and positional:
-                    names = names[1:]  # self / cls
-                defaults: dict[str, ast.AST] = {}
-                for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults):
-                    defaults[a.arg] = d
-                for a, d in zip(args.kwonlyargs, args.kw_defaults):
-                    if d is not None:
-                        defaults[a.arg] = d
-                self.scopes[qual] = _Scope(stmt, qual, cls, names + [a.arg for a in (args.vararg, args.kwarg) if a])
-                self.functions[qual] = {"params": names, "line": stmt.lineno, "_defaults": defaults,
-                                        "kwonly": len(args.kwonlyargs), "vararg": bool(args.vararg)}
-                if kind == "class":
-                    self._self_attrs(stmt, cls, qual)
+                self._function(stmt, qual, cls, kind)
                 self._index(stmt.body, qual + ".", cls if kind == "class" else "", "function")
             elif isinstance(stmt, ast.ClassDef):
                 qual = f"{prefix}{stmt.name}"
                 self.classes[qual] = stmt.lineno
                 self._index(stmt.body, qual + ".", qual, "class")
-            elif isinstance(stmt, ast.Import):
-                for a in stmt.names:
-                    self.imports[a.asname or a.name.split(".", 1)[0]] = a.name if a.asname else a.name.split(".", 1)[0]
-            elif isinstance(stmt, ast.ImportFrom):
-                base = stmt.module or ""
-                if stmt.level:
-                    pkg = self.package.split(".") if self.package else []
-                    up = pkg[:len(pkg) - (stmt.level - 1)] if stmt.level > 1 else pkg
-                    base = ".".join([*up, *([stmt.module] if stmt.module else [])])
-                for a in stmt.names:
-                    self.imports[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
+            elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                self._import(stmt)
             else:
                 for field in ("body", "orelse", "finalbody"):
                     sub = getattr(stmt, field, None)
@@ -187,8 +182,48 @@ class Builder:
                 for h in getattr(stmt, "handlers", ()) or ():
                     self._index(h.body, prefix, cls, kind)
 
+    def _function(self, stmt: ast.AST, qual: str, cls: str, kind: str) -> None:
+        args = stmt.args
+        positional = args.posonlyargs + args.args
+        names = [a.arg for a in positional + args.kwonlyargs]
+        static = any(getattr(d, "id", getattr(d, "attr", "")) == "staticmethod" for d in stmt.decorator_list)
+        if kind == "class" and not static and positional:
+            names = names[1:]  # self / cls
+        defaults: dict[str, ast.AST] = {}
+        for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+            defaults[a.arg] = d
+        for a, d in zip(args.kwonlyargs, args.kw_defaults):
+            if d is not None:
+                defaults[a.arg] = d
+        self.scopes[qual] = _Scope(stmt, qual, cls, names + [a.arg for a in (args.vararg, args.kwarg) if a])
+        self.functions[qual] = {"params": names, "line": stmt.lineno, "_defaults": defaults,
+                                "kwonly": len(args.kwonlyargs), "vararg": bool(args.vararg)}
+        if kind == "class":
+            self.methods.setdefault(cls, []).append((stmt, qual))
+
+    def _import(self, stmt: ast.AST) -> None:
+        if isinstance(stmt, ast.Import):
+            for a in stmt.names:
+                self.imports[a.asname or a.name.split(".", 1)[0]] = a.name if a.asname else a.name.split(".", 1)[0]
+            return
+        base = stmt.module or ""
+        if stmt.level:
+            pkg = self.package.split(".") if self.package else []
+            up = pkg[:len(pkg) - (stmt.level - 1)] if stmt.level > 1 else pkg
+            base = ".".join([*up, *([stmt.module] if stmt.module else [])])
+        for a in stmt.names:
+            self.imports[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
+
+    def attrs_of(self, cls: str) -> dict[str, list[tuple[ast.AST, str]]]:
+        """self.x = ... in CLS's methods, indexed on first use (most classes are never asked)."""
+        if cls not in self.self_attrs:
+            self.self_attrs[cls] = {}
+            for fn, qual in self.methods.get(cls, []):
+                self._self_attrs(fn, cls, qual)
+        return self.self_attrs[cls]
+
     def _self_attrs(self, fn: ast.AST, cls: str, qual: str) -> None:
-        for node in ast.walk(fn):
+        for node in _statements(fn.body):
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for t in targets:
@@ -361,7 +396,7 @@ class Builder:
     def self_attr(self, attr: str, at: ast.AST, scope: _Scope, depth: int) -> dict | None:
         """self.x: the value assigned to it in the class's __init__ (else one other method)."""
         cls = scope.cls
-        found = self.self_attrs.get(cls, {}).get(attr)
+        found = self.attrs_of(cls).get(attr) if cls else None
         if not found or depth > MAX_DEPTH:
             return None
         steps = [self.node("assign", stmt, name=f"self.{attr}", of=[self.trace(stmt.value, self.scopes[method],
@@ -473,6 +508,24 @@ class Builder:
         return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
 
 
+def _statements(body: list[ast.stmt]):
+    """Every statement under BODY (into if/for/while/with/try/match), not into nested defs."""
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            sub = getattr(stmt, field, None)
+            if isinstance(sub, list):
+                stack.extend(reversed(sub))
+        for h in getattr(stmt, "handlers", None) or ():
+            stack.extend(reversed(h.body))
+        for case in getattr(stmt, "cases", None) or ():
+            stack.extend(reversed(case.body))
+
+
 def _param_default(builder: Builder, qual: str, default: ast.AST) -> dict:
     v = literal(default)
     if v is not NOT_LITERAL and (v is None or isinstance(v, (int, float, str, bool))):
@@ -481,8 +534,9 @@ def _param_default(builder: Builder, qual: str, default: ast.AST) -> dict:
     return builder.trace(default, outer or builder.scopes["<module>"])
 
 
-def build(tree: ast.Module, path: str, src, sinks: list[tuple], calls: list[tuple]) -> dict:
-    b = Builder(tree, path, src)
+def build(tree: ast.Module, path: str, src, sinks: list[tuple], calls: list[tuple],
+          defs: list[tuple] | None = None) -> dict:
+    b = Builder(tree, path, src, defs)
     facts: dict[str, Any] = {"module": b.module, "sinks": [], "calls": []}
     for index, arg, fn, measure_len in sinks:
         scope = b.scopes.get(fn) or b.scopes["<module>"]
@@ -490,32 +544,101 @@ def build(tree: ast.Module, path: str, src, sinks: list[tuple], calls: list[tupl
         if tree is not None:
             facts["sinks"].append({"site": index, "fn": b.full(fn) if fn != "<module>" else "<module>",
                                    "tree": tree})
-    for fn, _cls, call in calls:
-        scope = b.scopes.get(fn) or b.scopes["<module>"]
-        callees = b.callees(call.func, scope)
-        if not callees:
-            continue
-        args = []
-        star = False
-        for a in call.args:
-            if isinstance(a, ast.Starred):
-                star = True
-                break
-            args.append(b.trace(a, scope))
-        kwargs = {}
-        for k in call.keywords:
-            if k.arg is None:
-                star = True
-            else:
-                kwargs[k.arg] = b.trace(k.value, scope)
-        facts["calls"].append({"fn": b.full(fn) if fn != "<module>" else "<module>", "callee": callees,
-                               "line": call.lineno, "col": src.column(call), "text": src.text(call, TEXT_LIMIT),
-                               "args": args, "kwargs": kwargs, "star": star})
+    facts["calls"] = _edges(b, calls, facts["sinks"])
     functions = {}
     for qual, info in b.functions.items():
+        if not info["params"]:
+            info.pop("_defaults")
+            continue  # nothing can flow into it
         defaults = {p: _param_default(b, qual, d) for p, d in info.pop("_defaults").items()}
         functions[b.full(qual)] = {**info, "defaults": defaults}
     facts["functions"] = functions
     facts["classes"] = {b.full(c): line for c, line in b.classes.items()}
     facts["config"], facts["base"] = b.config_values()
     return facts
+
+
+def _edges(b: Builder, calls: list[tuple], sinks: list[dict]) -> list[dict]:
+    """Call edges worth keeping, with a value tree per argument.
+
+    A call to a function of this file is kept only when that function is a helper here: its
+    parameter reaches a sink of this file, or it passes a parameter on to an imported
+    callee (which another file may summarise), to a fixed point. Calls to imported callees
+    are all kept: only the other file knows. Most calls of a file are to local functions
+    that are no helper; tracing their arguments would cost more than the rest of the file."""
+    from auditor.flow.values import leaves
+
+    pending = []
+    for fn, _cls, call in calls:
+        scope = b.scopes.get(fn) or b.scopes["<module>"]
+        callees = b.callees(call.func, scope)
+        if not callees:
+            continue
+        target = _local_target(b, callees[0])
+        if target == "":
+            continue
+        pending.append((fn, scope, call, callees, target))
+    helpers = {n["fn"] for s in sinks for n in leaves(s["tree"]) if n["k"] == "param"}
+    out: list[dict] = []
+    done: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for i, (fn, scope, call, callees, target) in enumerate(pending):
+            if i in done or (target is not None and target not in helpers):
+                continue
+            done.add(i)
+            edge = _edge(b, fn, scope, call, callees)
+            out.append(edge)
+            for arg in [*edge["args"], *edge["kwargs"].values()]:
+                for n in leaves(arg):
+                    if n["k"] == "param" and n["fn"] not in helpers:
+                        helpers.add(n["fn"])
+                        changed = True
+    return out
+
+
+def _local_target(b: Builder, callee: str) -> str | None:
+    """The full name of this file's function a callee names ('' for one taking no
+    arguments: nothing flows in), or None when it is another file's."""
+    prefix = f"{b.module}." if b.module else ""
+    if not callee.startswith(prefix):
+        return None
+    qual = callee[len(prefix):]
+    if qual in b.classes:
+        qual = f"{qual}.__init__"
+        if qual not in b.functions:
+            return ""
+    elif qual not in b.functions:
+        return None
+    return prefix + qual if b.functions[qual]["params"] else ""
+
+
+def _edge(b: Builder, fn: str, scope: _Scope, call: ast.Call, callees: list[str]) -> dict:
+    args = []
+    star = False
+    for a in call.args:
+        if isinstance(a, ast.Starred):
+            star = True
+            break
+        args.append(_pruned(b.trace(a, scope, EDGE_DEPTH)))
+    kwargs = {}
+    for k in call.keywords:
+        if k.arg is None:
+            star = True
+        else:
+            kwargs[k.arg] = _pruned(b.trace(k.value, scope, EDGE_DEPTH))
+    return {"fn": b.full(fn) if fn != "<module>" else "<module>", "callee": callees, "line": call.lineno,
+            "col": b.src.column(call), "text": b.src.text(call, TEXT_LIMIT), "args": args, "kwargs": kwargs,
+            "star": star}
+
+
+def _pruned(tree: dict) -> dict:
+    """An argument no literal, config read, env var or parameter reaches says nothing but
+    that it is unknown: one node instead of its whole tree (most arguments of most calls)."""
+    from auditor.flow.values import leaves
+
+    if tree.get("of") and not any(n["k"] in ("literal", "config", "env", "param") for n in leaves(tree)):
+        return {"k": "unknown", "file": tree["file"], "line": tree["line"], "col": tree["col"], "text": tree["text"],
+                "why": "not statically known"}
+    return tree

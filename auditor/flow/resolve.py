@@ -12,6 +12,7 @@ caller, the caller is summarised in turn, up to MAX_ROUNDS levels.
 
 from __future__ import annotations
 
+import gc
 import re
 from collections import defaultdict
 from typing import Any
@@ -20,6 +21,7 @@ from auditor.flow import values
 from auditor.model import ScanResult, Site
 
 MAX_ROUNDS = 4  # helper levels followed from a sink
+MAX_HELPER_WORDS = 32  # helper names the second parse pass looks for (bounds its cost)
 MAX_DERIVED = 40  # consume sites one sink may create at its helpers' callers
 KEY_KINDS = ("config", "env")
 CONFIG_FILE = re.compile(r"(^|/)[^/]*(conf|cfg|config|setting)[^/]*(/|\.py$)", re.IGNORECASE)
@@ -40,9 +42,9 @@ class _Functions:
         self.classes: set[str] = set()
         for rel, f in facts.items():
             for name, info in f.get("functions", {}).items():
-                self.info[name] = {**info, "file": rel}
+                self.info[name] = info
                 parts = name.split(".")
-                for i in range(1, len(parts) - 1):
+                for i in range(max(1, len(parts) - 3), len(parts) - 1):  # the last 2 and 3 segments
                     self.suffix[".".join(parts[i:])].append(name)
             self.classes |= set(f.get("classes", {}))
 
@@ -61,6 +63,18 @@ def resolve(result: ScanResult) -> None:
     facts = _facts(result)
     if not facts:
         return
+    # The facts are trees of small dicts, none in a cycle: collections while they are walked
+    # rescan the whole scan's heap for nothing (measured: most of this step's time).
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        _resolve(result, facts)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _resolve(result: ScanResult, facts: dict[str, dict]) -> None:
     by_file: dict[str, list[Site]] = defaultdict(list)
     for s in result.sites:
         by_file[s.file].append(s)
@@ -336,11 +350,15 @@ def evaluate(result: ScanResult, knob_of: dict[str, Any]) -> None:
 
 # -- before parsing: what else is worth parsing ------------------------------------------
 
-def wanted_words(metas) -> set[str]:
-    """Words that make a file skipped by the prefilter worth parsing after all: the names of
-    helpers whose parameters reach a backend (their callers may name no knob) and the leaf
-    keys that traces read (a config file may set only keys outside the vocabulary)."""
-    words: set[str] = set()
+def wanted_words(metas) -> tuple[set[str], set[str]]:
+    """Words that make a file skipped by the prefilter worth parsing after all:
+    (helper words for Python files, key words for config files).
+
+    Helper words: ``name(`` of a public helper whose parameter reaches a backend (its
+    callers may name no knob). Key words: leaf keys outside the vocabulary that traces read
+    (a config file may set only those). Both only when distinctive enough to be cheap: a
+    short or private name would send most of a large tree to the parser."""
+    keys: set[str] = set()
     helpers: set[str] = set()
     facts = [m["flow"] for m in metas if isinstance(m, dict) and m.get("flow")]
     for f in facts:
@@ -349,25 +367,38 @@ def wanted_words(metas) -> set[str]:
                 if n["k"] == "param":
                     helpers.add(n["fn"])
                 elif n["k"] == "config" and n.get("key"):
-                    words.add(n["key"].rsplit(".", 1)[-1])
+                    keys.add(n["key"].rsplit(".", 1)[-1])
+    leaf = {h.rsplit(".", 1)[-1] for h in helpers}
     for _round in range(MAX_ROUNDS):  # callers that pass their own parameter on
         grown = False
         for f in facts:
             for edge in f.get("calls", []):
-                if not any(c.rsplit(".", 1)[-1] in {h.rsplit(".", 1)[-1] for h in helpers} for c in edge["callee"]):
+                if not any(c.rsplit(".", 1)[-1] in leaf for c in edge["callee"]):
                     continue
                 for arg in [*edge["args"], *edge["kwargs"].values()]:
                     for n in values.leaves(arg):
                         if n["k"] == "param" and n["fn"] not in helpers:
                             helpers.add(n["fn"])
+                            leaf.add(n["fn"].rsplit(".", 1)[-1])
                             grown = True
                         elif n["k"] == "config" and n.get("key"):
-                            words.add(n["key"].rsplit(".", 1)[-1])
+                            keys.add(n["key"].rsplit(".", 1)[-1])
         if not grown:
             break
+    classes = {c for f in facts for c in f.get("classes", {})}
+    names = set()
     for h in helpers:
-        parts = h.split(".")
-        name = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
-        if not name.startswith("__"):
-            words.add(name + "(")
-    return {w for w in words if len(w) >= 4}
+        owner, _, name = h.rpartition(".")
+        if owner in classes:
+            if name != "__init__":
+                continue  # other methods are called through self, in files already parsed
+            name = owner.rsplit(".", 1)[-1]  # Collector(...)
+        if _distinctive(name):
+            names.add(name + "(")
+    # each word is one pass over every skipped file: the longest (most specific) names only
+    return set(sorted(names, key=lambda w: (-len(w), w))[:MAX_HELPER_WORDS]), {k for k in keys if _distinctive(k)}
+
+
+def _distinctive(word: str) -> bool:
+    """make_rollout_pool, collector_env_num: yes; _step, actor, Pool, run: no."""
+    return not word.startswith("_") and len(word) >= 8 and ("_" in word or any(c.isupper() for c in word[1:]))
