@@ -544,12 +544,11 @@ def build(tree: ast.Module, path: str, src, sinks: list[tuple], calls: list[tupl
         if tree is not None:
             facts["sinks"].append({"site": index, "fn": b.full(fn) if fn != "<module>" else "<module>",
                                    "tree": tree})
-    facts["calls"] = _edges(b, calls, facts["sinks"])
+    facts["calls"], helpers = _edges(b, calls, facts["sinks"])
     functions = {}
     for qual, info in b.functions.items():
-        if not info["params"]:
-            info.pop("_defaults")
-            continue  # nothing can flow into it
+        if not info["params"] or b.full(qual) not in helpers:
+            continue  # no parameter of it reaches a sink or a call edge: it can never be a helper
         defaults = {p: _param_default(b, qual, d) for p, d in info.pop("_defaults").items()}
         functions[b.full(qual)] = {**info, "defaults": defaults}
     facts["functions"] = functions
@@ -558,8 +557,9 @@ def build(tree: ast.Module, path: str, src, sinks: list[tuple], calls: list[tupl
     return facts
 
 
-def _edges(b: Builder, calls: list[tuple], sinks: list[dict]) -> list[dict]:
-    """Call edges worth keeping, with a value tree per argument.
+def _edges(b: Builder, calls: list[tuple], sinks: list[dict]) -> tuple[list[dict], set[str]]:
+    """Call edges worth keeping, with a value tree per argument, and the functions whose
+    parameters reach a sink or an edge here (only these can ever be helpers).
 
     A call to a function of this file is kept only when that function is a helper here: its
     parameter reaches a sink of this file, or it passes a parameter on to an imported
@@ -595,7 +595,7 @@ def _edges(b: Builder, calls: list[tuple], sinks: list[dict]) -> list[dict]:
                     if n["k"] == "param" and n["fn"] not in helpers:
                         helpers.add(n["fn"])
                         changed = True
-    return out
+    return out, helpers
 
 
 def _local_target(b: Builder, callee: str) -> str | None:
