@@ -406,6 +406,9 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
     return result
 
 
+FLOW_ROUNDS = 2  # second-pass rounds: files found by helpers, then keys only those files name
+
+
 class _Wanted:
     """A prefilter for the second pass: files naming a word the flow layer asks for."""
 
@@ -419,22 +422,34 @@ class _Wanted:
 def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int) -> list[tuple]:
     """Parse the files the prefilter skipped that call a helper whose parameter reaches a
     backend (Python), or set a key a trace reads (config files, and Python files named like
-    configs) -- auditor.flow.resolve.wanted_words."""
+    configs) -- auditor.flow.resolve.wanted_words. A file parsed here may call the helper
+    with a key only it names (start_pool(cfg.rollout_procs)): a second round looks for that."""
     from auditor.flow.resolve import CONFIG_FILE, wanted_words
 
     skipped = {o[0] for o in outcomes if not o[4] and o[3] is None}
-    if not skipped:
-        return []
-    helpers, keys = wanted_words(o[2] for o in outcomes if o[2])
-    code, config, both = _Wanted(helpers), _Wanted(keys), _Wanted(helpers | keys)
-    out: list[Candidate] = []
-    for c in cands:
-        if c.rel not in skipped or c.kind == "shell":
-            continue
-        wanted = config if c.kind != "python" else both if CONFIG_FILE.search(c.rel) else code
-        if wanted.words and wanted(_read(c.path)):
-            out.append(c)
-    return _parse_all(out, vocab, _Always(), jobs, None)
+    found: list[tuple] = []
+    seen_helpers: set[str] = set()
+    seen_keys: set[str] = set()
+    for _round in range(FLOW_ROUNDS):
+        if not skipped:
+            break
+        helpers, keys = wanted_words(o[2] for o in [*outcomes, *found] if o[2])
+        helpers, keys = helpers - seen_helpers, keys - seen_keys
+        seen_helpers |= helpers
+        seen_keys |= keys
+        if not helpers and not keys:
+            break
+        code, config, both = _Wanted(helpers), _Wanted(keys), _Wanted(helpers | keys)
+        chosen: list[Candidate] = []
+        for c in cands:
+            if c.rel not in skipped or c.kind == "shell":
+                continue
+            wanted = config if c.kind != "python" else both if CONFIG_FILE.search(c.rel) else code
+            if wanted.words and wanted(_read(c.path)):
+                chosen.append(c)
+        skipped -= {c.rel for c in chosen}
+        found += _parse_all(chosen, vocab, _Always(), jobs, None)
+    return found
 
 
 class _Always:
