@@ -435,6 +435,8 @@ def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int) 
             break
         helpers, keys = wanted_words(o[2] for o in [*outcomes, *found] if o[2])
         helpers, keys = helpers - seen_helpers, keys - seen_keys
+        if _round:
+            helpers = set()  # the second round only looks for keys, in config files: cheap to reread
         seen_helpers |= helpers
         seen_keys |= keys
         if not helpers and not keys:
@@ -442,7 +444,8 @@ def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int) 
         code, config, both = _Wanted(helpers), _Wanted(keys), _Wanted(helpers | keys)
         chosen: list[Candidate] = []
         for c in cands:
-            if c.rel not in skipped or c.kind == "shell":
+            if c.rel not in skipped or c.kind == "shell" or (_round and c.kind == "python"
+                                                             and not CONFIG_FILE.search(c.rel)):
                 continue
             wanted = config if c.kind != "python" else both if CONFIG_FILE.search(c.rel) else code
             if wanted.words and wanted(_read(c.path)):
