@@ -29,6 +29,7 @@ import posixpath
 from collections import defaultdict
 from typing import Any
 
+from auditor.flow import resolve as flow
 from auditor.model import ROLES, Knob, ScanResult, Site
 from auditor.vocab import normalise
 
@@ -38,6 +39,7 @@ MAX_REFERENCE_DEPTH = 8  # ${a} -> ${b} -> ... chains longer than this are left 
 
 def join(result: ScanResult) -> ScanResult:
     """Fill ``result.knobs`` from ``result.sites`` and ``result.meta``. Returns RESULT."""
+    flow.resolve(result)
     reroot_hydra(result)
     _join_spellings(result.sites)
     buckets: dict[str, list[Site]] = defaultdict(list)
@@ -52,10 +54,12 @@ def join(result: ScanResult) -> ScanResult:
         sites = _drop_generated_duplicates(sites)
         sites.sort(key=lambda s: (ROLES.index(s.role) if s.role in ROLES else 9, s.file, s.line, s.column))
         knobs[name] = Knob(name=name, leaf=name.rsplit(".", 1)[-1], sites=sites)
+    flow.label(knobs.values())
     resolver = _Resolver(knobs)
     for knob in knobs.values():
         knob.effective, knob.why = resolver.effective(knob)
     result.knobs = sorted(knobs.values(), key=lambda k: k.name.lower())
+    flow.evaluate(result, {key: knobs[target.get(key, key)] for key in buckets if target.get(key, key) in knobs})
     return result
 
 
@@ -173,8 +177,10 @@ def _join_spellings(sites: list[Site]) -> None:
                 s.detail.setdefault("key_in_file", s.key)
                 s.key = dest
         origin = s.detail.get("from")
+        target = str(s.detail.get("target") or "")
         if (s.kind == "python" and s.role == "override" and isinstance(origin, str) and origin != s.key
-                and _norm_key(origin) in keys):  # a local copy of a config key, not `x = SomeClass`
+                and _norm_key(origin) in keys  # a local copy of a config key, not `x = SomeClass`
+                and (not target or target.isidentifier())):  # cfg.a.n = cfg.b.n copies one knob into another
             s.detail.setdefault("key_in_file", s.key)
             s.key = origin
 
@@ -376,7 +382,7 @@ class _Resolver:
         else:
             reads = [s for s in knob.by_role("read") if _has_default(s)]
             defaults = {show(s.default): s.default for s in reads}
-            literals = [s for s in knob.by_role("consume") if s.value is not None]
+            literals = [s for s in knob.by_role("consume") if s.value is not None and s.match != "name"]
             consumer_files = {c.file for c in knob.by_role("consume")}
             reads.sort(key=lambda r: (r.file not in consumer_files, r.detail.get("via") != "param"))
             if len(defaults) == 1:
@@ -399,7 +405,7 @@ class _Resolver:
             known, value, text = self._override(s, known, value, knob)
             if text:
                 parts.append(text)
-        consumers = knob.by_role("consume")
+        consumers = [s for s in knob.by_role("consume") if s.match != "name"]  # a name alone says nothing
         if consumers:
             names = []
             for s in consumers[:3]:
@@ -420,6 +426,15 @@ class _Resolver:
             if holds is True:
                 cond = None  # the branch is taken: an unconditional override
         when = f" when {cond}" if cond else ""
+        origin, target = s.detail.get("from"), str(s.detail.get("target") or "")
+        if how == "reference" and isinstance(origin, str) and ("." in target or "[" in target) \
+                and _norm_key(origin) != knob.name:  # cfg.data.n = cfg.legacy.n: another knob's value
+            resolved = self.value_of(origin)
+            if cond:
+                return False, None, f"or the value of {origin} at {loc(s)}{when}"
+            if resolved is not None and resolved[0] is not None:
+                return True, resolved[0], f"overwritten with {origin} = {show(resolved[0])} at {loc(s)}"
+            return False, None, f"unknown: overwritten with {origin} at {loc(s)}"
         if how == "reference":
             if cond is None and s.detail.get("condition") and s.detail.get("expr"):
                 expr = str(s.detail["expr"])

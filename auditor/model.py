@@ -44,6 +44,10 @@ class Site:
     #   function: the enclosing function's qualified name
     #   generated: True for generated files that must not double-count definitions
     detail: dict[str, Any] = field(default_factory=dict)
+    # How the join put this site in its knob (auditor.flow): "flow" (its trace reaches the
+    # knob's key), "key" (the same key), "name" (a leaf or suffix of the name only: no
+    # effective value, never "consumed by"); "" before the join.
+    match: str = ""
 
     def __post_init__(self) -> None:
         if len(self.source) > SOURCE_MAX:
@@ -105,6 +109,7 @@ class Finding:
     confidence: str = "high"  # high / medium / low
     related: list[Site] = field(default_factory=list)
     fingerprint: str = ""
+    flow: list[dict[str, Any]] = field(default_factory=list)  # the path source -> sink (auditor.flow.values)
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -126,3 +131,4 @@ class ScanResult:
     meta: dict[str, dict[str, Any]] = field(default_factory=dict)  # per file: extractor facts for the join
     settings: dict[str, Any] = field(default_factory=dict)  # the project's [tool.qg-audit] table
     lint_stats: dict[str, Any] = field(default_factory=dict)  # {"suppressed": n, "baselined": n}
+    traces: list = field(default_factory=list)  # [(site, value tree)] from auditor.flow.resolve, for values

@@ -368,7 +368,8 @@ def parse_file(cand: Candidate, vocab, prefilter: Prefilter):
         return cand.rel, [], None, FileError(
             cand.rel, None, f"internal error in the {cand.kind} extractor: {type(exc).__name__}: {exc} "
             "(a qg-audit bug; please report it with this file)"), True
-    return cand.rel, result.sites, result.meta, None, True
+    meta = result.meta if result.flow is None else {**result.meta, "flow": result.flow}  # auditor.flow
+    return cand.rel, result.sites, meta, None, True
 
 
 def _line_at(data: bytes, offset: int) -> int:
@@ -433,7 +434,9 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
                                              follow_links=follow_links)
     result.files_seen = len(candidates) + sum(1 for e in walk_errors if _is_file_error(e))
     result.errors.extend(walk_errors)
-    outcomes = _parse_all(candidates, vocab, Prefilter(vocab), jobs or default_jobs(), progress)
+    prefilter = Prefilter(vocab)
+    outcomes = _parse_all(candidates, vocab, prefilter, jobs or default_jobs(), progress)
+    outcomes += _flow_pass(candidates, outcomes, vocab, jobs or default_jobs())
     for rel, sites, meta, error, parsed in sorted(outcomes, key=lambda o: o[0]):
         result.files_scanned += parsed
         if error is not None:
@@ -474,6 +477,70 @@ def _walk_filter(root: Path, settings: dict, exclude, extend_exclude, respect_gi
     if not root.is_dir():
         return skip_dirs, None
     return skip_dirs, PathFilter(root, globs, respect_gitignore=respect_gitignore) if globs or respect_gitignore else None
+
+
+FLOW_ROUNDS = 2  # second-pass rounds: files found by helpers, then keys only those files name
+
+
+class _Wanted:
+    """A prefilter for the second pass: files naming a word the flow layer asks for."""
+
+    def __init__(self, words: set[str]):
+        self.words = [w.encode() for w in sorted(words)]
+
+    def __call__(self, data: bytes) -> bool:
+        return any(w in data for w in self.words)
+
+
+def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int) -> list[tuple]:
+    """Parse the files the prefilter skipped that call a helper whose parameter reaches a
+    backend (Python), or set a key a trace reads (config files, and Python files named like
+    configs) -- auditor.flow.resolve.wanted_words. A file parsed here may call the helper
+    with a key only it names (start_pool(cfg.rollout_procs)): a second round looks for that."""
+    from auditor.flow.resolve import CONFIG_FILE, wanted_words
+
+    skipped = {o[0] for o in outcomes if not o[4] and o[3] is None}
+    found: list[tuple] = []
+    seen_helpers: set[str] = set()
+    seen_keys: set[str] = set()
+    for _round in range(FLOW_ROUNDS):
+        if not skipped:
+            break
+        helpers, keys = wanted_words(o[2] for o in [*outcomes, *found] if o[2])
+        helpers, keys = helpers - seen_helpers, keys - seen_keys
+        if _round:
+            helpers = set()  # the second round only looks for keys, in config files: cheap to reread
+        seen_helpers |= helpers
+        seen_keys |= keys
+        if not helpers and not keys:
+            break
+        code, config, both = _Wanted(helpers), _Wanted(keys), _Wanted(helpers | keys)
+        chosen: list[Candidate] = []
+        for c in cands:
+            if c.rel not in skipped or c.kind == "shell" or (_round and c.kind == "python"
+                                                             and not CONFIG_FILE.search(c.rel)):
+                continue
+            wanted = config if c.kind != "python" else both if CONFIG_FILE.search(c.rel) else code
+            if wanted.words and wanted(_read(c.path)):
+                chosen.append(c)
+        skipped -= {c.rel for c in chosen}
+        found += _parse_all(chosen, vocab, _Always(), jobs, None)
+    return found
+
+
+class _Always:
+    """The second pass has already chosen its files."""
+
+    def __call__(self, data: bytes) -> bool:
+        return True
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
 
 
 def _is_file_error(error: FileError) -> bool:

@@ -1,6 +1,6 @@
 """QG101 unread-config-key: a parallelism key is set in configuration but no code reads it."""
 
-from auditor.lint.base import CONFIG_KINDS, Example, Rule, show, similar, where
+from auditor.lint.base import CONFIG_KINDS, Example, Rule, _one_typo, show, similar, where
 
 _LOADER = "import yaml\ncfg = yaml.safe_load(open('conf.yaml'))\n"
 
@@ -40,6 +40,10 @@ Confidence is medium: code outside the scanned tree (an installed library) may r
                                                 "  prefetch_workers: 2\n",
                  "train.py": _LOADER + "n = cfg['data']['num_workers']\n"},
                 "a generated duplicate config is not a second definition"),
+        Example({"conf.yaml": "env:\n  collector_env_num: 8\n",
+                 "collect.py": _LOADER + "from gymnasium.vector import AsyncVectorEnv\n"
+                               "envs = AsyncVectorEnv([make_env] * cfg['env']['collector_env_num'])\n"},
+                "a key outside the vocabulary that reaches a backend is read"),
     ]
     INVALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
@@ -47,6 +51,13 @@ Confidence is medium: code outside the scanned tree (an installed library) may r
                              "n = cfg['data'].get('num_worker', 0)\n"
                              "loader = DataLoader(ds, num_workers=n)\n"},
                 "code reads a misspelt key; its default 0 runs", expect=[("conf.yaml", 2)]),
+        Example({"conf.yaml": "data:\n  num_workers: 8\n",
+                 "train.py": _LOADER + "from torch.utils.data import DataLoader\n"
+                             "def build(ds):\n"
+                             "    n = cfg['data'].get('num_wokers', 0)\n"
+                             "    return DataLoader(ds, num_workers=n)\n"},
+                "a one-letter typo outside the vocabulary, found by the flow to the loader",
+                expect=[("conf.yaml", 2)]),
     ]
 
     def check(self, result):
@@ -72,7 +83,10 @@ Confidence is medium: code outside the scanned tree (an installed library) may r
                     continue  # `num_workers: null` / `${ref}`: a placeholder, the read decides
                 if site.file.rsplit("/", 1)[-1] in ("pyproject.toml", "package.json", "setup.cfg"):
                     continue
-                yield self.finding(site, knob=knob.name, related=knob.sites, **_fields(result, knob, site))
+                near = _near_read(result, knob)
+                yield self.finding(site, knob=knob.name, related=knob.sites, flow=_path(result, site, near),
+                                   value=show(site.value) if site.value is not None else site.source,
+                                   near=_near_text(near))
 
 
 def _covers(splat_key: str, name: str) -> bool:
@@ -82,16 +96,17 @@ def _covers(splat_key: str, name: str) -> bool:
                              or splat_key.endswith("." + parent))
 
 
-def _fields(result, knob, site) -> dict:
-    return {"value": show(site.value) if site.value is not None else site.source,
-            "near": _near_miss(result, knob)}
+def _near(a: str, b: str) -> bool:
+    """similar(), plus one typo in the full name (num_wokers / num_workers)."""
+    a, b = a.lower().replace("-", "_"), b.lower().replace("-", "_")
+    return similar(a, b) or (a != b and min(len(a), len(b)) >= 6 and _one_typo(a, b))
 
 
-def _near_miss(result, knob) -> str:
+def _near_read(result, knob):
     reads = [s for s in result.sites
-             if s.role == "read" and s.kind == "python" and similar(s.leaf, knob.leaf)]
+             if s.role == "read" and s.kind == "python" and _near(s.leaf, knob.leaf)]
     if not reads:
-        return ""
+        return None
     # `sampler.num_worker` is a near miss of the read `sampler.num_workers`, not of
     # `data.num_workers`: prefer the read that shares the longest dotted parent.
     parent = knob.name.lower().split(".")[:-1]
@@ -103,7 +118,26 @@ def _near_miss(result, knob) -> str:
             n += 1
         return n
 
-    s = max(reads, key=shared_parent)  # max keeps the first of equals: file order
+    return max(reads, key=shared_parent)  # max keeps the first of equals: file order
+
+
+def _near_text(s) -> str:
+    if s is None:
+        return ""
     default = f"its default {show(s.default)} runs" if s.default is not None else \
         "it gets no value from this key"
     return f"; code reads the near-miss `{s.key}` at {where(s)} instead, so {default}"
+
+
+def _path(result, define, near):
+    """The define, then the path from the near-miss read to the backend it feeds."""
+    head = [{"file": define.file, "line": define.line, "column": define.column, "kind": "define",
+             "role": "source", "key": define.key, "value": define.value, "text": define.source}]
+    if near is None:
+        return head
+    for s in result.sites:
+        flow = s.detail.get("flow") if s.role == "consume" else None
+        if flow and any(step["file"] == near.file and step["line"] == near.line for step in flow):
+            return head + flow
+    return head + [{"file": near.file, "line": near.line, "column": near.column, "kind": "config", "role": "step",
+                    "key": near.key, "default": near.default, "text": near.source}]

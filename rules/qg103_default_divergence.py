@@ -62,11 +62,30 @@ nested configuration key by its name alone is a note: nothing shows the two are 
                                "    assert n_gpus > 0, 'teacher.n_gpus_per_node must be set'\n"
                                "    return n_gpus\n"},
                 "a fallback the next line rejects: a missing key fails loudly"),
+        Example({"conf.yaml": "rollout:\n  rollout_procs: 16\n",
+                 "pools.py": "import multiprocessing as mp\n"
+                             "def start_pool(n_proc=16):\n"
+                             "    return mp.Pool(processes=n_proc)\n",
+                 "run.py": "import yaml\nfrom pools import start_pool\n"
+                           "cfg = yaml.safe_load(open('conf.yaml'))\n"
+                           "train = start_pool(cfg['rollout']['rollout_procs'])\n"
+                           "evaluation = start_pool()\n"},
+                "the helper's default equals the configured value"),
     ]
     INVALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "n = cfg['data'].get('num_workers', 0)\n"},
                 "config says 8, code falls back to 0", expect=[("train.py", 1)]),
+        Example({"conf.yaml": "rollout:\n  rollout_procs: 16\n",
+                 "pools.py": "import multiprocessing as mp\n"
+                             "def start_pool(n_proc=4):\n"
+                             "    return mp.Pool(processes=n_proc)\n",
+                 "run.py": "import yaml\nfrom pools import start_pool\n"
+                           "cfg = yaml.safe_load(open('conf.yaml'))\n"
+                           "train = start_pool(cfg['rollout']['rollout_procs'])\n"
+                           "evaluation = start_pool()\n"},
+                "a helper called without the count runs its own default, not the configured one",
+                expect=[("run.py", 5)]),
         Example({"a.py": "import os\nn = int(os.environ.get('OMP_NUM_THREADS', 4))\n",
                  "b.py": "import os\nm = int(os.environ.get('OMP_NUM_THREADS', 1))\n"},
                 "two code paths default the same knob differently"),
@@ -81,6 +100,7 @@ nested configuration key by its name alone is a note: nothing shows the two are 
     ]
 
     def check(self, result):
+        yield from self._helper_defaults(result)
         for knob in result.knobs:
             configured = [s for s in knob.sites if is_config_define(s) and is_literal(s.value)
                           and not s.detail.get("reference")]
@@ -108,6 +128,35 @@ nested configuration key by its name alone is a note: nothing shows the two are 
                 if first is not None:
                     yield self.finding(site, knob=knob.name, related=[first[0], site], default=show(default),
                                        when=_when(site), other=f"{where(first[0])} falls back to {show(first[1])}")
+
+    def _helper_defaults(self, result):
+        """start_pool() runs its default 4 where another call passes the configured 16."""
+        knob_of = {id(s): k for k in result.knobs for s in k.sites}
+        passed: dict[tuple, list] = {}
+        omitted = []
+        for s in result.sites:
+            d = s.detail
+            if s.role != "consume" or d.get("via") != "helper":
+                continue
+            ident = (d.get("helper_site"), d.get("helper_param"))
+            if d.get("omitted"):
+                omitted.append((ident, s))
+            elif d.get("flow_key"):
+                passed.setdefault(ident, []).append(s)
+        for ident, site in omitted:
+            default = as_number(site.value)
+            for other in passed.get(ident, []):
+                knob = knob_of.get(id(other))
+                configured = [c for c in (knob.sites if knob else []) if is_config_define(c) and is_literal(c.value)]
+                if not configured or default in {as_number(c.value) for c in configured}:
+                    continue
+                first = configured[0]
+                yield self.finding(site, knob=knob.name, related=[first, other, site], default=show(default),
+                                   when=f"because {site.detail['helper']}() is called without "
+                                        f"{site.detail['helper_param']}",
+                                   other=f"the configuration sets {show(first.value)} at {where(first)}, which "
+                                         f"{where(other)} passes to it")
+                break
 
     def _against(self, knob, site, default, configured):
         if not configured or default in {as_number(s.value) for s in configured}:

@@ -147,6 +147,10 @@ is None`, the last branch of a default chain)."""
                                     "        world_size = max(world_size)\n"
                                     "    return world_size\n"},
                 "a size reduced from a list read back from a checkpoint"),
+        Example({"conf.yaml": "trainer:\n  nnodes: 2\n",
+                 "train.py": "import yaml\ncfg = yaml.safe_load(open('conf.yaml'))\n"
+                             "cfg['reward']['nnodes'] = cfg['trainer']['nnodes']\n"},
+                "copying a knob into a key no configuration sets is plumbing"),
     ]
     INVALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
@@ -186,6 +190,10 @@ is None`, the last branch of a default chain)."""
                              "    args.world_size = args.world_size\n"},
                 "a forced value under a condition, even if touched again later (no configured value "
                 "known: a note)", expect=[("setup.py", 4)], severity="note"),
+        Example({"conf.yaml": "data:\n  num_workers: 8\nlegacy:\n  num_workers: 2\n",
+                 "train.py": "import yaml\ncfg = yaml.safe_load(open('conf.yaml'))\n"
+                             "cfg['data']['num_workers'] = cfg['legacy']['num_workers']\n"},
+                "a legacy key copied over the configured one", expect=[("train.py", 3)]),
     ]
 
     def check(self, result):
@@ -199,6 +207,9 @@ is None`, the last branch of a default chain)."""
             for site in knob.sites:
                 if site.role != "override" or site.kind != "python" or is_test_file(site.file):
                     continue  # tests overriding configuration on purpose are not fallbacks
+                if _knob_copy(site):
+                    yield from self._copy(site, knob, configured)
+                    continue
                 if not _changes_the_value(site, knob.leaf) or not _was_loaded(site, reads) or _intended(site):
                     continue
                 # cite a config file, or a parser in this file: a parser default in another
@@ -221,6 +232,26 @@ is None`, the last branch of a default chain)."""
                     configured=lost,
                     **_severity(site, cited, logged),
                 )
+
+    def _copy(self, site, knob, configured):
+        """cfg.data.num_workers = cfg.legacy.num_workers: one knob overwritten with another.
+        Plumbing into a key nobody configures is no fallback; a configured one is."""
+        cited = [s for s in configured if s.kind in CONFIG_KINDS]
+        if not cited:
+            return
+        origin = site.detail["from"]
+        cond = site.detail.get("condition")
+        expr = site.detail.get("expr") or site.source
+        yield self.finding(
+            site, knob=knob.name, related=[*cited[:1], site], alias="",
+            effect=f"overwritten with the value of {origin} (`{expr}`)",
+            condition=f" when `{idioms.short_condition(cond)}`" if cond else "",
+            configured=f"; the value configured at {where(cited[0])} ({show(cited[0].value)}) "
+                       f"{'is ignored then' if cond else 'never takes effect'}",
+            flow=[{"file": site.file, "line": site.line, "column": site.column, "kind": "config", "role": "source",
+                   "key": origin, "text": site.source},
+                  {"file": cited[0].file, "line": cited[0].line, "column": cited[0].column, "kind": "define",
+                   "role": "sink", "key": knob.name, "value": cited[0].value, "text": cited[0].source}])
 
 
 def _same_value(define, site) -> bool:
@@ -253,6 +284,18 @@ def _intended(site) -> bool:
 def _short_call(text: str) -> str:
     head = text.split("(", 1)[0]
     return f"{head}(...)" if "(" in text else head
+
+
+def _knob_copy(site) -> bool:
+    """An attribute or item of a configuration assigned another configuration key's value."""
+    d = site.detail
+    origin, target = d.get("from"), str(d.get("target") or "")
+    if d.get("how") != "reference" or not isinstance(origin, str) or not ("." in target or "[" in target):
+        return False
+    if "." not in origin or str(d.get("expr", "")).startswith("self."):
+        return False  # instance state (self.max_worker_nodes) copied into a spec: no second knob
+    a, b = origin.lower(), site.key.lower()
+    return a != b and not a.endswith("." + b) and not b.endswith("." + a)
 
 
 def _alias(site) -> str:

@@ -61,6 +61,14 @@ knob, thread pools that do not step environments, tests, and resource annotation
                           "with ThreadPoolExecutor(max_workers=16) as pool:\n"
                           "    pages = list(pool.map(download, urls))\n"},
                 "an I/O thread pool"),
+        Example({"conf.yaml": "rollout:\n  procs: 16\n",
+                 "pools.py": "import multiprocessing as mp\n"
+                             "def start_pool(n_proc=4):\n"
+                             "    return mp.Pool(processes=n_proc)\n",
+                 "run.py": "import yaml\nfrom pools import start_pool\n"
+                           "cfg = yaml.safe_load(open('conf.yaml'))\n"
+                           "pool = start_pool(cfg['rollout']['procs'])\n"},
+                "a helper whose caller passes the configured value"),
     ]
     INVALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
@@ -73,6 +81,12 @@ knob, thread pools that do not step environments, tests, and resource annotation
                                "with mp.Pool(8) as pool:\n"
                                "    results = pool.map(rollout, seeds)\n"},
                 "a literal pool size no configuration reaches (a note)", expect=[("rollout.py", 2)]),
+        Example({"pools.py": "import multiprocessing as mp\n"
+                             "def start_pool(n_proc=4):\n"
+                             "    return mp.Pool(processes=n_proc)\n",
+                 "run.py": "from pools import start_pool\n"
+                           "pool = start_pool(32)\n"},
+                "a literal count passed through a helper (a note)", expect=[("run.py", 2)]),
     ]
 
     def check(self, result):
@@ -98,14 +112,20 @@ knob, thread pools that do not step environments, tests, and resource annotation
                 other = (same_file or far or [None])[0]
                 what = (f"no {param} argument, so its default {show(value)} runs" if defaulted
                         else f"the literal {param}={show(value)}")
+                if d.get("via") == "helper":  # through a helper whose parameter reaches the backend
+                    what = (f"no {d['helper_param']} argument to {d['helper']}(), so its default {show(value)} runs"
+                            if defaulted else f"the literal {d['helper_param']}={show(value)} through {d['helper']}()")
                 if other is not None:
                     why = (f", although this file reads {other.key} at line {other.line}; the configured value "
                            f"never reaches this call" if same_file else
                            f"; {other.key} is configured at {where(other)}: if it is meant for this call, "
                            f"it never reaches it")
+                    # a helper called with 1 is usually a probe or eval env (make_env(num_envs=1))
+                    probe = d.get("via") == "helper" and not defaulted and value <= 1
                     yield self.finding(site, knob=knob.name, related=[other, site], backend=_short(backend),
                                        what=what, why=why,
-                                       **({} if same_file else {"severity": "note", "confidence": "medium"}))
+                                       **({} if same_file and not probe else {"severity": "note",
+                                                                             "confidence": "medium"}))
                 elif not defaulted and value > 1:
                     yield self.finding(site, knob=knob.name, related=[site], backend=_short(backend),
                                        what=what, why=" that no configuration reaches",

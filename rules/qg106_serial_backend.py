@@ -132,8 +132,8 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
         seen = set()
         knob_of = {id(s): k for k in result.knobs for s in k.sites}
         for site in result.sites:
-            if site.role != "consume" or site.kind != "python":
-                continue
+            if site.role != "consume" or site.kind != "python" or site.detail.get("via") == "helper":
+                continue  # a helper's caller (auditor.flow): the backend's own call is reported where it is
             entry = backend_entry(site)
             serial = site.detail.get("serial", entry.get("serial"))
             if serial is not True:
@@ -145,7 +145,7 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
                 continue  # thread pools for I/O, or for starting processes, are fine
             n, text = _count(site)
             knob = knob_of.get(id(site))
-            if n is None and knob is not None and isinstance(knob.effective, int) and not isinstance(
+            if n is None and knob is not None and site.match != "name" and isinstance(knob.effective, int) and not isinstance(
                     knob.effective, bool) and any(is_config_define(s) for s in knob.sites):
                 n = knob.effective
                 text = f"{text} (= {n} as configured)"

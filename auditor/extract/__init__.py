@@ -20,6 +20,9 @@ class FileResult:
     # Kind-specific facts the join needs across files, e.g. for YAML
     # {"hydra_defaults": [{"group": "rollout", "option": "vllm", "package": "actor.rollout", "line": 3}]}
     meta: dict[str, Any] = field(default_factory=dict)
+    # Per-file flow facts (auditor.flow.local.build): plain data, no AST, so they pickle and
+    # cache with the rest of the file's result; Python files only.
+    flow: dict[str, Any] | None = None
 
 SUFFIX_KINDS = {
     ".py": "python",

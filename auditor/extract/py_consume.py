@@ -122,6 +122,7 @@ class ConsumeMixin:
                 extra["cpu_count"] = True
             site(key, a, None if v is NOT_LITERAL else v, count.param, serial,
                  literal=literal(a) is not NOT_LITERAL, expr=self.text(a), **extra)
+            self.flow_sinks.append((len(self.sites) - 1, a, self.function().qualname, count.measure == "len"))
         for sel, a, v in selector_sites:
             if not sel.site:
                 continue

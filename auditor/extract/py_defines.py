@@ -24,6 +24,7 @@ class DefineMixin:
             self.visit(dec)
         for base in node.bases:
             self.visit(base)
+        self.flow_defs.append(("class", node, qualname))
         via = self.class_kind(node)
         if via == "ray":
             self.facts.workers.add(qualname)

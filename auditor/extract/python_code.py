@@ -18,6 +18,7 @@ from auditor.extract.py_consume import ConsumeMixin, pool_name
 from auditor.extract.py_context import Context
 from auditor.extract.py_defines import DefineMixin, is_thread_var
 from auditor.extract.py_facts import Facts
+from auditor.flow import local as flow_local
 from auditor.extract.py_refs import (
     CASTS, CPU_COUNT, HANDLE, NOT_LITERAL, Source, base_name, chain, const_str, getter_default, getter_key,
     json_safe, literal, numeric_looking, range_arg, strip_handles, uncast,
@@ -70,6 +71,9 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
         self.cpu_words = "cpu_count" in text or "sched_getaffinity" in text
         self.tree = None  # set by extract(); py_context.Context is built from it when first needed
         self._ctx = None
+        self.flow_sinks: list[tuple] = []  # (site index, count argument, function): auditor.flow.local
+        self.flow_calls: list[tuple] = []  # (function, class, call) of calls that are no backend
+        self.flow_defs: list[tuple] = []  # functions, classes, imports in visiting order
 
     # ---- a faster walk: cached dispatch, no visits of leaves and contexts ------------------------
     def visit(self, node: ast.AST) -> None:
@@ -296,6 +300,7 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
 
     # ---- imports ------------------------------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
+        self.flow_defs.append(("import", node))
         for a in node.names:
             if a.asname:
                 self.imports[a.asname] = a.name
@@ -305,6 +310,7 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
             self.imports_ray |= a.name.split(".", 1)[0] == "ray"
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        self.flow_defs.append(("import", node))
         if node.level or not node.module:
             return  # relative imports name the project's own modules
         self.imports_ray |= node.module.split(".", 1)[0] == "ray"
@@ -339,6 +345,7 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
             self.facts.workers.add(qualname)
         cls = outer.qualname if outer.kind == "class" else outer.cls
         frame = Frame(qualname, "function", cls=cls, params=defaults)
+        self.flow_defs.append(("def", node, qualname, cls, outer.kind == "class"))
         if args.vararg:
             frame.params[args.vararg.arg] = None
         if args.kwarg:
@@ -754,6 +761,8 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
                                           fn.cls))
         elif attr not in ("add_argument", "set_defaults"):
             self.keyword_defines(node, q)
+        if consumer is None and not local and g is None and isinstance(func, (ast.Name, ast.Attribute)):
+            self.flow_calls.append((fn.qualname, fn.cls, node))
         # children: the callee's receiver and the arguments. A chain that is the receiver of a
         # method call is a method or object (wg.init_workers.remote()), not a knob value.
         if isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Attribute, ast.Subscript)):
@@ -813,7 +822,8 @@ def extract(text: str, path: str, vocab) -> FileResult:
         for s in ex.sites:
             if s.detail.get("via") == "argparse":
                 s.detail["parse_known_args"] = True
-    return FileResult(sites=ex.sites, meta=meta)
+    return FileResult(sites=ex.sites, meta=meta, flow=flow_local.build(tree, path, ex.src, ex.flow_sinks,
+                                                                       ex.flow_calls, ex.flow_defs))
 
 
 def keywords() -> list[str]:

@@ -60,6 +60,9 @@ def join_package(parent: str, child: str) -> str:
     return reroot_key(child, parent) if child else parent
 
 
+MAX_VALUES = 2000  # scalar keys kept per file in meta["values"]
+
+
 class _Walker:
     def __init__(self, path: str, text: str, vocab, generated: bool):
         self.path, self.vocab, self.generated = path, vocab, generated
@@ -129,6 +132,13 @@ class _Walker:
                 self.seen.add(id(vnode))
                 self.knob_scalars.add(id(vnode))
                 continue  # define() already handled its interpolation
+            if isinstance(vnode, yaml.ScalarNode) and "${" not in str(vnode.value):
+                # every scalar key, for the flow layer: a key outside the vocabulary is a knob
+                # when code passes its value to a backend (auditor.flow.resolve)
+                values = self.result.meta.setdefault("values", {})
+                if len(values) < MAX_VALUES:
+                    mark = knode.start_mark
+                    values[key] = [mark.line + 1, mark.column + 1, typed_scalar(vnode)]
             self.walk(vnode, key)
 
     def value_of(self, vnode: yaml.Node) -> Any:

@@ -67,7 +67,8 @@ class Rule:
     # -- helpers for subclasses ------------------------------------------------------------
     def finding(self, site: Site | None, *, file: str | None = None, line: int | None = None,
                 column: int | None = None, knob: str | None = None, related: list[Site] | None = None,
-                severity: str | None = None, confidence: str | None = None, **fields: Any) -> Finding:
+                severity: str | None = None, confidence: str | None = None, flow: list | None = None,
+                **fields: Any) -> Finding:
         """A finding at SITE (or at file/line), its message filled from MESSAGE and FIELDS."""
         return Finding(
             code=self.CODE,
@@ -80,6 +81,7 @@ class Rule:
             knob=knob,
             confidence=confidence or self.CONFIDENCE,
             related=list(related or []),
+            flow=list(flow if flow is not None else (site.detail.get("flow") or []) if site else []),
         )
 
     @classmethod

@@ -76,6 +76,11 @@ def render(result: ScanResult) -> str:
             entry["relatedLocations"] = [
                 _location(s.file, s.line, s.column, f"{s.role} of {s.key}" + (f" = {s.value}" if s.value is not None else ""), i)
                 for i, s in enumerate(related[:20])]
+        if f.flow:  # the path source -> sink, drawn by code-scanning UIs
+            entry["codeFlows"] = [{"threadFlows": [{"locations": [
+                {"location": _location(step.get("file") or f.file, step.get("line") or 1, step.get("column") or 1,
+                                       f"{step.get('role', 'step')}: {step.get('text', '')}"[:200])}
+                for step in f.flow]}]}]
         results.append(entry)
     run = {
         "tool": {"driver": {

@@ -72,6 +72,22 @@ def _where(site: Site) -> Text:
     return text
 
 
+def flow_step(step: dict) -> str:
+    """One step of a finding's path: `source  conf.yaml:2  num_workers: 8`."""
+    label = {"source": "from", "sink": "to", "step": "via"}.get(str(step.get("role")), "via")
+    what = step.get("kind", "")
+    if what == "sink":
+        what = str(step.get("backend") or "").rsplit(".", 1)[-1] + (f"({step['param']}=)" if step.get("param") else "")
+    elif what == "config":
+        what = f"reads {step.get('key')}" + (f", default {show(step['default'])}" if "default" in step else "")
+    elif what == "define":
+        what = f"sets {step.get('key')}"
+    elif what == "arg":
+        what = f"passes {step.get('param')} to {step.get('callee')}()" + (" (omitted: its default)"
+                                                                         if step.get("omitted") else "")
+    return f"{label:<4} {step.get('file')}:{step.get('line')}  {step.get('text', '')}  [{what}]"
+
+
 def _knob_rows(knob: Knob) -> list[tuple]:
     name = T(knob.name, style="bold")
     if any(s.detail.get("match") == "near" for s in knob.sites):
@@ -117,6 +133,8 @@ def render(result: ScanResult, elapsed_s: float, file: IO[str] | None = None, wi
         line.append(f"{f.code} {f.rule}", style="bold red" if f.severity == "error" else "bold yellow")
         line.append(f" [{f.severity}] {one_line(f.message)}")
         console.print(line)
+        for step in f.flow:
+            console.print(T(f"    {flow_step(step)}", style="dim"))
     if result.errors:
         console.print(Text(f"errors ({len(result.errors)}): files skipped, the scan went on", style="bold"))
         for e in result.errors:

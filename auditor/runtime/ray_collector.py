@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import uuid
 
 from auditor.worker.ray_kv import NAMESPACE, SCHEME, parse_target

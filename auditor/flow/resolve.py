@@ -1,0 +1,404 @@
+"""Cross-file flow, over the per-file facts only (never an AST): helpers, join keys, values.
+
+    resolve(result)    # before the join: traces on sites, helper consume sites, flow keys,
+                       # Python-config and flow-found config defines
+    label(result)      # after the join: site.match, effective values along each trace
+
+Function summaries: a function whose parameter reaches a sink is itself a consumer of that
+parameter. Each call edge to it substitutes the argument's tree (or the parameter's default
+when the call passes nothing) for the parameter; when the argument is a parameter of the
+caller, the caller is summarised in turn, up to MAX_ROUNDS levels.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+from collections import defaultdict
+from typing import Any
+
+from auditor.flow import values
+from auditor.model import ScanResult, Site
+
+MAX_ROUNDS = 4  # helper levels followed from a sink
+MAX_HELPER_WORDS = 32  # helper names the second parse pass looks for (bounds its cost)
+MAX_DERIVED = 40  # consume sites one sink may create at its helpers' callers
+KEY_KINDS = ("config", "env")
+CONFIG_FILE = re.compile(r"(^|/)[^/]*(conf|cfg|config|setting)[^/]*(/|\.py$)", re.IGNORECASE)
+CONFIG_VAR = re.compile(r"(^|_)(cfg|config|conf|configs|settings)$", re.IGNORECASE)
+
+
+def _facts(result: ScanResult) -> dict[str, dict]:
+    return {rel: m["flow"] for rel, m in result.meta.items() if isinstance(m, dict) and m.get("flow")}
+
+
+class _Functions:
+    """Every function of the project by full dotted name, and by its dotted suffixes (so
+    ``helpers.start_pool`` finds ``src.pkg.helpers.start_pool``)."""
+
+    def __init__(self, facts: dict[str, dict]):
+        self.info: dict[str, dict] = {}
+        self.suffix: dict[str, list[str]] = defaultdict(list)
+        self.classes: set[str] = set()
+        for rel, f in facts.items():
+            for name, info in f.get("functions", {}).items():
+                self.info[name] = info
+                parts = name.split(".")
+                for i in range(max(1, len(parts) - 3), len(parts) - 1):  # the last 2 and 3 segments
+                    self.suffix[".".join(parts[i:])].append(name)
+            self.classes |= set(f.get("classes", {}))
+
+    def resolve(self, candidates: list[str]) -> str | None:
+        for c in candidates:
+            for name in (c, f"{c}.__init__"):
+                if name in self.info:
+                    return name
+                found = self.suffix.get(name, [])
+                if len(found) == 1:
+                    return found[0]
+        return None
+
+
+def resolve(result: ScanResult) -> None:
+    facts = _facts(result)
+    if not facts:
+        return
+    # The facts are trees of small dicts, none in a cycle: collections while they are walked
+    # rescan the whole scan's heap for nothing (measured: most of this step's time).
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        _resolve(result, facts)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _resolve(result: ScanResult, facts: dict[str, dict]) -> None:
+    by_file: dict[str, list[Site]] = defaultdict(list)
+    for s in result.sites:
+        by_file[s.file].append(s)
+    traces: list[tuple[Site, dict]] = []
+    summaries: dict[str, list[tuple[str, Site, dict]]] = defaultdict(list)  # fn -> [(param, sink site, tree)]
+    for rel, f in facts.items():
+        sites = [s for s in by_file.get(rel, []) if s.kind == "python"]
+        for sink in f.get("sinks", []):
+            if sink["site"] >= len(sites):
+                continue
+            site, tree = sites[sink["site"]], sink["tree"]
+            traces.append((site, tree, site))
+            for p in {(n["fn"], n["name"]) for n in values.params(tree)}:
+                summaries[p[0]].append((p[1], site, tree))
+    functions = _Functions(facts)
+    derived = _helpers(facts, functions, summaries)
+    result.sites.extend(s for s, _t, _sink in derived)
+    traces.extend(derived)
+    for site, tree, sink in traces:
+        _flow_key(site, tree, sink)
+    result.traces = [(site, tree) for site, tree, _sink in traces]
+    _source_reads(result, traces)
+    _config_defines(result, facts, traces)
+
+
+def _source_reads(result: ScanResult, traces) -> None:
+    """A config key or env var a trace starts from is read there, vocabulary or not."""
+    have = {(s.file, s.line, s.key) for s in result.sites if s.role == "read"}
+    for site, tree, _sink in traces:
+        for n in values.leaves(tree):
+            if n["k"] not in KEY_KINDS:
+                continue
+            key = n.get("key") if n["k"] == "config" else n.get("name")
+            if not key or (n["file"], n["line"], key) in have:
+                continue
+            have.add((n["file"], n["line"], key))
+            detail = {"via": "flow", "feeds": f"{site.file}:{site.line}"}
+            if n["k"] == "env":
+                detail["via"] = "environ"
+            if n.get("has_default") and "default" not in n:
+                detail["expr"] = n.get("default_text")
+            result.sites.append(Site(role="read", file=n["file"], line=n["line"], column=n.get("col", 1), key=key,
+                                     default=n.get("default"), source=n.get("text", ""), kind="python",
+                                     detail=detail))
+
+
+def _sink_step(site: Site) -> dict:
+    return {"file": site.file, "line": site.line, "column": site.column, "kind": "sink",
+            "text": site.source, "backend": site.detail.get("backend"), "param": site.detail.get("param")}
+
+
+def _helpers(facts: dict[str, dict], functions: _Functions, summaries) -> list[tuple[Site, dict, Site]]:
+    """Consume sites at the callers of summarised helpers, to a bounded fixed point."""
+    edges: dict[str, list[tuple[str, dict]]] = defaultdict(list)  # callee -> [(caller file, edge)]
+    for rel, f in facts.items():
+        for edge in f.get("calls", []):
+            callee = functions.resolve(edge["callee"])
+            if callee is not None:
+                edges[callee].append((rel, edge))
+    out: list[tuple[Site, dict, Site]] = []
+    made: set[tuple] = set()
+    per_sink: dict[int, int] = defaultdict(int)
+    frontier = dict(summaries)
+    for _round in range(MAX_ROUNDS):
+        nxt: dict[str, list] = defaultdict(list)
+        for fn, entries in frontier.items():
+            info = functions.info.get(fn)
+            if info is None:
+                continue
+            for rel, edge in edges.get(fn, []):
+                for param, sink, tree in entries:
+                    arg = _argument(info, param, edge, fn, rel)
+                    if arg is None:
+                        continue
+                    new = values.substitute(tree, fn, {param: arg})
+                    # the caller's parameters, or __init__'s through self.x, now reach the sink
+                    for owner, p in {(n["fn"], n["name"]) for n in values.params(new)}:
+                        nxt[owner].append((p, sink, new))
+                    ident = (rel, edge["line"], edge["col"], id(sink), param)
+                    if ident in made or per_sink[id(sink)] >= MAX_DERIVED:
+                        continue
+                    if all(n["k"] == "param" for n in values.leaves(new)):
+                        continue  # only parameters: the caller's own callers decide
+                    made.add(ident)
+                    per_sink[id(sink)] += 1
+                    out.append((_derived_site(rel, edge, sink, fn, param, arg), new, sink))
+        frontier = nxt
+        if not frontier:
+            break
+    return out
+
+
+def _argument(info: dict, param: str, edge: dict, fn: str, rel: str) -> dict | None:
+    """The tree the call passes for PARAM, wrapped in an "arg" step; the default's tree
+    when the call passes nothing; None when unknowable (*args) or required and missing."""
+    at = {"file": rel, "line": edge["line"], "col": edge["col"], "text": edge["text"]}
+    params = info["params"]
+    index = params.index(param) if param in params else None
+    positional_limit = len(params) - info.get("kwonly", 0)
+    if param in edge["kwargs"]:
+        given, omitted = edge["kwargs"][param], False
+    elif index is not None and index < positional_limit and index < len(edge["args"]):
+        given, omitted = edge["args"][index], False
+    elif edge["star"]:
+        return None
+    elif param in info.get("defaults", {}):
+        given, omitted = info["defaults"][param], True
+    else:
+        return None
+    return {"k": "arg", **at, "callee": fn.rsplit(".", 1)[-1],
+            "param": param, "omitted": omitted or None, "of": [given]}
+
+
+_LOCAL_DETAIL = {"function", "expr", "flow", "flow_key", "flow_keys", "effective", "effective_why", "match", "ref",
+                 "literal", "cap", "cpu_count", "kwargs_after", "loop", "in_main", "condition", "key_in_file",
+                 "joined_from", "omitted", "via", "splat"}
+
+
+def _derived_site(rel: str, edge: dict, sink: Site, fn: str, param: str, arg: dict) -> Site:
+    # what the backend call itself says (backend, seriality, its condition), not where it sits
+    detail: dict[str, Any] = {k: v for k, v in sink.detail.items() if k not in _LOCAL_DETAIL}
+    given = arg["of"][0] if arg.get("of") else arg
+    detail.update(via="helper", helper=fn.rsplit(".", 1)[-1], helper_param=param, function=edge["fn"],
+                  helper_site=f"{sink.file}:{sink.line}", expr=given.get("text") or edge["text"])
+    if arg.get("omitted"):
+        detail["omitted"] = True
+    return Site(role="consume", file=rel, line=edge["line"], column=edge["col"], key=param, kind="python",
+                source=edge["text"], detail=detail)
+
+
+def _flow_key(site: Site, tree: dict, sink: Site) -> None:
+    """Key the site by the source its trace reaches (join by flow), and record the path."""
+    site.detail["flow"] = values.path(tree, _sink_step(sink))
+    sources = [n for n in values.leaves(tree) if n["k"] in KEY_KINDS]
+    keys = list(dict.fromkeys((n.get("key") if n["k"] == "config" else n.get("name")) for n in sources))
+    keys = [k for k in keys if k]
+    if keys:
+        site.detail["flow_key"] = keys[0]
+        if len(keys) > 1:
+            site.detail["flow_keys"] = keys
+        if site.key != keys[0]:
+            site.detail.setdefault("key_before_flow", site.key)
+            site.key = keys[0]
+        return
+    if site.detail.get("via") == "helper":
+        known, value, _why = values.evaluate(tree, lambda kind, key: None)
+        leaves = values.leaves(tree)
+        if known and all(n["k"] in ("literal",) for n in leaves):
+            site.value = value
+            site.detail["literal"] = True
+        elif known and site.detail.get("omitted"):
+            site.value = value
+            site.detail["literal"] = True
+
+
+# -- define sites the flow needs -----------------------------------------------------------
+
+def _compatible(a: str, b: str) -> bool:
+    """One dotted key is a whole suffix of the other: env.collector_env_num ~ main_config.env.collector_env_num."""
+    a, b = a.lower(), b.lower()
+    return a == b or a.endswith("." + b) or b.endswith("." + a)
+
+
+def _config_defines(result: ScanResult, facts: dict[str, dict], traces) -> None:
+    """Python config modules and flow-found config keys become define sites.
+
+    A module-level config dict (``config = dict(env=dict(collector_env_num=8))``) defines
+    ``env.collector_env_num`` when its variable names a configuration (config, cfg,
+    main_config, ...), else ``<variable>.<path>`` (mmengine: ``train_dataloader.num_workers``).
+    Its keys, and the scalar keys of YAML files (``meta["values"]``), become sites when a
+    trace reads them or their leaf is in the vocabulary."""
+    wanted = [s.detail["flow_key"] for s, _t, _k in traces if s.detail.get("flow_key") and "." in s.detail["flow_key"]]
+    wanted += [n["key"] for _s, t, _k in traces for n in values.leaves(t) if n["k"] == "config" and n.get("key")]
+    wanted_by_leaf: dict[str, list[str]] = defaultdict(list)
+    for w in set(wanted):
+        wanted_by_leaf[w.rsplit(".", 1)[-1].lower()].append(w)
+    existing = {(s.file, s.line): s for s in result.sites if s.role == "define"}
+    new: list[Site] = []
+    for rel, f in facts.items():
+        base = f.get("base") or []
+        config_file = bool(base) or bool(CONFIG_FILE.search(rel))
+        for entry in f.get("config", []):
+            var, _, rest = entry["key"].partition(".")
+            if not (config_file or CONFIG_VAR.search(var)):
+                continue  # a module-level dict in code (a lookup table, kwargs): no configuration
+            key = rest if CONFIG_VAR.search(var) else entry["key"]
+            leaf = key.rsplit(".", 1)[-1]
+            if not any(_compatible(key, w) for w in wanted_by_leaf.get(leaf.lower(), [])):
+                continue
+            detail = {"via": "config-module", "variable": var}
+            if base:
+                detail["base"] = base
+            old = existing.get((rel, entry["line"]))
+            if old is not None and old.detail.get("via") in ("dict", "keyword"):
+                # the extractor's dict define of the same literal: keyed by its full path now
+                old.detail.setdefault("key_in_file", old.key)
+                old.key = key
+                if not old.detail.get("kwargs_after"):
+                    old.detail.update(detail)
+                continue
+            if old is not None:
+                continue
+            new.append(Site(role="define", file=rel, line=entry["line"], column=entry["col"], key=key,
+                            value=entry["value"], source=entry["text"], kind="python", detail=detail))
+    for rel, meta in result.meta.items():
+        for key, (line, col, value) in (meta.get("values") or {}).items() if isinstance(meta, dict) else ():
+            leaf = key.rsplit(".", 1)[-1].lower()
+            if (rel, line) in existing:
+                continue
+            if any(_compatible(key, w) for w in wanted_by_leaf.get(leaf, [])):
+                kind = "yaml" if rel.endswith((".yaml", ".yml")) else rel.rsplit(".", 1)[-1]
+                new.append(Site(role="define", file=rel, line=line, column=col, key=key, value=value,
+                                source=_line(result, rel, line), kind=kind, detail={"via": "flow"}))
+    result.sites.extend(new)
+
+
+def _line(result: ScanResult, rel: str, line: int) -> str:
+    import os
+
+    try:
+        path = os.path.join(result.root, rel) if os.path.isdir(result.root) else result.root
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for i, text in enumerate(fh, 1):
+                if i == line:
+                    return text.strip()
+    except OSError:
+        pass
+    return ""
+
+
+# -- after the join ------------------------------------------------------------------------
+
+def label(knobs) -> None:
+    """site.match for every joined site: by flow, by its own key, or by name only."""
+    for knob in knobs:
+        for s in knob.sites:
+            if s.detail.get("flow_key") or (s.role == "read" and s.detail.get("via") == "flow"):
+                s.match = "flow"
+            elif s.role == "define" or not s.detail.get("joined_from"):
+                s.match = "key"
+            else:
+                s.match = "name"
+            if s.role == "consume" and not s.detail.get("flow_key") and s.detail.get("flow") and any(
+                    step.get("kind") in ("param", "attr") for step in s.detail["flow"][:1]):
+                s.match = "name"  # its count comes from a parameter or an object, not this knob
+
+
+def evaluate(result: ScanResult, knob_of: dict[str, Any]) -> None:
+    """Each trace's effective value along its path: site.detail effective / effective_why."""
+    from auditor.join import _norm_key
+
+    def find(key: str):
+        knob = knob_of.get(_norm_key(key))
+        if knob is None:
+            tail = "." + _norm_key(key)
+            found = [k for name, k in knob_of.items() if name.endswith(tail)]
+            knob = found[0] if len({id(k) for k in found}) == 1 else None
+        return knob
+
+    def lookup(kind: str, key: str):
+        knob = find(key)
+        if knob is None or not any(s.role == "define" for s in knob.sites):
+            return None
+        if knob.effective is not None:
+            return True, knob.effective, knob.why.split("; consumed by")[0]
+        return False, None, knob.why.split("; ")[0]
+
+    for site, tree in result.traces:
+        known, value, why = values.evaluate(tree, lookup)
+        site.detail["effective"] = value if known else None
+        site.detail["effective_why"] = why
+
+
+# -- before parsing: what else is worth parsing ------------------------------------------
+
+def wanted_words(metas) -> tuple[set[str], set[str]]:
+    """Words that make a file skipped by the prefilter worth parsing after all:
+    (helper words for Python files, key words for config files).
+
+    Helper words: ``name(`` of a public helper whose parameter reaches a backend (its
+    callers may name no knob). Key words: leaf keys outside the vocabulary that traces read
+    (a config file may set only those). Both only when distinctive enough to be cheap: a
+    short or private name would send most of a large tree to the parser."""
+    keys: set[str] = set()
+    helpers: set[str] = set()
+    facts = [m["flow"] for m in metas if isinstance(m, dict) and m.get("flow")]
+    for f in facts:
+        for sink in f.get("sinks", []):
+            for n in values.leaves(sink["tree"]):
+                if n["k"] == "param":
+                    helpers.add(n["fn"])
+                elif n["k"] == "config" and n.get("key"):
+                    keys.add(n["key"].rsplit(".", 1)[-1])
+    leaf = {h.rsplit(".", 1)[-1] for h in helpers}
+    for _round in range(MAX_ROUNDS):  # callers that pass their own parameter on
+        grown = False
+        for f in facts:
+            for edge in f.get("calls", []):
+                if not any(c.rsplit(".", 1)[-1] in leaf for c in edge["callee"]):
+                    continue
+                for arg in [*edge["args"], *edge["kwargs"].values()]:
+                    for n in values.leaves(arg):
+                        if n["k"] == "param" and n["fn"] not in helpers:
+                            helpers.add(n["fn"])
+                            leaf.add(n["fn"].rsplit(".", 1)[-1])
+                            grown = True
+                        elif n["k"] == "config" and n.get("key"):
+                            keys.add(n["key"].rsplit(".", 1)[-1])
+        if not grown:
+            break
+    classes = {c for f in facts for c in f.get("classes", {})}
+    names = set()
+    for h in helpers:
+        owner, _, name = h.rpartition(".")
+        if owner in classes:
+            if name != "__init__":
+                continue  # other methods are called through self, in files already parsed
+            name = owner.rsplit(".", 1)[-1]  # Collector(...)
+        if _distinctive(name):
+            names.add(name + "(")
+    # each word is one pass over every skipped file: the longest (most specific) names only
+    return set(sorted(names, key=lambda w: (-len(w), w))[:MAX_HELPER_WORDS]), {k for k in keys if _distinctive(k)}
+
+
+def _distinctive(word: str) -> bool:
+    """make_rollout_pool, collector_env_num: yes; _step, actor, Pool, run: no."""
+    return not word.startswith("_") and len(word) >= 8 and ("_" in word or any(c.isupper() for c in word[1:]))

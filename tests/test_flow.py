@@ -1,0 +1,158 @@
+"""The flow layer on realistic multi-file fixtures (fixtures/flow/): site by site, with traces.
+
+Each fixture is a small project scanned by the real pipeline (scan, join, rules); the
+assertions name the sites, their keys, how the join matched them, their effective values and
+the path from source to sink.
+"""
+
+import pickle
+from pathlib import Path
+
+import pytest
+
+from auditor.extract import python_code
+from auditor.lint.harness import scan_and_check
+from auditor import vocab as vocab_mod
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "flow"
+
+
+def scanned(name):
+    return scan_and_check(FIXTURES / name)
+
+
+def consume(result, file, line):
+    found = [s for s in result.sites if s.role == "consume" and s.file == file and s.line == line]
+    assert len(found) == 1, [(s.file, s.line, s.key) for s in result.sites if s.role == "consume"]
+    return found[0]
+
+
+def path(site):
+    return [(step["role"], step["file"], step["line"], step["kind"]) for step in site.detail["flow"]]
+
+
+def knob(result, name):
+    return next(k for k in result.knobs if k.name == name)
+
+
+def test_misspelt_get_runs_its_default_and_the_configured_key_is_unread():
+    r = scanned("misspelt_get")
+    loader = consume(r, "train.py", 9)
+    assert (loader.key, loader.match) == ("data.num_wokers", "flow")
+    assert loader.detail["effective"] == 0
+    assert "set in no scanned file, so the default 0 at train.py:8 runs" in loader.detail["effective_why"]
+    assert path(loader) == [("source", "train.py", 8, "config"), ("sink", "train.py", 9, "sink")]
+    # the configured key is no longer said to be consumed by the loader
+    configured = knob(r, "data.num_workers")
+    assert "consumed by" not in configured.why
+    assert knob(r, "data.num_wokers").effective == 0
+    [f] = [f for f in r.findings if f.code == "QG101"]
+    assert (f.file, f.line) == ("conf.yaml", 2)
+    assert "near-miss `data.num_wokers` at train.py:8" in f.message and "default 0 runs" in f.message
+    assert [(s["file"], s["line"]) for s in f.flow] == [("conf.yaml", 2), ("train.py", 8), ("train.py", 9)]
+
+
+def test_helpers_summarised_across_files():
+    r = scanned("helpers")
+    inner = consume(r, "rlkit/pools.py", 8)  # mp.Pool(processes=n_proc) inside the helper
+    assert inner.match == "name" and path(inner)[0][3] == "param"
+    literal = consume(r, "rlkit/run.py", 10)  # start_pool(32)
+    assert (literal.value, literal.detail["via"], literal.detail["helper"]) == (32, "helper", "start_pool")
+    assert path(literal) == [("source", "rlkit/run.py", 10, "literal"), ("sink", "rlkit/pools.py", 8, "sink")]
+    defaulted = consume(r, "rlkit/run.py", 11)  # start_pool(): the helper's default runs
+    assert (defaulted.value, defaulted.detail.get("omitted")) == (4, True)
+    assert path(defaulted) == [("source", "rlkit/pools.py", 7, "literal"), ("step", "rlkit/run.py", 11, "arg"),
+                               ("sink", "rlkit/pools.py", 8, "sink")]
+    configured = consume(r, "rlkit/run.py", 12)  # a key outside the vocabulary is a knob by flow
+    assert (configured.key, configured.match, configured.detail["effective"]) == ("rollout.rollout_procs", "flow", 16)
+    collector = consume(r, "rlkit/run.py", 13)  # Collector(env_num=...) -> self.env_num -> start_pool(...)
+    assert (collector.key, collector.detail["effective"]) == ("env.collector_env_num", 8)
+    assert path(collector) == [("source", "rlkit/run.py", 13, "config"), ("step", "rlkit/pools.py", 14, "assign"),
+                               ("step", "rlkit/pools.py", 17, "arg"), ("sink", "rlkit/pools.py", 8, "sink")]
+    vec = consume(r, "rlkit/pools.py", 23)  # SubprocVecEnv([make_env for _ in range(count)])
+    assert (vec.key, vec.detail["effective"]) == ("env.rollout_envs", 4)
+    # configs/main.yaml names no vocabulary knob: parsed because a trace reads its keys
+    assert {s.key for s in r.sites if s.file == "configs/main.yaml"} == {
+        "rollout.rollout_procs", "env.collector_env_num", "env.rollout_envs"}
+    [f] = [f for f in r.findings if f.code == "QG105"]
+    assert (f.file, f.line) == ("rlkit/run.py", 10) and "n_proc=32 through start_pool()" in f.message
+    assert f.flow[-1]["file"] == "rlkit/pools.py"
+
+
+def test_python_config_modules_define_keys():
+    r = scanned("python_config")
+    envs = consume(r, "dizoo/entry.py", 9)
+    assert (envs.key, envs.match, envs.detail["effective"]) == ("env.collector_env_num", "flow", 8)
+    [define] = knob(r, "env.collector_env_num").by_role("define")
+    assert (define.file, define.line, define.value, define.detail["via"]) == (
+        "configs/pong_config.py", 6, 8, "config-module")
+    loader = knob(r, "train_dataloader.loader_workers")
+    defines = {(s.file, s.value) for s in loader.by_role("define")}
+    assert defines == {("configs/base_loader.py", 2), ("configs/exp_loader.py", 8)}
+    assert next(s for s in loader.by_role("define") if s.file == "configs/exp_loader.py").detail["base"] == [
+        "./base_loader.py"]
+
+
+def test_knob_to_knob_assignment_is_an_override():
+    r = scanned("knob_copy")
+    k = knob(r, "data.num_workers")
+    assert k.effective == 2 and "overwritten with legacy.num_workers = 2 at train.py:6" in k.why
+    [f] = [f for f in r.findings if f.code == "QG104"]
+    assert (f.file, f.line) == ("train.py", 6)
+    assert "legacy.num_workers" in f.message and "conf.yaml:2 (8) never takes effect" in f.message
+
+
+def test_unrelated_name_is_joined_by_name_only():
+    r = scanned("unrelated")
+    k = knob(r, "rollout.num_envs")
+    render = consume(r, "render.py", 5)
+    assert render.match == "name" and path(render)[0][3] == "attr"
+    assert consume(r, "train.py", 5).match == "flow"
+    assert "render.py" not in k.why  # a name alone never says "consumed by"
+    [f] = [f for f in r.findings if f.code == "QG106"]
+    assert "as configured" not in f.message  # no effective value through a name-only join
+
+
+def test_per_file_flow_facts_are_plain_picklable_data():
+    text = (FIXTURES / "helpers" / "rlkit" / "pools.py").read_text()
+    result = python_code.extract(text, "rlkit/pools.py", vocab_mod.load())
+    facts = result.flow
+    assert set(facts) >= {"sinks", "calls", "functions", "config", "module"}
+    assert facts["functions"]["rlkit.pools.start_pool"]["params"] == ["n_proc"]
+    clone = pickle.loads(pickle.dumps(result))
+    assert clone.flow == facts
+
+    def no_ast(value):
+        import ast
+        assert not isinstance(value, ast.AST)
+        if isinstance(value, dict):
+            for v in value.values():
+                no_ast(v)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                no_ast(v)
+    no_ast(facts)
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "json", "text"])
+def test_paths_rendered(fmt, tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, "-m", "auditor", "scan", str(FIXTURES / "misspelt_get"), "--format", fmt],
+                          capture_output=True, text=True, cwd=repo, env={"PYTHONPATH": str(repo), "COLUMNS": "200"})
+    assert proc.returncode == 1, proc.stderr
+    if fmt == "sarif":
+        [res] = json.loads(proc.stdout)["runs"][0]["results"]
+        locs = res["codeFlows"][0]["threadFlows"][0]["locations"]
+        assert [loc["location"]["physicalLocation"]["region"]["startLine"] for loc in locs] == [2, 8, 9]
+    elif fmt == "json":
+        doc = json.loads(proc.stdout)
+        [f] = doc["findings"]
+        assert [s["line"] for s in f["flow"]] == [2, 8, 9]
+        sites = [s for k in doc["knobs"] for s in k["sites"] if s["role"] == "consume"]
+        assert sites[0]["match"] == "flow" and sites[0]["detail"]["flow"][-1]["role"] == "sink"
+    else:
+        assert "from train.py:8" in proc.stdout and "to   train.py:9" in proc.stdout
