@@ -17,22 +17,18 @@ from __future__ import annotations
 
 import errno
 import gc
-import multiprocessing
 import os
 import re
 import stat
 import sys
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
-
-from auditor import catalogue
-from auditor import vocab as vocab_mod
+# catalogue, vocab (PyYAML) and the process pool are imported where used: the replay fast
+# path of `qg-audit scan` (auditor.commands.scan) walks the tree with this module alone.
 from auditor.exitcodes import UsageError
 from auditor.extract import ParseError, extractor, kind_of
 from auditor.model import FileError, ScanResult
@@ -41,6 +37,7 @@ MAX_FILE_SIZE_MB = 5.0  # default for --max-file-size: bigger files are generate
 SKIP_DIRS = frozenset({
     ".git", ".hg", ".svn", "__pycache__", "node_modules", ".tox", ".nox", ".venv", "venv",
     "site-packages", "build", "dist", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
+    ".qg-audit_cache",
 })
 SERIAL_BELOW = 48  # files to parse: below this a process pool costs more than it saves
 CHUNK_FILES = 24  # files per pool task: small enough to balance, big enough to amortise IPC
@@ -49,7 +46,7 @@ CHUNK_FILES = 24  # files per pool task: small enough to balance, big enough to 
 GENERIC_LEAVES = frozenset({"init", "remote", "options", "make", "wrap", "spawn", "run", "start"})
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: a frozen init costs 4x, and the walk makes one per file
 class Candidate:
     """A file the walk found whose kind has an extractor."""
 
@@ -57,6 +54,7 @@ class Candidate:
     rel: str  # path relative to the scanned root, '/' separated: what sites and errors carry
     kind: str
     size: int
+    mtime_ns: int = 0  # with size, what the cache (auditor.cache) trusts without reading the file
 
 
 # -- prefilter keywords -------------------------------------------------------------------
@@ -64,6 +62,8 @@ class Candidate:
 @lru_cache(maxsize=None)
 def consumer_keywords() -> tuple[str, ...]:
     """Names of the parallel backends in rules/consumers.yaml (case-sensitive: DataLoader)."""
+    from auditor import catalogue
+
     data = catalogue.data("consumers.yaml")
     words: set[str] = set()
     for entry in data.get("consumers", []):
@@ -256,7 +256,7 @@ def _consider(path: str, rel: str, st: os.stat_result, candidates, errors, max_b
         errors.append(FileError(rel, None, f"skipped: {st.st_size / 1e6:.1f} MB over the --max-file-size "
                                 f"limit ({max_bytes / 1e6:g} MB); raise it with --max-file-size MB"))
         return
-    candidates.append(Candidate(path, rel, kind, st.st_size))
+    candidates.append(Candidate(path, rel, kind, st.st_size, st.st_mtime_ns))
 
 
 def _first_line(path: str) -> bytes:
@@ -307,13 +307,18 @@ def _gc_tuned():
         gc.set_threshold(*before)
 
 
-def parse_file(cand: Candidate, vocab, prefilter: Prefilter):
-    """-> (rel, sites, meta, error, parsed). Never raises for a bad file or extractor bug."""
+def parse_file(cand: Candidate, vocab, prefilter: Prefilter, digests: dict | None = None):
+    """-> (rel, sites, meta, error, parsed). Never raises for a bad file or extractor bug.
+
+    With DIGESTS, the content digest of the bytes read goes in ``digests[rel]`` (the cache
+    stores it with the outcome, which is a function of those bytes alone)."""
     try:
         with open(cand.path, "rb") as fh:
             data = fh.read()
     except OSError as exc:
         return cand.rel, [], None, FileError(cand.rel, None, f"unreadable: {exc.strerror or exc}"), False
+    if digests is not None:
+        digests[cand.rel] = _digest(data)
     nul = data.find(b"\0")
     if nul >= 0:
         return cand.rel, [], None, FileError(cand.rel, _line_at(data, nul),
@@ -342,13 +347,21 @@ def _line_at(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
 
-def _parse_chunk(chunk: list[Candidate]) -> list[tuple]:
+def _digest(data: bytes) -> bytes:
+    from auditor.cache import digest
+
+    return digest(data)
+
+
+def _parse_chunk(chunk: list[Candidate], digests: dict | None) -> tuple[list[tuple], dict | None]:
     s = _WORKER_STATE
-    return [parse_file(c, s["vocab"], s["prefilter"]) for c in chunk]
+    return [parse_file(c, s["vocab"], s["prefilter"], digests) for c in chunk], digests
 
 
 def _pool_context():
     # fork is the cheapest start on Linux and needs no re-import; elsewhere the default.
+    import multiprocessing
+
     if sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context()
@@ -366,14 +379,9 @@ def default_jobs() -> int:
 Progress = Callable[[int, int], None]  # (files done, files total)
 
 
-def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: float = MAX_FILE_SIZE_MB,
-         settings: dict | None = None, progress: Progress | None = None) -> ScanResult:
-    """Scan PATH (a directory or one file) into a ScanResult: sites, per-file meta, errors.
-
-    ``settings`` is the project's ``[tool.qg-audit]`` table; by default it is read from
-    PATH/pyproject.toml (for a file: the pyproject.toml beside it). Raises UsageError
-    for a missing path or a bad setting. ``progress(done, total)`` is called as files finish.
-    """
+def check_target(path: str | os.PathLike, jobs: int | None = None,
+                 max_file_size_mb: float = MAX_FILE_SIZE_MB) -> Path:
+    """PATH as a Path, or UsageError for a missing path or a bad numeric option."""
     root = Path(path)
     if not root.exists():
         if root.is_symlink():
@@ -383,14 +391,49 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
         raise UsageError(f"--jobs must be 1 or more, not {jobs}")
     if max_file_size_mb <= 0:
         raise UsageError(f"--max-file-size must be a positive number of MB, not {max_file_size_mb:g}")
+    return root
+
+
+def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: float = MAX_FILE_SIZE_MB,
+         settings: dict | None = None, progress: Progress | None = None, store=None,
+         walked: tuple | None = None) -> ScanResult:
+    """Scan PATH (a directory or one file) into a ScanResult: sites, per-file meta, errors.
+
+    ``settings`` is the project's ``[tool.qg-audit]`` table; by default it is read from
+    PATH/pyproject.toml (for a file: the pyproject.toml beside it). Raises UsageError
+    for a missing path or a bad setting. ``progress(done, total)`` is called as files finish.
+    With ``store`` (an auditor.cache.FileStore opened under ``store_key()``), per-file
+    outcomes are reused from it and saved to it. ``walked`` is ``walk()``'s result when the
+    caller already walked (no earlier than the store's start time).
+    """
+    from auditor import vocab as vocab_mod
+
+    root = check_target(path, jobs, max_file_size_mb)
     if settings is None:
         settings = vocab_mod.project_settings(root if root.is_dir() else root.parent)
     vocab = vocab_mod.load(settings)
     result = ScanResult(root=str(path), settings=settings)
-    candidates, walk_errors, _entries = walk(root, int(max_file_size_mb * 1e6))
+    candidates, walk_errors, _entries = walked or walk(root, int(max_file_size_mb * 1e6))
     result.files_seen = len(candidates) + sum(1 for e in walk_errors if _is_file_error(e))
     result.errors.extend(walk_errors)
-    outcomes = _parse_all(candidates, vocab, Prefilter(vocab), jobs or default_jobs(), progress)
+    outcomes = []
+    todo = candidates
+    if store is not None:
+        todo = []
+        for c in candidates:
+            hit = store.get(c)
+            if hit is None:
+                todo.append(c)
+            else:
+                outcomes.append(hit)
+    fresh, digests = _parse_all(todo, vocab, Prefilter(vocab), jobs or default_jobs(), progress,
+                                want_digests=store is not None)
+    outcomes += fresh
+    if store is not None:
+        by_rel = {c.rel: c for c in todo}
+        for outcome in fresh:
+            store.put(by_rel[outcome[0]], digests.get(outcome[0]), outcome)
+        store.save()
     for rel, sites, meta, error, parsed in sorted(outcomes, key=lambda o: o[0]):
         result.files_scanned += parsed
         if error is not None:
@@ -403,21 +446,33 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
     return result
 
 
+def store_key(root: Path, settings: dict, max_file_size_mb: float) -> str:
+    """The per-file store's key: the code, the root, and every setting (extraction may read any)."""
+    from auditor import cache
+
+    return cache.key_of("files", cache.code_fingerprint(), os.path.realpath(root), settings, max_file_size_mb)
+
+
 def _is_file_error(error: FileError) -> bool:
     return not error.message.startswith("unreadable directory")
 
 
 def _parse_all(cands: list[Candidate], vocab, prefilter: Prefilter, jobs: int,
-               progress: Progress | None) -> list[tuple]:
+               progress: Progress | None, want_digests: bool = False) -> tuple[list[tuple], dict]:
+    """-> (outcomes, {rel: content digest} when WANT_DIGESTS, else {})."""
     total = len(cands)
+    digests: dict = {}
     if jobs == 1 or total < SERIAL_BELOW:
         out = []
         with _gc_tuned():
             for i, c in enumerate(cands, 1):
-                out.append(parse_file(c, vocab, prefilter))
+                out.append(parse_file(c, vocab, prefilter, digests if want_digests else None))
                 if progress and (i % 50 == 0 or i == total):
                     progress(i, total)
-        return out
+        return out, digests
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
     # Largest files first so one big file does not finish last; then fixed-size chunks.
     ordered = sorted(cands, key=lambda c: -c.size)
     chunks = [ordered[i:i + CHUNK_FILES] for i in range(0, total, CHUNK_FILES)]
@@ -428,16 +483,18 @@ def _parse_all(cands: list[Candidate], vocab, prefilter: Prefilter, jobs: int,
     with ProcessPoolExecutor(workers, mp_context=_pool_context(), initializer=_init_worker,
                              initargs=(vocab, prefilter)) as pool:
         for chunk in chunks:
-            pending[pool.submit(_parse_chunk, chunk)] = chunk
+            pending[pool.submit(_parse_chunk, chunk, {} if want_digests else None)] = chunk
         lost: list[Candidate] = []
         for fut in as_completed(pending):
             try:
-                out.extend(fut.result())
+                chunk_out, chunk_digests = fut.result()
+                out.extend(chunk_out)
+                digests.update(chunk_digests or {})
             except BrokenProcessPool:  # a worker died (killed, out of memory): redo its files here
                 lost.extend(pending[fut])
             done += len(pending[fut])
             if progress:
                 progress(done, total)
     for c in lost:
-        out.append(parse_file(c, vocab, prefilter))
-    return out
+        out.append(parse_file(c, vocab, prefilter, digests if want_digests else None))
+    return out, digests
