@@ -76,18 +76,22 @@ def run(args: argparse.Namespace) -> int:
     from auditor import join as join_mod
     from auditor import lint
     from auditor import vocab as vocab_mod
-    from auditor.render.scan_text import progress_bar
 
     settings = vocab_mod.project_settings(root if root.is_dir() else root.parent)
     store = None
     if cache_dir is not None:
         store = cache.FileStore(cache_dir, scan_mod.store_key(root, settings, args.max_file_size), started_ns)
-    progress = progress_bar(enabled=not args.no_progress and sys.stderr.isatty())
+    progress = None
+    if not args.no_progress and sys.stderr.isatty():
+        from auditor.render.scan_text import progress_bar  # rich: only for a terminal
+
+        progress = progress_bar(enabled=True)
     try:
         result = scan_mod.scan(target, jobs=args.jobs, max_file_size_mb=args.max_file_size, settings=settings,
                                progress=progress, store=store, walked=walked)
     finally:
-        progress.close()
+        if progress is not None:
+            progress.close()
     join_mod.join(result)
     lint.check(result, args)
     if files is not None:
