@@ -48,8 +48,9 @@ MAGIC = b"qg-audit cache\n"
 DIR_NAME = ".qg-audit_cache"
 RACY_NS = 2_000_000_000  # coarse filesystem clocks (FAT: 2 s); finer ones only re-read more
 PICKLE_PROTOCOL = 5
+# What literal values (ast.literal_eval, YAML) hold besides containers and scalars.
 _SAFE_BUILTINS = {"set": set, "frozenset": frozenset, "complex": complex, "bytearray": bytearray,
-                  "slice": slice, "range": range}
+                  "slice": slice, "range": range, "Ellipsis": Ellipsis, "NotImplemented": NotImplemented}
 
 
 def digest(data: bytes) -> bytes:

@@ -354,3 +354,19 @@ def test_files_mode_usage_errors(tmp_path):
     assert none.returncode == 2 and "PATH" in none.stderr
     two = run_cli("scan", str(root), str(root), "--no-cache", cwd=root)
     assert two.returncode == 2 and "exactly one PATH" in two.stderr
+
+
+def test_every_literal_a_site_can_hold_survives_the_store():
+    """One value the safe unpickler refused would silently void the whole store."""
+    sys.path.insert(0, str(REPO))
+    from auditor import cache as cache_mod
+    from auditor.extract import FileResult
+    from auditor.model import FileError, Site
+
+    values = [None, True, 3, 2.5, float("inf"), "s", b"b", 1 + 2j, (1, "a"), [1, [2]], {"k": {1: 2}},
+              {1, 2}, frozenset({3}), ..., NotImplemented]
+    sites = [Site("define", "a.py", 1, 1, "n", value=v, default=v, detail={"v": v}) for v in values]
+    stored = {"a.py": (1, 2, b"d", False, ("a.py", sites, {"m": [1]}, None, True)),
+              "b.py": (1, 2, b"d", True, ("b.py", [], None, FileError("b.py", 3, "invalid Python: x"), True)),
+              "c.py": FileResult(sites=sites[:2], meta={"x": 1})}
+    assert cache_mod.load_objects(cache_mod.dump_objects(stored)) == stored
