@@ -18,7 +18,9 @@ Every figure is a fresh `python -m auditor scan CORPUS --format json -o /dev/nul
 
 The OS page cache is warm for every tool alike (one untimed warm-up run of each first).
 `rg` gets the prefilter's keywords (case-insensitive fixed strings) over the same file
-kinds. Semgrep (4 patterns, one run: it is slow) is found on PATH or through $SEMGREP.
+kinds; it is timed alone first, and again right before every timed scan run, so each scan
+figure also has a ratio to rg "paired" under the same load (the load of a shared machine
+drifts between the phases). Semgrep (4 patterns, one run: it is slow) is found on PATH or through $SEMGREP.
 Peak memory is the largest resident set of any one process of a run (wait4), per MB of the
 corpus. Prints medians with min..max: on a shared machine the spread is large.
 """
@@ -58,19 +60,23 @@ def run_once(cmd: list[str], env=None) -> tuple[float, float, int]:
     return wall, usage.ru_maxrss / 1024, proc.returncode
 
 
-def timed(cmd, runs: int, env=None, before=None, warmup: bool = True) -> tuple[list[float], list[float]]:
+def timed(cmd, runs: int, env=None, before=None, warmup: bool = True,
+          pair: list[str] | None = None) -> tuple[list[float], list[float], list[float]]:
+    """(times, peaks, times of PAIR run right before each timed run: rg under the same load)."""
     if warmup:
         if before:
             before(-1)
         run_once(cmd, env)
-    times, peaks = [], []
+    times, peaks, paired = [], [], []
     for i in range(runs):
         if before:
             before(i)
+        if pair:
+            paired.append(run_once(pair)[0])
         wall, peak, _ = run_once(cmd, env)
         times.append(wall)
         peaks.append(peak)
-    return times, peaks
+    return times, peaks, paired
 
 
 def corpus_size(corpus: Path) -> tuple[int, float]:
@@ -127,9 +133,10 @@ def main(argv=None) -> int:
     if args.jobs:
         base += ["--jobs", str(args.jobs)]
     medians: dict[str, float] = {}
-    rows: list[tuple[str, list[float], list[float]]] = []
+    rows: list[tuple[str, list[float], list[float], list[float]]] = []
 
     rg = shutil.which("rg")
+    rg_cmd = None
     if rg:
         rg_cmd = [rg, "--files-with-matches", "--no-ignore", "--hidden", "-i", "-F"]
         for g in GLOBS:
@@ -140,34 +147,35 @@ def main(argv=None) -> int:
         rows.append(("rg (same keywords)", *timed(rg_cmd, args.runs)))
     else:
         print("rg: not installed (apt-get install ripgrep); ratios skipped")
+    pair = {"pair": rg_cmd}
 
     work = Path(tempfile.mkdtemp(prefix="qg-bench-"))
     edited = args.corpus / EDITED
     original = edited.read_bytes() if edited.is_file() else None
     st = edited.stat() if original is not None else None
     try:
-        rows.append(("scan, cold, --no-cache", *timed(base + ["--no-cache"], args.runs, env)))
+        rows.append(("scan, cold, --no-cache", *timed(base + ["--no-cache"], args.runs, env, **pair)))
 
         def fresh_cache(i):
             shutil.rmtree(work / "cold", ignore_errors=True)
 
         rows.append(("scan, cold, empty cache", *timed(base + ["--cache-dir", str(work / "cold")], args.runs, env,
-                                                       before=fresh_cache)))
+                                                       before=fresh_cache, **pair)))
         warm = base + ["--cache-dir", str(work / "warm")]
         run_once(warm, env)  # fills the cache and the replay record
-        rows.append(("scan, warm (replay)", *timed(warm, args.runs, env)))
+        rows.append(("scan, warm (replay)", *timed(warm, args.runs, env, **pair)))
 
         def drop_replay(i):
             for p in (work / "warm").glob("replay-*.bin"):
                 p.unlink()
 
-        rows.append(("scan, warm (store, no replay)", *timed(warm, args.runs, env, before=drop_replay)))
+        rows.append(("scan, warm (store, no replay)", *timed(warm, args.runs, env, before=drop_replay, **pair)))
         if original is not None:
             def edit(i):
                 edited.write_bytes(original + f"\n# bench edit {i}\n".encode())
 
             rows.append((f"scan, one file edited ({EDITED.split('/')[-1]})", *timed(warm, args.runs, env,
-                                                                                    before=edit)))
+                                                                                    before=edit, **pair)))
         else:
             print(f"one edit: {edited} missing (skipped)")
     finally:
@@ -181,14 +189,16 @@ def main(argv=None) -> int:
     print(f"scan summary: {s['files_seen']} files seen, {s['files_scanned']} parsed "
           f"({100 * s['files_scanned'] / max(1, s['files_seen']):.0f}% past the prefilter), "
           f"{s['knobs']} knobs, {sum(s['sites'].values())} sites, {s['errors']} errors")
-    print(f"\n{'':38} {'time (median of %d)' % args.runs:38} {'x rg':>6}  peak MB / MB scanned")
+    print(f"\n{'':38} {'time (median of %d)' % args.runs:38} {'x rg':>6} {'x rg paired':>11}  peak MB / MB")
     rg_med = statistics.median(rows[0][1]) if rg else None
-    for label, times, peaks in rows:
+    for label, times, peaks, paired in rows:
         med = statistics.median(times)
         medians[label] = med
         ratio = f"{med / rg_med:5.1f}x" if rg_med else "   n/a"
+        # Each run over the median of the rg runs taken just before it: load drifts less.
+        paired_ratio = f"{med / statistics.median(paired):10.1f}x" if paired else f"{'-':>11}"
         mem = f"{max(peaks) / mb:.2f}" if not label.startswith("rg") else "-"
-        print(f"{label:38} {fmt(times):38} {ratio}  {mem}")
+        print(f"{label:38} {fmt(times):38} {ratio} {paired_ratio}  {mem}")
     print("targets: warm <= 1x rg; one edit <= 3x rg; cold <= 25x rg; peak <= 0.19 MB per MB")
 
     semgrep = os.environ.get("SEMGREP") or shutil.which("semgrep")
@@ -200,7 +210,7 @@ def main(argv=None) -> int:
                   str(args.corpus)]
         sg_env = dict(os.environ, SEMGREP_ENABLE_VERSION_CHECK="0")
         try:
-            sg_times, _ = timed(sg_cmd, 1, env=sg_env, warmup=False)
+            sg_times, _, _ = timed(sg_cmd, 1, env=sg_env, warmup=False)
         finally:
             shutil.rmtree(rules.parent, ignore_errors=True)
         cold = medians["scan, cold, --no-cache"]
