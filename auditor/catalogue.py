@@ -8,10 +8,7 @@ from importlib import resources
 
 import yaml
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+from auditor.settings import tomllib
 
 __all__ = ["YAML_LOADER", "data", "tomllib"]
 

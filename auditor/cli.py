@@ -92,9 +92,7 @@ def _signal_name(signum: int) -> str:
 
 
 def _takes_name(module) -> bool:
-    import inspect
-
-    return len(inspect.signature(module.add_arguments).parameters) == 2
+    return module.add_arguments.__code__.co_argcount == 2  # not inspect: 10 ms of start-up
 
 
 if __name__ == "__main__":

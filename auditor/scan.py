@@ -17,22 +17,18 @@ from __future__ import annotations
 
 import errno
 import gc
-import multiprocessing
 import os
 import re
 import stat
 import sys
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
-
-from auditor import catalogue
-from auditor import vocab as vocab_mod
+# catalogue, vocab (PyYAML) and the process pool are imported where used: the replay fast
+# path of `qg-audit scan` (auditor.commands.scan) walks the tree with this module alone.
 from auditor.exitcodes import UsageError
 from auditor.extract import ParseError, extractor, kind_of
 from auditor.model import FileError, ScanResult
@@ -43,7 +39,9 @@ MAX_FILE_SIZE_MB = 5.0  # default for --max-file-size: bigger files are generate
 SKIP_DIRS = frozenset({
     ".git", ".hg", ".svn", "__pycache__", "node_modules", ".tox", ".nox", ".venv", "venv",
     "site-packages", "build", "dist", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
+    ".qg-audit_cache",
 })
+GATED = {"gated": True}  # the meta of a .py file the code gates kept from the visitor (syntax checked)
 FIRST_BLOCK = 8192  # bytes read first: a NUL in them marks a binary file, and the rest is never read
 VCS_DIRS = frozenset({".git", ".hg", ".svn"})  # skipped even when `exclude` replaces SKIP_DIRS
 SERIAL_BELOW = 48  # files to parse: below this a process pool costs more than it saves
@@ -53,7 +51,7 @@ CHUNK_FILES = 24  # files per pool task: small enough to balance, big enough to 
 GENERIC_LEAVES = frozenset({"init", "remote", "options", "make", "wrap", "spawn", "run", "start"})
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: a frozen init costs 4x, and the walk makes one per file
 class Candidate:
     """A file the walk found whose kind has an extractor."""
 
@@ -61,6 +59,7 @@ class Candidate:
     rel: str  # path relative to the scanned root, '/' separated: what sites and errors carry
     kind: str
     size: int
+    mtime_ns: int = 0  # with size, what the cache (auditor.cache) trusts without reading the file
 
 
 # -- prefilter keywords -------------------------------------------------------------------
@@ -68,6 +67,8 @@ class Candidate:
 @lru_cache(maxsize=None)
 def consumer_keywords() -> tuple[str, ...]:
     """Names of the parallel backends in rules/consumers.yaml (case-sensitive: DataLoader)."""
+    from auditor import catalogue
+
     data = catalogue.data("consumers.yaml")
     words: set[str] = set()
     for entry in data.get("consumers", []):
@@ -115,9 +116,12 @@ class Prefilter:
     (``DataParallel``, ``MaxPool2d``, "processes" in prose), so a hit on one of them is
     confirmed with a whole-word regex, run only on the few files that contain the word.
     Backend names are matched case-sensitively, and a one-word one only when called: ``Pool(``.
+
+    A Python file that passes is checked again by ``in_code`` (see the code gates below),
+    unless ``gates`` is False (bench/check_gates.py compares both ways).
     """
 
-    def __init__(self, vocab):
+    def __init__(self, vocab, gates: bool = True):
         words: set[str] = set()
         for name in vocab.names | {e.lower() for e in vocab.env_vars}:
             words.add(name)
@@ -137,13 +141,30 @@ class Prefilter:
         self.called = [((c + "(").encode(), re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(c.encode()) + rb"\("))
                        for c in plain]
         self.groups = _group_by_stem(self.backends, self.called, self.specific, self.generic)
+        self.gates = gates
+        # In code, a prose-like word is an identifier or a string key: it touches code
+        # punctuation, maybe across blanks (`threads=`, `.parallel`, `"processes"`, `--nproc`
+        # folded to `__nproc`, `threads = 4`). In a help string or a log message it does not.
+        self.code_generic = [(w, re.compile(rb"[" + CODE_PUNCT + rb"][ \t]*" + re.escape(w) + rb"(?![a-z0-9])|"
+                                            rb"(?<![a-z0-9])" + re.escape(w) + rb"[ \t]*[" + CODE_PUNCT + rb"]"))
+                             for w, _ in self.generic]
+        self.code_groups = _group_by_stem(self.backends, self.called, self.specific, self.code_generic)
 
     def __call__(self, data: bytes) -> bool:
+        return self._match(data, self.groups)
+
+    def in_code(self, data: bytes) -> bool:
+        """Does a Python file that passed still pass without its comments and triple-quoted
+        strings, with prose-like keywords counted only next to code punctuation?"""
+        return not self.gates or self._match(strip_python(data), self.code_groups)
+
+    @staticmethod
+    def _match(data: bytes, groups) -> bool:
         # The same OR of every check as one flat list would give, but each keyword is only
         # looked for when its stem occurs in the folded text: ~25 passes over a file that
         # matches nothing instead of ~70 (each `in` pass costs the same, hit or miss).
         folded = data.translate(_FOLD)
-        for stem, backends, called, specific, generic in self.groups:
+        for stem, backends, called, specific, generic in groups:
             if stem in folded and (
                     any(w in data for w in backends)
                     or any(w in data and rx.search(data) for w, rx in called)
@@ -156,6 +177,37 @@ class Prefilter:
         """Every keyword, for tools that want the same list (bench/bench_scan.py gives it to rg)."""
         return [w.decode() for w in self.specific + self.backends] + \
                [w.decode() for w, _ in self.generic] + [w.decode().rstrip("(") for w, _ in self.called]
+
+
+# -- the code gates: Python files whose keywords are all in comments, docstrings or prose ----
+#
+# Most Python files that pass the prefilter yield no site: they pass on `parallel`,
+# `processes`, `threads` in comments, docstrings and messages. Such a file is still parsed
+# (a syntax error in it is reported as before) but not visited. bench/check_gates.py proves
+# on the bench corpus and the fixtures that every file the gates drop gets exactly the
+# outcome a full extraction gives (no site, no per-file fact, the same error).
+CODE_PUNCT = rb"_=.,:;()\[\]{}'\"`+*/%<>!&|^~@$\\"
+# Python's string and comment tokens, scanned left to right as the tokenizer does: each
+# match is a run of code and single-quoted strings (kept: keys such as cfg["num_workers"])
+# followed by one comment or triple-quoted string (dropped), so findall() returns the text
+# to keep without a Python call per token (7x faster than sub() with a group template).
+# Every token also ends at an unterminated end (the end of its line or of the file), so a
+# match never fails and the scan stays linear; a file misread that way has a syntax error,
+# which the parse of every gated file reports.
+_PY_CODE_THEN_DROPPED = re.compile(
+    rb'((?:[^#"\'\\]+|\\.?'
+    rb'|"(?!"")[^"\\\r\n]*(?:\\.?[^"\\\r\n]*)*(?:"|(?=[\r\n])|\Z)'
+    rb"|'(?!'')[^'\\\r\n]*(?:\\.?[^'\\\r\n]*)*(?:'|(?=[\r\n])|\Z))*)"
+    rb'(?:#[^\r\n]*'
+    rb'|"""[^"\\]*(?:(?:\\.?|"(?!""))[^"\\]*)*(?:"""|\Z)'
+    rb"|'''[^'\\]*(?:(?:\\.?|'(?!''))[^'\\]*)*(?:'''|\Z)"
+    rb"|\Z)",
+    re.S)
+
+
+def strip_python(data: bytes) -> bytes:
+    """DATA without its comments and triple-quoted strings (single-quoted strings kept)."""
+    return b"".join(_PY_CODE_THEN_DROPPED.findall(data))
 
 
 # Substrings shared by many keywords (after folding), most specific first. A keyword is
@@ -286,7 +338,7 @@ def _consider(path: str, rel: str, st: os.stat_result, candidates, errors, max_b
         errors.append(FileError(rel, None, f"skipped: {st.st_size / 1e6:.1f} MB over the --max-file-size "
                                 f"limit ({max_bytes / 1e6:g} MB); raise it with --max-file-size MB"))
         return
-    candidates.append(Candidate(path, rel, kind, st.st_size))
+    candidates.append(Candidate(path, rel, kind, st.st_size, st.st_mtime_ns))
 
 
 def _first_line(path: str) -> bytes:
@@ -337,8 +389,11 @@ def _gc_tuned():
         gc.set_threshold(*before)
 
 
-def parse_file(cand: Candidate, vocab, prefilter: Prefilter):
-    """-> (rel, sites, meta, error, parsed). Never raises for a bad file or extractor bug."""
+def parse_file(cand: Candidate, vocab, prefilter: Prefilter, digests: dict | None = None):
+    """-> (rel, sites, meta, error, parsed). Never raises for a bad file or extractor bug.
+
+    With DIGESTS, the content digest of the bytes read goes in ``digests[rel]`` (the cache
+    stores it with the outcome, which is a function of those bytes alone)."""
     try:
         with open(cand.path, "rb") as fh:
             data = fh.read(FIRST_BLOCK)
@@ -347,6 +402,8 @@ def parse_file(cand: Candidate, vocab, prefilter: Prefilter):
                 data += fh.read()
     except OSError as exc:
         return cand.rel, [], None, FileError(cand.rel, None, f"unreadable: {exc.strerror or exc}"), False
+    if digests is not None:
+        digests[cand.rel] = _digest(data)
     nul = data.find(b"\0")
     if nul >= 0:
         return cand.rel, [], None, FileError(cand.rel, _line_at(data, nul),
@@ -359,6 +416,9 @@ def parse_file(cand: Candidate, vocab, prefilter: Prefilter):
         return cand.rel, [], None, FileError(cand.rel, _line_at(data, exc.start),
                                              f"not UTF-8 at byte {exc.start}; skipped"), False
     try:
+        if cand.kind == "python" and not prefilter.in_code(data):
+            extractor(cand.kind).check_syntax(text, cand.rel)  # what extract() would report
+            return cand.rel, [], GATED, None, True
         result = extractor(cand.kind).extract(text, cand.rel, vocab)
     except ParseError as exc:
         return cand.rel, [], None, FileError(cand.rel, exc.line, exc.message), True
@@ -376,13 +436,21 @@ def _line_at(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
 
-def _parse_chunk(chunk: list[Candidate]) -> list[tuple]:
+def _digest(data: bytes) -> bytes:
+    from auditor.cache import digest
+
+    return digest(data)
+
+
+def _parse_chunk(chunk: list[Candidate], digests: dict | None) -> tuple[list[tuple], dict | None]:
     s = _WORKER_STATE
-    return [parse_file(c, s["vocab"], s["prefilter"]) for c in chunk]
+    return [parse_file(c, s["vocab"], s["prefilter"], digests) for c in chunk], digests
 
 
 def _pool_context():
     # fork is the cheapest start on Linux and needs no re-import; elsewhere the default.
+    import multiprocessing
+
     if sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context()
@@ -400,10 +468,25 @@ def default_jobs() -> int:
 Progress = Callable[[int, int], None]  # (files done, files total)
 
 
+def check_target(path: str | os.PathLike, jobs: int | None = None,
+                 max_file_size_mb: float = MAX_FILE_SIZE_MB) -> Path:
+    """PATH as a Path, or UsageError for a missing path or a bad numeric option."""
+    root = Path(path)
+    if not root.exists():
+        if root.is_symlink():
+            raise UsageError(f"{path}: broken symlink (its target does not exist)")
+        raise UsageError(f"{path}: no such file or directory")
+    if jobs is not None and jobs < 1:
+        raise UsageError(f"--jobs must be 1 or more, not {jobs}")
+    if max_file_size_mb <= 0:
+        raise UsageError(f"--max-file-size must be a positive number of MB, not {max_file_size_mb:g}")
+    return root
+
+
 def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: float = MAX_FILE_SIZE_MB,
          settings: dict | None = None, progress: Progress | None = None, exclude: list[str] | None = None,
          extend_exclude: list[str] | None = None, respect_gitignore: bool | None = None,
-         follow_links: bool = False) -> ScanResult:
+         follow_links: bool = False, store=None, walked: tuple | None = None) -> ScanResult:
     """Scan PATH (a directory or one file) into a ScanResult: sites, per-file meta, errors.
 
     ``settings`` is the project's ``[tool.qg-audit]`` table; by default it is read from
@@ -415,35 +498,53 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
     True, or the settings' ``respect-gitignore``) skips what ``.gitignore`` files ignore.
     A file given as PATH itself is always scanned.
     ``follow_links``: also follow symlinks that resolve outside PATH (see ``walk``).
+    With ``store`` (an auditor.cache.FileStore opened under ``store_key()``), per-file
+    outcomes are reused from it and saved to it. ``walked`` is ``walk()``'s result when the
+    caller already walked (no earlier than the store's start time).
     """
-    root = Path(path)
-    if not root.exists():
-        if root.is_symlink():
-            raise UsageError(f"{path}: broken symlink (its target does not exist)")
-        raise UsageError(f"{path}: no such file or directory")
-    if jobs is not None and jobs < 1:
-        raise UsageError(f"--jobs must be 1 or more, not {jobs}")
-    if max_file_size_mb <= 0:
-        raise UsageError(f"--max-file-size must be a positive number of MB, not {max_file_size_mb:g}")
+    from auditor import vocab as vocab_mod
+
+    root = check_target(path, jobs, max_file_size_mb)
     if settings is None:
         settings = vocab_mod.project_settings(root if root.is_dir() else root.parent)
     vocab = vocab_mod.load(settings)
     result = ScanResult(root=str(path), settings=settings)
-    skip_dirs, path_filter = _walk_filter(root, settings, exclude, extend_exclude, respect_gitignore)
-    candidates, walk_errors, _entries = walk(root, int(max_file_size_mb * 1e6), skip_dirs, path_filter,
-                                             follow_links=follow_links)
+    if walked is None:
+        walked = walk_filtered(root, settings, max_file_size_mb, exclude=exclude, extend_exclude=extend_exclude,
+                               respect_gitignore=respect_gitignore, follow_links=follow_links)
+    candidates, walk_errors, _entries = walked
     result.files_seen = len(candidates) + sum(1 for e in walk_errors if _is_file_error(e))
     result.errors.extend(walk_errors)
-    prefilter = Prefilter(vocab)
-    outcomes = _parse_all(candidates, vocab, prefilter, jobs or default_jobs(), progress)
-    outcomes += _flow_pass(candidates, outcomes, vocab, jobs or default_jobs())
+    outcomes = []
+    todo = candidates
+    if store is not None:
+        todo = []
+        for c in candidates:
+            hit = store.get(c)
+            if hit is None:
+                todo.append(c)
+            else:
+                outcomes.append(hit)
+    fresh, digests = _parse_all(todo, vocab, Prefilter(vocab), jobs or default_jobs(), progress,
+                                want_digests=store is not None)
+    outcomes += fresh
+    if store is not None:
+        by_rel = {c.rel: c for c in todo}
+        for outcome in fresh:
+            store.put(by_rel[outcome[0]], digests.get(outcome[0]), outcome)
+        store.save()
+    # The flow pass runs over the per-file facts, cached or fresh, every time; its own parses
+    # are never stored (which files it picks depends on the whole project). A file it re-parses
+    # replaces that file's first outcome.
+    outcomes = list({o[0]: o for o in [*outcomes, *_flow_pass(candidates, outcomes, vocab,
+                                                               jobs or default_jobs())]}.values())
     for rel, sites, meta, error, parsed in sorted(outcomes, key=lambda o: o[0]):
         result.files_scanned += parsed
         if error is not None:
             result.errors.append(error)
             continue
         result.sites.extend(sites)
-        if meta:
+        if meta and meta != GATED:
             result.meta[rel] = meta
     result.errors.sort(key=lambda e: (e.file, e.line or 0))
     return result
@@ -455,6 +556,14 @@ def _globs(value, origin: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise UsageError(f"{origin} must be a list of glob strings, got {value!r}")
     return value
+
+
+def walk_filtered(root: Path, settings: dict, max_file_size_mb: float, *, exclude=None, extend_exclude=None,
+                  respect_gitignore=None, follow_links: bool = False):
+    """walk()'s result with the settings' and the CLI's filters, as scan() does it; the
+    replay fast path of `qg-audit scan` walks the same way."""
+    skip_dirs, path_filter = _walk_filter(root, settings, exclude, extend_exclude, respect_gitignore)
+    return walk(root, int(max_file_size_mb * 1e6), skip_dirs, path_filter, follow_links=follow_links)
 
 
 def _walk_filter(root: Path, settings: dict, exclude, extend_exclude, respect_gitignore):
@@ -499,7 +608,8 @@ def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int) 
     with a key only it names (start_pool(cfg.rollout_procs)): a second round looks for that."""
     from auditor.flow.resolve import CONFIG_FILE, wanted_words
 
-    skipped = {o[0] for o in outcomes if not o[4] and o[3] is None}
+    # skipped by the prefilter, or parsed but never visited (the code gates: keywords in prose only)
+    skipped = {o[0] for o in outcomes if o[3] is None and (not o[4] or o[2] == GATED)}
     found: list[tuple] = []
     seen_helpers: set[str] = set()
     seen_keys: set[str] = set()
@@ -524,14 +634,17 @@ def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int) 
             if wanted.words and wanted(_read(c.path)):
                 chosen.append(c)
         skipped -= {c.rel for c in chosen}
-        found += _parse_all(chosen, vocab, _Always(), jobs, None)
+        found += _parse_all(chosen, vocab, _Always(), jobs, None)[0]
     return found
 
 
 class _Always:
-    """The second pass has already chosen its files."""
+    """The second pass has already chosen its files: no prefilter, and no code gate."""
 
     def __call__(self, data: bytes) -> bool:
+        return True
+
+    def in_code(self, data: bytes) -> bool:
         return True
 
 
@@ -543,21 +656,33 @@ def _read(path: str) -> bytes:
         return b""
 
 
+def store_key(root: Path, settings: dict, max_file_size_mb: float) -> str:
+    """The per-file store's key: the code, the root, and every setting (extraction may read any)."""
+    from auditor import cache
+
+    return cache.key_of("files", cache.code_fingerprint(), os.path.realpath(root), settings, max_file_size_mb)
+
+
 def _is_file_error(error: FileError) -> bool:
     return not error.message.startswith("unreadable directory")
 
 
 def _parse_all(cands: list[Candidate], vocab, prefilter: Prefilter, jobs: int,
-               progress: Progress | None) -> list[tuple]:
+               progress: Progress | None, want_digests: bool = False) -> tuple[list[tuple], dict]:
+    """-> (outcomes, {rel: content digest} when WANT_DIGESTS, else {})."""
     total = len(cands)
+    digests: dict = {}
     if jobs == 1 or total < SERIAL_BELOW:
         out = []
         with _gc_tuned():
             for i, c in enumerate(cands, 1):
-                out.append(parse_file(c, vocab, prefilter))
+                out.append(parse_file(c, vocab, prefilter, digests if want_digests else None))
                 if progress and (i % 50 == 0 or i == total):
                     progress(i, total)
-        return out
+        return out, digests
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
     # Largest files first so one big file does not finish last; then fixed-size chunks.
     ordered = sorted(cands, key=lambda c: -c.size)
     chunks = [ordered[i:i + CHUNK_FILES] for i in range(0, total, CHUNK_FILES)]
@@ -568,16 +693,18 @@ def _parse_all(cands: list[Candidate], vocab, prefilter: Prefilter, jobs: int,
     with ProcessPoolExecutor(workers, mp_context=_pool_context(), initializer=_init_worker,
                              initargs=(vocab, prefilter)) as pool:
         for chunk in chunks:
-            pending[pool.submit(_parse_chunk, chunk)] = chunk
+            pending[pool.submit(_parse_chunk, chunk, {} if want_digests else None)] = chunk
         lost: list[Candidate] = []
         for fut in as_completed(pending):
             try:
-                out.extend(fut.result())
+                chunk_out, chunk_digests = fut.result()
+                out.extend(chunk_out)
+                digests.update(chunk_digests or {})
             except BrokenProcessPool:  # a worker died (killed, out of memory): redo its files here
                 lost.extend(pending[fut])
             done += len(pending[fut])
             if progress:
                 progress(done, total)
     for c in lost:
-        out.append(parse_file(c, vocab, prefilter))
-    return out
+        out.append(parse_file(c, vocab, prefilter, digests if want_digests else None))
+    return out, digests

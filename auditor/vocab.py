@@ -9,6 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from auditor import catalogue
+from auditor.settings import project_settings, settings_in  # noqa: F401  (their old home)
 from auditor.exitcodes import UsageError
 
 EXTENSION_KEYS = {"extra-knobs": "names", "extra-knob-patterns": "patterns", "extra-env-vars": "env_vars"}
@@ -79,19 +80,3 @@ def load(extra: dict | None = None, origin: str = "pyproject.toml") -> Vocabular
         else:
             vocab.env_vars |= set(values)
     return vocab
-
-
-def project_settings(root: Path) -> dict:
-    """The ``[tool.qg-audit]`` table of ROOT/pyproject.toml, or {} when absent."""
-    pyproject = root / "pyproject.toml"
-    return settings_in(pyproject) if pyproject.is_file() else {}
-
-
-def settings_in(path: Path) -> dict:
-    """The ``[tool.qg-audit]`` table of a pyproject-style TOML file ({} when it has none)."""
-    tomllib = catalogue.tomllib
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read [tool.qg-audit]: {exc}") from exc
-    return data.get("tool", {}).get("qg-audit", {})

@@ -5,12 +5,19 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
+
+# Scans default to a cache inside the scanned tree (PATH/.qg-audit_cache); the suite scans
+# fixtures/ in place, so it keeps its caches in one temporary directory instead. Tests of
+# the cache itself pass their own --cache-dir or unset this.
+_CACHE_DIR = tempfile.TemporaryDirectory(prefix="qg-audit-test-cache-")
+os.environ["QG_AUDIT_CACHE_DIR"] = _CACHE_DIR.name
 
 
 def run_cli(*args: str, cwd: Path | str | None = None, env: dict | None = None, timeout: float = 300,
@@ -19,8 +26,11 @@ def run_cli(*args: str, cwd: Path | str | None = None, env: dict | None = None, 
     full_env = dict(os.environ)
     full_env["PYTHONPATH"] = str(REPO) + os.pathsep + full_env.get("PYTHONPATH", "")
     full_env.setdefault("COLUMNS", "200")
-    if env:
-        full_env.update(env)
+    for key, value in (env or {}).items():  # None removes a variable
+        if value is None:
+            full_env.pop(key, None)
+        else:
+            full_env[key] = value
     return subprocess.run(
         [sys.executable, "-m", "auditor", *args],
         cwd=cwd or REPO, env=full_env, capture_output=True, text=True, timeout=timeout, input=input,

@@ -799,13 +799,22 @@ def match_cache(vocab) -> dict:
     return held[1]
 
 
-def extract(text: str, path: str, vocab) -> FileResult:
+def parse(text: str, path: str) -> ast.Module:
     try:
-        tree = ast.parse(text, filename=path)
+        return ast.parse(text, filename=path)
     except SyntaxError as exc:
         raise ParseError(f"invalid Python: {exc.msg}", exc.lineno) from exc
     except (ValueError, RecursionError, MemoryError) as exc:
         raise ParseError(f"cannot parse Python: {exc}") from exc
+
+
+def check_syntax(text: str, path: str) -> None:
+    """Raise the ParseError extract() would raise for TEXT, without visiting it."""
+    parse(text, path)
+
+
+def extract(text: str, path: str, vocab) -> FileResult:
+    tree = parse(text, path)
     ex = Extractor(text, path, vocab)
     try:
         ex.tree = tree

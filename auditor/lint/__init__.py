@@ -106,6 +106,14 @@ def check(result: ScanResult, args) -> None:
     result.lint_stats = stats
 
 
+def baseline_path(result: ScanResult, args) -> str | None:
+    """The baseline file the gate reads for RESULT, or None (the scan cache watches it)."""
+    from auditor.lint import config
+
+    cfg = config.resolve(_settings(result), args)
+    return _baseline_path(cfg.baseline, Path(result.root), args) if cfg.baseline else None
+
+
 def _baseline_path(path: str, root: Path, args) -> str:
     """A baseline named on the CLI is relative to the cwd; one from pyproject to the project."""
     if getattr(args, "baseline", None) or Path(path).is_absolute():

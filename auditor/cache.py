@@ -1,0 +1,284 @@
+"""The scan cache: per-file extraction results, and the last report of each command line.
+
+Two kinds of entry live in the cache directory (default ``PATH/.qg-audit_cache/``):
+
+- ``files-<key>.bin``: every walked file's per-file outcome (whatever ``auditor.scan``'s
+  parser returns for it: sites, meta, error, and any fact a later layer adds), with the
+  file's size, mtime_ns and content digest. ``<key>`` covers qg-audit's version, the
+  package's code and catalogue files, the scanned root and the settings that change
+  extraction, so a change to any of them starts an empty store. A file whose size and
+  mtime match is reused without reading it; one whose mtime changed (a checkout, a touch)
+  is read and reused when its digest still matches; anything else is parsed again. The
+  cross-file steps (join, rules) always run again over the per-file outcomes.
+- ``replay-<key>.bin``: the last report for one command line (``<key>`` covers the
+  arguments, cwd, terminal and environment that shape the output), with the walk's stat
+  table it was made from. When the walk finds the same table, ``qg-audit scan`` writes the
+  report again without importing the parser, the join or the rules.
+
+Safety: each entry is written to a temporary file and renamed over the old one, so a
+reader sees an old or a new entry, never half of one, and racing scans cannot corrupt
+each other. An entry is trusted only when its header names this format, this qg-audit
+version and the expected key, and its checksum matches; it is then unpickled with an
+unpickler that builds only plain containers and auditor's own dataclasses, so a crafted
+cache directory (shipped in a scanned repository, say) cannot run code. Anything else is
+ignored as if absent. Files modified within RACY_NS of a scan are re-checked by content
+next time (their mtime alone cannot show a second edit in the same clock tick).
+
+This module is imported on the fast path: it must stay cheap (standard library only).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from auditor import __version__
+
+try:  # the BLAKE2 module itself: hashlib would load OpenSSL first (~10 ms of start-up)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - builds without it
+    from hashlib import blake2b
+
+FORMAT = 1
+MAGIC = b"qg-audit cache\n"
+DIR_NAME = ".qg-audit_cache"
+RACY_NS = 2_000_000_000  # coarse filesystem clocks (FAT: 2 s); finer ones only re-read more
+PICKLE_PROTOCOL = 5
+# What literal values (ast.literal_eval, YAML) hold besides containers and scalars.
+_SAFE_BUILTINS = {"set": set, "frozenset": frozenset, "complex": complex, "bytearray": bytearray,
+                  "slice": slice, "range": range, "Ellipsis": Ellipsis, "NotImplemented": NotImplemented}
+
+
+def digest(data: bytes) -> bytes:
+    return blake2b(data, digest_size=16).digest()
+
+
+def file_digest(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return digest(fh.read())
+    except OSError:
+        return None
+
+
+def key_of(*parts: Any) -> str:
+    """A short stable hex key for JSON-able parts (dicts are sorted; other objects by repr)."""
+    text = json.dumps(parts, sort_keys=True, default=repr, ensure_ascii=True)
+    return blake2b(text.encode(), digest_size=12).hexdigest()
+
+
+@lru_cache(maxsize=None)
+def code_fingerprint() -> str:
+    """qg-audit's version plus the content of every source and catalogue file of the package.
+
+    By content, not mtime: a CI job that installs the same qg-audit afresh must find its
+    restored cache valid, and an edited extractor or catalogue must not (~0.6 MB, ~2 ms)."""
+    package = Path(__file__).resolve().parent
+    h = blake2b(digest_size=16)
+    h.update(f"{__version__}\0{sys.version_info[:2]}\0".encode())
+    for dirpath, dirnames, filenames in os.walk(package):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith((".py", ".yaml", ".yml", ".toml", ".json")):
+                path = os.path.join(dirpath, name)
+                h.update(os.path.relpath(path, package).encode("utf-8", "surrogateescape") + b"\0")
+                h.update(file_digest(path) or b"?")
+    return h.hexdigest()
+
+
+def cache_dir(root: str | os.PathLike, cache_dir_arg: str | None = None, no_cache: bool = False) -> Path | None:
+    """Where the cache lives, or None when it is off (--no-cache or QG_AUDIT_NO_CACHE=1)."""
+    if no_cache or os.environ.get("QG_AUDIT_NO_CACHE", "") not in ("", "0"):
+        return None
+    chosen = cache_dir_arg or os.environ.get("QG_AUDIT_CACHE_DIR")
+    if chosen:
+        return Path(chosen)
+    root = Path(root)
+    return (root if root.is_dir() else root.parent) / DIR_NAME
+
+
+# -- entries on disk ----------------------------------------------------------------------
+
+def dump_objects(obj: Any) -> bytes:
+    import pickle
+
+    return pickle.dumps(obj, protocol=PICKLE_PROTOCOL)
+
+
+def load_objects(payload: bytes) -> Any | None:
+    """What dump_objects stored, built by an unpickler that refuses every global but
+    auditor's own dataclasses and enums and a few builtin types; None when it cannot."""
+    import dataclasses
+    import enum
+    import io
+    import pickle
+
+    class SafeUnpickler(pickle.Unpickler):
+        def find_class(self, module: str, name: str):
+            if module == "builtins" and name in _SAFE_BUILTINS:
+                return _SAFE_BUILTINS[name]
+            if module == "auditor" or module.startswith("auditor."):
+                mod = sys.modules.get(module)
+                if mod is None:
+                    import importlib
+
+                    mod = importlib.import_module(module)
+                obj = getattr(mod, name, None)
+                # Plain data only: building one must run no code of ours beyond the fields.
+                # (Unpickling sets a dataclass's __dict__ directly: __init__ and __post_init__
+                # never run; a __setstate__ would, so such classes are refused.)
+                if isinstance(obj, type) and issubclass(obj, enum.Enum):
+                    return obj
+                if isinstance(obj, type) and dataclasses.is_dataclass(obj) and not hasattr(obj, "__setstate__"):
+                    return obj
+            raise pickle.UnpicklingError(f"global {module}.{name} is not allowed in a cache entry")
+
+    try:
+        return SafeUnpickler(io.BytesIO(payload)).load()
+    except Exception:  # noqa: BLE001 - a bad entry is a cache miss, whatever it raises
+        return None
+
+
+def _header(kind: str, key: str, payload: bytes) -> bytes:
+    fields = {"format": FORMAT, "version": __version__, "kind": kind, "key": key,
+              "sha": blake2b(payload, digest_size=32).hexdigest(), "size": len(payload)}
+    return MAGIC + json.dumps(fields, sort_keys=True).encode() + b"\n"
+
+
+def read_entry(path: Path, kind: str, key: str) -> bytes | None:
+    """The payload stored at PATH for (kind, key), or None if absent, foreign or corrupt."""
+    try:
+        with open(path, "rb") as fh:
+            blob = fh.read()
+    except OSError:
+        return None
+    if not blob.startswith(MAGIC):
+        return None
+    end = blob.find(b"\n", len(MAGIC))
+    if end < 0:
+        return None
+    try:
+        fields = json.loads(blob[len(MAGIC):end])
+    except ValueError:
+        return None
+    payload = blob[end + 1:]
+    if not isinstance(fields, dict) or fields.get("format") != FORMAT or fields.get("version") != __version__ \
+            or fields.get("kind") != kind or fields.get("key") != key or fields.get("size") != len(payload) \
+            or fields.get("sha") != blake2b(payload, digest_size=32).hexdigest():
+        return None
+    return payload
+
+
+def write_entry(directory: Path, name: str, kind: str, key: str, payload: bytes) -> bool:
+    """Store PAYLOAD as DIRECTORY/NAME atomically; False (and nothing changed) when it cannot."""
+    import tempfile
+
+    try:
+        _ensure_dir(directory)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(_header(kind, key, payload))
+                fh.write(payload)
+            os.replace(tmp, directory / name)
+        except BaseException:
+            _unlink(tmp)
+            raise
+        return True
+    except OSError:
+        return False  # a read-only tree: scan on without a cache
+
+
+def _ensure_dir(directory: Path) -> None:
+    import tempfile
+
+    directory.mkdir(parents=True, exist_ok=True)
+    ignore = directory / ".gitignore"
+    if not ignore.exists():
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".gitignore.", suffix=".tmp")
+        with os.fdopen(fd, "w") as fh:
+            fh.write("# Created by qg-audit: the scan cache, never committed.\n*\n")
+        os.replace(tmp, ignore)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+# -- the per-file store -------------------------------------------------------------------
+
+class FileStore:
+    """Per-file outcomes of one (code, root, settings) key, loaded once, saved once per scan.
+
+    ``get(cand)`` returns a stored outcome valid for the file as it is now, or None;
+    ``put(cand, digest, outcome)`` records a fresh one; ``save()`` writes the store with
+    the entries of this scan's files only (deleted and renamed files drop out)."""
+
+    def __init__(self, directory: Path, key: str, started_ns: int):
+        self.directory = directory
+        self.key = key
+        self.name = f"files-{key}.bin"
+        self.started_ns = started_ns
+        payload = read_entry(directory / self.name, "files", key)
+        loaded = load_objects(payload) if payload is not None else None
+        self.old: dict = loaded if isinstance(loaded, dict) else {}
+        self.new: dict = {}
+        self.changed = not self.old
+
+    def get(self, cand) -> Any | None:
+        entry = self.old.get(cand.rel)
+        if entry is None:
+            return None
+        try:
+            size, mtime_ns, dig, racy, outcome = entry
+        except (TypeError, ValueError):
+            return None
+        if size != cand.size:
+            return None
+        if mtime_ns != cand.mtime_ns or racy:
+            if file_digest(cand.path) != dig:
+                return None
+            self.changed = True  # same content under a new stat: store the new stat
+        self._keep(cand, dig, outcome)
+        return outcome
+
+    def put(self, cand, dig: bytes | None, outcome: Any) -> None:
+        self.changed = True
+        if dig is not None:  # no digest: unreadable, parsed again next time
+            self._keep(cand, dig, outcome)
+
+    def _keep(self, cand, dig: bytes, outcome: Any) -> None:
+        racy = cand.mtime_ns >= self.started_ns - RACY_NS
+        self.new[cand.rel] = (cand.size, cand.mtime_ns, dig, racy, outcome)
+
+    def save(self) -> None:
+        if self.changed or self.new.keys() != self.old.keys():
+            try:
+                payload = dump_objects(self.new)
+            except Exception:  # noqa: BLE001 - an unpicklable outcome (a bug): no store this time
+                return
+            write_entry(self.directory, self.name, "files", self.key, payload)
+
+
+# -- the replay record --------------------------------------------------------------------
+
+def stat_table(candidates, walk_errors, started_ns: int) -> tuple[str, list[tuple[str, str]]]:
+    """(digest of the walk's result, [(path, rel) of files too recent to trust by stat])."""
+    recent = started_ns - RACY_NS
+    racy = [(c.path, c.rel) for c in candidates if c.mtime_ns >= recent]
+    # NUL never occurs in a path: one between fields and two after a record cannot be faked.
+    text = "".join([f"F\0{c.rel}\0{c.kind}\0{c.size}\0{c.mtime_ns}\0\0" for c in candidates]
+                   + [f"E\0{e.file}\0{e.line}\0{e.message}\0\0" for e in walk_errors])
+    return blake2b(text.encode("utf-8", "surrogateescape"), digest_size=20).hexdigest(), racy
+
+
+def input_state(paths) -> list:
+    """(path, digest or None) for each extra file a report depends on (pyproject, baseline)."""
+    return [(str(p), (file_digest(str(p)) or b"").hex() if os.path.isfile(p) else None) for p in paths]

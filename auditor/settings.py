@@ -1,0 +1,31 @@
+"""The project's ``[tool.qg-audit]`` table, read with the standard library's TOML parser.
+
+Kept apart from the catalogue (PyYAML) so that the scan's replay fast path can read the
+settings that decide its walk without importing anything heavy.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from auditor.exitcodes import UsageError
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+
+def project_settings(root: Path) -> dict:
+    """The ``[tool.qg-audit]`` table of ROOT/pyproject.toml, or {} when absent."""
+    pyproject = root / "pyproject.toml"
+    return settings_in(pyproject) if pyproject.is_file() else {}
+
+
+def settings_in(path: Path) -> dict:
+    """The ``[tool.qg-audit]`` table of a pyproject-style TOML file ({} when it has none)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read [tool.qg-audit]: {exc}") from exc
+    return data.get("tool", {}).get("qg-audit", {})
