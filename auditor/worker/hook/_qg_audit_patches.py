@@ -305,9 +305,10 @@ class _PatchingLoader:
         return getattr(self._loader, name)
 
 
-def find_spec(finder, name, path, target):
-    """The real spec of NAME, with a loader that applies our patch after the module runs."""
-    patch = _PATCHES.get(name)
+def find_spec(finder, name, path, target, patches=None):
+    """The real spec of NAME, with a loader that applies our patch (from PATCHES, by default
+    this module's) after the module runs."""
+    patch = (_PATCHES if patches is None else patches).get(name)
     if patch is None:
         return None
     for other in sys.meta_path:

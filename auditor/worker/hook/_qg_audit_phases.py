@@ -408,21 +408,8 @@ PATCHES = {
 
 
 def find_spec(finder, name, path, target):
-    """The real spec of NAME, with a loader that applies our patch after the module runs."""
-    patch = PATCHES.get(name)
-    if patch is None:
-        return None
-    for other in sys.meta_path:
-        if other is finder or not hasattr(other, "find_spec"):
-            continue
-        spec = other.find_spec(name, path, target)
-        if spec is not None:
-            break
-    else:
-        return None
-    if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-        spec.loader = _patches._PatchingLoader(spec.loader, patch)
-    return spec
+    """The real spec of NAME, with a loader that applies our phase patch after the module runs."""
+    return _patches.find_spec(finder, name, path, target, PATCHES)
 
 
 def patch_loaded():
