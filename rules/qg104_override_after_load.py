@@ -194,6 +194,11 @@ is None`, the last branch of a default chain)."""
                  "train.py": "import yaml\ncfg = yaml.safe_load(open('conf.yaml'))\n"
                              "cfg['data']['num_workers'] = cfg['legacy']['num_workers']\n"},
                 "a legacy key copied over the configured one", expect=[("train.py", 3)]),
+        Example({"conf.yaml": "data:\n  num_workers: 8\nlegacy:\n  num_workers: null\n",
+                 "train.py": "import yaml\ncfg = yaml.safe_load(open('conf.yaml'))\n"
+                             "if cfg['legacy']['num_workers'] is not None:\n"
+                             "    cfg['data']['num_workers'] = cfg['legacy']['num_workers']\n"},
+                "a legacy key migrated only when it is set: a note", expect=[("train.py", 4)], severity="note"),
     ]
 
     def check(self, result):
@@ -235,7 +240,9 @@ is None`, the last branch of a default chain)."""
 
     def _copy(self, site, knob, configured):
         """cfg.data.num_workers = cfg.legacy.num_workers: one knob overwritten with another.
-        Plumbing into a key nobody configures is no fallback; a configured one is."""
+        Plumbing into a key nobody configures is no fallback; a configured one is. Under a
+        condition (a legacy key migrated only when set, a pool shared only when the separate
+        one is off) the copy is usually the design: a note, as the precision policy says."""
         cited = [s for s in configured if s.kind in CONFIG_KINDS]
         if not cited:
             return
@@ -248,6 +255,7 @@ is None`, the last branch of a default chain)."""
             condition=f" when `{idioms.short_condition(cond)}`" if cond else "",
             configured=f"; the value configured at {where(cited[0])} ({show(cited[0].value)}) "
                        f"{'is ignored then' if cond else 'never takes effect'}",
+            severity="note" if cond else None,
             flow=[{"file": site.file, "line": site.line, "column": site.column, "kind": "config", "role": "source",
                    "key": origin, "text": site.source},
                   {"file": cited[0].file, "line": cited[0].line, "column": cited[0].column, "kind": "define",
