@@ -1,5 +1,5 @@
-"""The rule catalogue's data files (rules/*.yaml, shipped as auditor.rules), and the TOML
-reader for Python 3.10. Each data file is parsed once per process, whoever asks first."""
+"""The rule catalogue's data files (rules/*.yaml, shipped as auditor.rules). Each data file
+is parsed once per process, whoever asks first."""
 
 from __future__ import annotations
 
@@ -8,9 +8,7 @@ from importlib import resources
 
 import yaml
 
-from auditor.settings import tomllib
-
-__all__ = ["YAML_LOADER", "data", "tomllib"]
+__all__ = ["YAML_LOADER", "data"]
 
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

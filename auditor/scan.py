@@ -503,10 +503,11 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
     caller already walked (no earlier than the store's start time).
     """
     from auditor import vocab as vocab_mod
+    from auditor.settings import project_settings
 
     root = check_target(path, jobs, max_file_size_mb)
     if settings is None:
-        settings = vocab_mod.project_settings(root if root.is_dir() else root.parent)
+        settings = project_settings(root if root.is_dir() else root.parent)
     vocab = vocab_mod.load(settings)
     result = ScanResult(root=str(path), settings=settings)
     if walked is None:

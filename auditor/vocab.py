@@ -6,10 +6,8 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 from auditor import catalogue
-from auditor.settings import project_settings, settings_in  # noqa: F401  (their old home)
 from auditor.exitcodes import UsageError
 
 EXTENSION_KEYS = {"extra-knobs": "names", "extra-knob-patterns": "patterns", "extra-env-vars": "env_vars"}

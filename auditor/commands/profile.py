@@ -73,7 +73,7 @@ def _settings(args) -> dict:
         raise UsageError(f"{path}: no such file (--config)")
     if not path.is_file():
         return {}
-    from auditor.vocab import settings_in
+    from auditor.settings import settings_in
 
     table = settings_in(path)
     prof = table.get("profile", {})

@@ -346,24 +346,24 @@ def _open_output(path: str | None):
 
 
 def _write(result, args, elapsed: float, out, to_file: bool) -> None:
-    from auditor.render.safe import printable
-
+    # Every renderer escapes what came from the tree itself (auditor.render.safe): JSON and
+    # SARIF are ASCII, GitHub annotations and the text table escape each field.
     if args.statistics:
         from auditor.render import statistics
 
-        out.write(printable(statistics.render(result, as_json=args.format == "json")))
+        out.write(statistics.render(result, as_json=args.format == "json"))
     elif args.format == "json":
         from auditor.render import scan_json
 
-        out.write(printable(scan_json.render(result, elapsed)))
+        out.write(scan_json.render(result, elapsed))
     elif args.format == "sarif":
         from auditor.render import sarif  # the rules engineer's renderer
 
-        out.write(printable(_ensure_newline(sarif.render(result))))
+        out.write(_ensure_newline(sarif.render(result)))
     elif args.format == "github":
         from auditor.render import github
 
-        out.write(printable(_ensure_newline(github.render(result))))
+        out.write(_ensure_newline(github.render(result)))
     else:
         from auditor.render import scan_text
 

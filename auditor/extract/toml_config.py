@@ -15,7 +15,7 @@ import datetime
 import re
 from typing import Any
 
-from auditor.catalogue import tomllib
+from auditor.settings import tomllib
 from auditor.extract import FileResult, ParseError
 from auditor.extract.cfg_common import is_generated, make_site
 

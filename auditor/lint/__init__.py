@@ -42,7 +42,7 @@ def add_arguments(parser) -> None:
 def _settings(result: ScanResult) -> dict:
     if result.settings:
         return result.settings
-    from auditor.vocab import project_settings
+    from auditor.settings import project_settings
 
     root = Path(result.root)
     return project_settings(root if root.is_dir() else root.parent)

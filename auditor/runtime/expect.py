@@ -46,7 +46,7 @@ def load(path: str):
                     where = f":{mark.line + 1}" if mark is not None else ""
                     raise UsageError(f"{path}{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
         if ext == ".toml":
-            from auditor.catalogue import tomllib
+            from auditor.settings import tomllib
 
             with open(path, "rb") as f:
                 try:
