@@ -1,5 +1,6 @@
 """QG101 unread-config-key: a parallelism key is set in configuration but no code reads it."""
 
+from auditor.lint import idioms
 from auditor.lint.base import CONFIG_KINDS, Example, Rule, _one_typo, show, similar, where
 
 _LOADER = "import yaml\ncfg = yaml.safe_load(open('conf.yaml'))\n"
@@ -22,7 +23,13 @@ uses. The usual cause is a misspelling (`num_worker` vs `num_workers`) or a key 
 by a refactor. When code reads a near-miss spelling, the finding names it and the default
 that really runs.
 
-Confidence is medium: code outside the scanned tree (an installed library) may read the key."""
+Confidence is medium: code outside the scanned tree (an installed library) may read the key.
+For that reason a key is not reported when its section, named as a configuration
+(`turbo_config`, `engine_kwargs`), is handed whole to a function of another package
+(`_dict_to_dataclass(FSDPTurboConfig, self.engine_config.turbo_config)`): that package
+reads it, out of sight. A key in a file of which code reads no parallelism key, with no
+near-miss read either, is a note: the file may configure another program (a daemon's YAML
+shipped beside its Python client)."""
     VALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": _LOADER + "from torch.utils.data import DataLoader\n"
@@ -44,6 +51,13 @@ Confidence is medium: code outside the scanned tree (an installed library) may r
                  "collect.py": _LOADER + "from gymnasium.vector import AsyncVectorEnv\n"
                                "envs = AsyncVectorEnv([make_env] * cfg['env']['collector_env_num'])\n"},
                 "a key outside the vocabulary that reaches a backend is read"),
+        Example({"conf.yaml": "engine:\n  turbo_config:\n    distributed:\n      tensor_parallel_size: 2\n"
+                              "data:\n  num_workers: 8\n",
+                 "engine.py": _LOADER + "from fsdp_turbo.config import to_dataclass\n"
+                              "from torch.utils.data import DataLoader\n"
+                              "turbo = to_dataclass(cfg['engine']['turbo_config'])\n"
+                              "loader = DataLoader(ds, num_workers=cfg['data']['num_workers'])\n"},
+                "a configuration section handed whole to another package"),
     ]
     INVALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
@@ -58,6 +72,16 @@ Confidence is medium: code outside the scanned tree (an installed library) may r
                              "    return DataLoader(ds, num_workers=n)\n"},
                 "a one-letter typo outside the vocabulary, found by the flow to the loader",
                 expect=[("conf.yaml", 2)]),
+        Example({"conf.yaml": "data:\n  num_workers: 8\nrollout:\n  num_envs: 16\n",
+                 "train.py": _LOADER + "from torch.utils.data import DataLoader\n"
+                             "loader = DataLoader(ds, num_workers=cfg['data']['num_workers'])\n"},
+                "a key left behind in a file whose other keys are read", expect=[("conf.yaml", 4)],
+                severity="warning"),
+        Example({"daemon/store.yaml": "transfer:\n  prewarm_workers: 2\n",
+                 "train.py": _LOADER + "from torch.utils.data import DataLoader\n"
+                             "loader = DataLoader(ds, num_workers=cfg['data']['num_workers'])\n"},
+                "a file of which no key is read may configure another program (a note)",
+                expect=[("daemon/store.yaml", 2)], severity="note"),
     ]
 
     def check(self, result):
@@ -68,14 +92,16 @@ Confidence is medium: code outside the scanned tree (an installed library) may r
         # knob when several fit; they still read every knob they are a dotted suffix of
         read_keys = {s.key.lower() for s in result.sites
                      if _is_reader(s) and not (s.role == "consume" and s.detail.get("literal"))}
-        for knob in result.knobs:
-            if any(_is_reader(s) for s in knob.sites):
-                continue
-            parts = knob.name.lower().split(".")
-            if any(".".join(parts[i:]) in read_keys for i in range(1, len(parts))):
-                continue
-            if any(_covers(s.key, knob.name) for s in splats):
-                continue
+        handed = _handed_out(result)
+        unread = [k for k in result.knobs if not _is_read(k, read_keys, splats, handed)]
+        unread_ids = {id(k) for k in unread}
+        # a config file of which code reads some knob is this program's; one of which it reads
+        # none may configure another program (a daemon's YAML beside the Python client)
+        # (a bare `num_threads` read somewhere does not make `server.num_threads` this program's)
+        read_files = {s.file for k in result.knobs if id(k) not in unread_ids
+                      and _is_read(k, read_keys, splats, handed, min_parts=2) for s in k.sites
+                      if s.role == "define" and s.kind in CONFIG_KINDS}
+        for knob in unread:
             for site in knob.sites:
                 if site.role != "define" or site.kind not in CONFIG_KINDS or site.detail.get("generated"):
                     continue
@@ -84,9 +110,47 @@ Confidence is medium: code outside the scanned tree (an installed library) may r
                 if site.file.rsplit("/", 1)[-1] in ("pyproject.toml", "package.json", "setup.cfg"):
                     continue
                 near = _near_read(result, knob)
+                foreign = near is None and site.file not in read_files
                 yield self.finding(site, knob=knob.name, related=knob.sites, flow=_path(result, site, near),
                                    value=show(site.value) if site.value is not None else site.source,
-                                   near=_near_text(near))
+                                   near=_near_text(near) if not foreign else
+                                   "; code reads no parallelism key of this file: it may configure another program",
+                                   **({"severity": "note", "confidence": "low"} if foreign else {}))
+
+
+def _is_read(knob, read_keys, splats, handed, min_parts: int = 1) -> bool:
+    """Code reads the knob: joined to it, or through a read of its last MIN_PARTS or more
+    dotted names, a splat of its section, or its section handed to another package."""
+    if any(_is_reader(s) for s in knob.sites):
+        return True
+    parts = knob.name.lower().split(".")
+    if any(".".join(parts[i:]) in read_keys for i in range(1, len(parts) - min_parts + 1)):
+        return True
+    return any(_covers(s.key, knob.name) for s in splats) or any(_within(key, parts) for key in handed)
+
+
+def _handed_out(result) -> set[str]:
+    """Keys of configuration sections passed whole to a callee of another package (the flow
+    layer's call edges): `to_dataclass(cfg.engine.turbo_config)` -> "engine.turbo_config"."""
+    ours = {m["flow"]["module"].split(".")[0] for m in result.meta.values()
+            if isinstance(m, dict) and isinstance(m.get("flow"), dict) and m["flow"].get("module")}
+    out: set[str] = set()
+    for meta in result.meta.values():
+        flow = meta.get("flow") if isinstance(meta, dict) else None
+        for edge in (flow or {}).get("calls", ()):
+            if all(c.split(".")[0] in ours for c in edge.get("callee", ())):
+                continue
+            for arg in [*edge.get("args", ()), *edge.get("kwargs", {}).values()]:
+                key = arg.get("key") if arg.get("k") in ("config", "attr") else None
+                if key and idioms.is_config_name(key.rsplit(".", 1)[-1]):
+                    out.add(key.lower())
+    return out
+
+
+def _within(section: str, parts: list[str]) -> bool:
+    """The knob's dotted PARTS lie under SECTION, matched by its last name: the code's path
+    to a section (`self.engine_config.turbo_config`) seldom spells the file's (`engine.`)."""
+    return section.rsplit(".", 1)[-1] in parts[:-1]
 
 
 def _covers(splat_key: str, name: str) -> bool:

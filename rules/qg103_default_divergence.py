@@ -1,6 +1,7 @@
 """QG103 default-divergence: code falls back to a different default than the configuration."""
 
 import collections
+import posixpath
 
 from auditor.lint import idioms
 from auditor.lint.base import CONFIG_KINDS, Example, Rule, as_number, is_config_define, is_literal, show, where
@@ -51,8 +52,11 @@ nested configuration key by its name alone is a note: nothing shows the two are 
                  "runner.py": "def threads(params):\n"
                               "    n = params.get('torch_threads', 'auto')\n"
                               "    return n\n",
-                 "configs/ppo.yaml": "params:\n  torch_threads: 4\n"},
-                "sentinels: an empty string checked before use, 'auto' meaning computed"),
+                 "configs/ppo.yaml": "params:\n  torch_threads: 4\n",
+                 "worker.py": "import logging, os\nlog = logging.getLogger(__name__)\n"
+                              "log.info('CVD=%s', os.environ.get('CUDA_VISIBLE_DEVICES', 'unset'))\n",
+                 "bench.py": "import os\nprint(os.environ.get('CUDA_VISIBLE_DEVICES', '<unset>'))\n"},
+                "sentinels: an empty string checked before use, 'auto' meaning computed, 'unset' in a log"),
         Example({"comm.py": "import os\nsize = int(os.getenv('WORLD_SIZE', '-1'))\n",
                  "partition.py": "import os\nlauncher = int(os.environ.get('WORLD_SIZE', '0') or '0')\n"},
                 "two code paths that mark 'unset' differently (-1 and 0)"),
@@ -97,6 +101,21 @@ nested configuration key by its name alone is a note: nothing shows the two are 
                  "data/utils.py": "def build_loader(ds, num_workers: int = 0):\n    return ds\n"},
                 "a parameter default matched to a nested key by its name alone is a note",
                 expect=[("data/utils.py", 1)], severity="note"),
+        Example({"conf/train.yaml": "data:\n  num_workers: 8\n", "eval/a.yaml": "data:\n  num_workers: 2\n",
+                 "eval/b.yaml": "data:\n  num_workers: 16\n",
+                 "train.py": "import yaml\n"
+                             "cfg = yaml.safe_load(open('conf/train.yaml'))\n"
+                             "n = cfg['data'].get('num_workers', 4)\n"},
+                "compared with the configuration this code loads, not with every one",
+                expect=[("train.py", 3)], severity="warning"),
+        Example({"app/conf/config.yaml": "env:\n  num_envs: 16\n", "bench/conf.yaml": "env:\n  num_envs: 1\n",
+                 "app/main.py": "import hydra\n"
+                                "@hydra.main(config_path='conf', config_name='config')\n"
+                                "def main(cfg):\n"
+                                "    n = cfg.env.get('num_envs', 4)\n"
+                                "    return n\n"},
+                "the configuration a @hydra.main function is given", expect=[("app/main.py", 4)],
+                severity="warning"),
     ]
 
     def check(self, result):
@@ -116,7 +135,8 @@ nested configuration key by its name alone is a note: nothing shows the two are 
                         f.severity, f.confidence = "note", "low"
                     yield f
             for site, default in reads:
-                yield from self._against(knob, site, default, [s for s in configured if _comparable(s, site)])
+                yield from self._against(knob, site, default,
+                                         _reaching(site, [s for s in configured if _comparable(s, site)]))
             if configured:
                 continue
             # no configured default: code paths that read the same setting disagree. Dotted
@@ -190,6 +210,20 @@ def _comparable(define, read) -> bool:
     module share a name, not a setting.
     """
     return define.kind in CONFIG_KINDS or define.file == read.file
+
+
+def _reaching(read, configured):
+    """The configured values of the file this read's configuration was loaded from
+    (`cfg = yaml.safe_load(open("conf/train.yaml"))`, `@hydra.main(config_name=...)`), when
+    that file sets the key; else every configuration, which may then disagree."""
+    path = read.detail.get("loaded_from")
+    if not path:
+        return configured
+    path = path.replace("\\", "/")
+    here = posixpath.normpath(posixpath.join(posixpath.dirname(read.file), path))
+    path = posixpath.normpath(path)
+    same = [s for s in configured if s.file in (path, here) or s.file.endswith("/" + path)]
+    return same or configured
 
 
 def _when(site) -> str:

@@ -151,6 +151,13 @@ is None`, the last branch of a default chain)."""
                  "train.py": "import yaml\ncfg = yaml.safe_load(open('conf.yaml'))\n"
                              "cfg['reward']['nnodes'] = cfg['trainer']['nnodes']\n"},
                 "copying a knob into a key no configuration sets is plumbing"),
+        Example({"conf.yaml": "args:\n  dataloader_num_workers: 4\n  dataloader_persistent_workers: true\n",
+                 "args.py": "class Args:\n"
+                            "    def __post_init__(self):\n"
+                            "        self.dataloader_persistent_workers = self.dataloader_persistent_workers\n"
+                            "        if self.dataloader_num_workers == 0 and self.dataloader_persistent_workers:\n"
+                            "            self.dataloader_persistent_workers = False\n"},
+                "a worker option turned off when there are no workers"),
     ]
     INVALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
@@ -183,6 +190,15 @@ is None`, the last branch of a default chain)."""
                               "    cfg.dataloader_num_workers = 0\n"},
                 "an override announced just before, in the guarding if, is a note", expect=[("plugin.py", 6)],
                 severity="note"),
+        Example({"defaults.yaml": "dataloader_num_workers: 4\n",
+                 "args.py": "import logging\nlogger = logging.getLogger(__name__)\n"
+                            "def post_init(self):\n"
+                            "    self.dataloader_num_workers = self.dataloader_num_workers\n"
+                            "    if self.streaming:\n"
+                            "        self.dataloader_num_workers = 1\n"
+                            "        logger.info('streaming: setting dataloader_num_workers to 1')\n"},
+                "an info-level log naming the override announces it too (a note)", expect=[("args.py", 6)],
+                severity="note"),
         Example({"setup.py": "def setup(args):\n"
                              "    args.world_size = args.world_size\n"
                              "    if args.world_size > 8:\n"
@@ -199,6 +215,34 @@ is None`, the last branch of a default chain)."""
                              "if cfg['legacy']['num_workers'] is not None:\n"
                              "    cfg['data']['num_workers'] = cfg['legacy']['num_workers']\n"},
                 "a legacy key migrated only when it is set: a note", expect=[("train.py", 4)], severity="note"),
+        Example({"conf/env/default.yaml": "num_envs: 4\n",
+                 "utils.py": "def test(player, cfg, env):\n"
+                             "    player.num_envs = player.num_envs\n"
+                             "    player.num_envs = 1\n"
+                             "    return player\n"},
+                "another object's attribute of the same name: the configuration is not cited (a note)",
+                expect=[("utils.py", 3)], severity="note"),
+        Example({"templates/bc.json": '{"train": {"num_data_workers": 0, "batch_size": 100}}\n',
+                 "exp.py": "def make_config(config):\n"
+                           "    config.train.num_data_workers = config.train.num_data_workers\n"
+                           "    config.train.num_data_workers = 2\n"
+                           "    config.train.batch_size = 16\n"
+                           "    config.train.num_epochs = 600\n"
+                           "    config.train.seq_length = 10\n"
+                           "    config.experiment.rollout.n = 50\n"
+                           "    config.experiment.rollout.horizon = 400\n"
+                           "    return config\n"},
+                "one setting of a configuration written in code (a note)", expect=[("exp.py", 3)], severity="note"),
+        Example({"conf.yaml": "train:\n  num_data_workers: 4\n",
+                 "train.py": "from torch.utils.data import DataLoader\n"
+                             "def train(config, ds, vs):\n"
+                             "    loader = DataLoader(ds, num_workers=config.train.num_data_workers)\n"
+                             "    if config.experiment.validate:\n"
+                             "        num_workers = min(config.train.num_data_workers, 1)\n"
+                             "        valid = DataLoader(vs, num_workers=num_workers)\n"
+                             "    return loader\n"},
+                "a capped copy for a second loader while the first gets the knob (a note)",
+                expect=[("train.py", 5)], severity="note"),
     ]
 
     def check(self, result):
@@ -207,6 +251,10 @@ is None`, the last branch of a default chain)."""
             if s.role == "read" and s.kind == "python":
                 k = (s.file, s.detail.get("function"), s.leaf.lower())
                 reads[k] = min(reads.get(k, s.line), s.line)
+        consumed = {}  # (file, function) -> [consume sites], for copies that leave the knob as it is
+        for s in result.sites:
+            if s.role == "consume" and s.kind == "python":
+                consumed.setdefault((s.file, s.detail.get("function")), []).append(s)
         for knob in result.knobs:
             configured = [s for s in knob.sites if is_config_define(s) and s.value is not None]
             for site in knob.sites:
@@ -220,22 +268,31 @@ is None`, the last branch of a default chain)."""
                 # cite a config file, or a parser in this file: a parser default in another
                 # script is often another program's setting of the same name
                 cited = [s for s in configured if (s.kind in CONFIG_KINDS or s.file == site.file)
-                         and not _same_value(s, site)][:1]
+                         and not _same_value(s, site) and idioms.may_hold(site, s)][:1]
                 cond = site.detail.get("condition")
                 forced = site.detail.get("how") == "literal"
                 logged = idioms.is_logged(site)
                 lost = (f"; the value configured at {where(cited[0])} "
                         f"({show(cited[0].value)}) {'is ignored then' if cond else 'never takes effect'}"
                         ) if cited else ""
+                if not cited and any(not idioms.may_hold(site, s) for s in configured):
+                    lost = f" (on `{site.detail.get('target')}`: another object's field, not the configured key)"
                 if logged:  # announced in the same block: loud, so a note
                     lost += f" (announced by `{_short_call(logged)}`)"
+                settings = idioms.is_config_in_code(site)
+                if settings:
+                    lost += f" (one of {settings} settings this function writes: a configuration in code)"
+                untouched = _still_consumed(site, consumed)
+                if untouched:
+                    lost = (f"; {knob.name} itself still reaches {untouched.detail.get('backend') or 'its consumer'}"
+                            f" at line {untouched.line} unchanged: only this copy differs")
                 yield self.finding(
                     site, knob=knob.name, related=[*cited, site],
                     effect=_effect(site), alias=_alias(site),
                     condition=f" when `{idioms.short_condition(cond)}`" if cond else (
                         " unconditionally" if forced else ""),
                     configured=lost,
-                    **_severity(site, cited, logged),
+                    **_severity(site, cited, logged or settings or untouched),
                 )
 
     def _copy(self, site, knob, configured):
@@ -268,11 +325,12 @@ def _same_value(define, site) -> bool:
         str(define.value).strip() == str(site.value).strip()
 
 
-def _severity(site, cited, logged) -> dict:
+def _severity(site, cited, loud) -> dict:
     """A warning when the configured value that is lost is known (cited) or the cap is the
     machine's CPU count; a note otherwise: without the value it replaces, an override is as
-    often a deliberate setting as a fallback. An announced override is a note either way."""
-    if logged:
+    often a deliberate setting as a fallback. An announced override, one setting of a
+    configuration written in code, and a copy that leaves the knob itself as it is are notes."""
+    if loud:
         return {"severity": "note"}
     if cited or site.detail.get("how") == "cpu_count" or site.detail.get("cpu_count"):
         return {}
@@ -284,9 +342,22 @@ def _intended(site) -> bool:
     initialise-then-set, temporary overrides, computed locals."""
     cond = site.detail.get("condition")
     return (idioms.is_debug_condition(cond) or idioms.is_no_backend_branch(site)
-            or idioms.is_initialised_then_set(site) or idioms.is_computed_local(site)
+            or idioms.is_option_without_workers(site) or idioms.is_initialised_then_set(site) or idioms.is_computed_local(site)
             or idioms.is_derived_size(site) or idioms.restates_condition(site)
             or idioms.is_eval_path(site) or idioms.is_capped_by_work(site) or idioms.is_reduction(site))
+
+
+def _still_consumed(site, consumed):
+    """`num_workers = min(config.train.num_data_workers, 1)` for a second loader, while the
+    first gets `config.train.num_data_workers` itself: the knob is not replaced, a copy is."""
+    target, d = site.detail.get("target") or "", site.detail
+    if not target.isidentifier() or target.lower() == site.leaf.lower() or d.get("how") == "literal":
+        return None
+    m = re.search(rf"\b[A-Za-z_][\w.]*\.{re.escape(site.leaf)}\b", d.get("expr") or "")
+    if not m:
+        return None
+    return next((c for c in consumed.get((site.file, d.get("function")), ())
+                 if (c.detail.get("expr") or "").strip() == m.group(0)), None)
 
 
 def _short_call(text: str) -> str:

@@ -1,5 +1,6 @@
 """QG105 hardcoded-parallelism: a consumer gets a literal count no configuration reaches."""
 
+from auditor.lint import idioms
 from auditor.lint.base import (Example, Rule, backend_kind, is_config_define, is_test_file, show, steps_envs,
                                where)
 
@@ -50,8 +51,10 @@ Pass the configured knob. Severity is per finding: a warning when the same file 
 knob; a note (confidence medium) when a knob of that name is only configured in another
 file (it may be another setting), or when a literal count above 1 has no configured knob of
 that name at all (hard-coded, but nothing promised otherwise). Literals of 0 or 1 with no
-knob, thread pools that do not step environments, tests, and resource annotations
-(`@ray.remote(num_cpus=1)`) are not reported."""
+knob, thread pools that do not step environments, tests, resource annotations
+(`@ray.remote(num_cpus=1)`), and a loader given 0 or 1 inside a function that is itself a
+worker (a process or thread `target=`, or one taking a `thread_id` / `worker_id`) are not
+reported: nested workers are avoided on purpose there."""
     VALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "from torch.utils.data import DataLoader\n"
@@ -69,6 +72,24 @@ knob, thread pools that do not step environments, tests, and resource annotation
                            "cfg = yaml.safe_load(open('conf.yaml'))\n"
                            "pool = start_pool(cfg['rollout']['procs'])\n"},
                 "a helper whose caller passes the configured value"),
+        Example({"analyzer.py": "from multiprocessing import Process\n"
+                                "from torch.utils.data import DataLoader\n"
+                                "class Analyzer:\n"
+                                "    def __init__(self, ds, num_workers=4):\n"
+                                "        self.ds, self.num_workers = ds, num_workers\n"
+                                "    def shard(self, part):\n"
+                                "        for batch in DataLoader(part, num_workers=0):\n"
+                                "            yield batch\n"
+                                "    def run(self, parts):\n"
+                                "        procs = [Process(target=self.shard, args=(p,)) for p in parts]\n"
+                                "        return procs[:self.num_workers]\n",
+                 "merge.py": "from torch.utils.data import DataLoader\n"
+                             "class Merger:\n"
+                             "    def __init__(self, num_workers=2):\n"
+                             "        self.num_workers = num_workers\n"
+                             "    def reduce_part(self, ds, worker_id):\n"
+                             "        return DataLoader(ds, num_workers=0)\n"},
+                "a loader inside a worker process, or a function taking a worker id"),
     ]
     INVALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
@@ -105,6 +126,8 @@ knob, thread pools that do not step environments, tests, and resource annotation
                 literal = defaulted or (value is not None and d.get("literal", not d.get("expr")))
                 if not literal or value is None:
                     continue
+                if value <= 1 and not defaulted and idioms.runs_in_worker(site):
+                    continue  # a loader inside a worker: no workers of its own, on purpose
                 candidates = configured.get(knob.leaf.lower()) or configured.get(str(param).lower()) or []
                 # the same file reading the knob is strong evidence; a config of that name
                 # elsewhere in the project may be an unrelated setting (a note)

@@ -40,6 +40,28 @@ note."""
                             "    cpus = int(ray.cluster_resources()['CPU'])\n"
                             "    return processes or cpus\n"},
                 "the running cluster's resources are read right after"),
+        Example({"cluster.py": "import logging\nimport ray\nlogger = logging.getLogger(__name__)\n"
+                               "def init_cluster(world_size, address=None):\n"
+                               "    if not ray.is_initialized():\n"
+                               "        ray.init(address=address, num_cpus=world_size)\n"
+                              "    step_0 = prepare(0)\n"
+                              "    step_1 = prepare(1)\n"
+                              "    step_2 = prepare(2)\n"
+                              "    step_3 = prepare(3)\n"
+                              "    step_4 = prepare(4)\n"
+                              "    step_5 = prepare(5)\n"
+                              "    step_6 = prepare(6)\n"
+                              "    step_7 = prepare(7)\n"
+                              "    step_8 = prepare(8)\n"
+                              "    step_9 = prepare(9)\n"
+                              "    step_10 = prepare(10)\n"
+                              "    step_11 = prepare(11)\n"
+                              "    step_12 = prepare(12)\n"
+                              "    step_13 = prepare(13)\n"
+                              "    have = ray.cluster_resources().get('GPU', 0)\n"
+                               "    if world_size > have:\n"
+                               "        logger.warning('need %s GPUs, the cluster has %s', world_size, have)\n"},
+                "the running cluster is checked further down the same function"),
     ]
     INVALID = [
         Example({"train.py": "import ray\n"

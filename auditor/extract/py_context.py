@@ -11,11 +11,18 @@
 - ``dict_keys(name)``: the keys a module dict can hold, when every assignment to it is a
   dict display with constant keys.
 - ``checked_after(line)``: a call reading what the running backend has
-  (``ray.cluster_resources()``) within a dozen lines, in the same function.
+  (``ray.cluster_resources()``) soon after, in the same function.
 - ``saved_before(line, target)``: the statement before keeps the old value in a local
   (``n = self.args.n; self.args.n = 0; ...; self.args.n = n``): a temporary override.
 - ``reassigned(line, target)``: the same target is assigned again later in the function
   (``self.world_size = 1`` then ``self.world_size = dist.get_world_size()``).
+- ``settings_written(line, root)``: how many literals the function assigns to attributes of
+  ROOT (``config.train.batch_size = 16``, ...): a configuration written in code.
+- ``loaded_from(line, name)``: the config file NAME was loaded from (``cfg =
+  yaml.safe_load(open("conf/train.yaml"))`` earlier in the function, or the first parameter
+  of a ``@hydra.main(config_path=..., config_name=...)`` function).
+- ``runs_in_worker(line, params)``: the function is itself a worker (a ``target=`` of a
+  process or thread in this file, or it takes a worker / thread id).
 
 Facts only: what they mean for a finding is decided in auditor/lint/idioms.py.
 """
@@ -30,6 +37,9 @@ from bisect import bisect_left, bisect_right
 RESOURCE_CHECKS = {"cluster_resources", "available_resources"}
 LOG_LEVELS = {"warning", "warn", "warning_once", "warn_once", "error", "critical", "exception", "info_once",
               "rank_zero_warn", "print_rank_0", "warning_rank0", "warn_rank0"}
+CHECK_WINDOW = 30  # lines after an init in which a resource check still checks that init
+# info-level calls announce an override only when they name it ("setting num_workers to 1")
+QUIET_LEVELS = {"info", "info_rank0"}
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _FUNCS_T = frozenset(_FUNCS)
 # statements without nested statement lists: nothing to walk into
@@ -40,14 +50,59 @@ _ONE = re.compile(r"^\s*(?P<name>[\w.\[\]'\"]+)\s*(==\s*1|<=\s*1|<\s*2|in\s*[(\[
 _NOT_ONE = re.compile(r"^\s*(?P<name>[\w.\[\]'\"]+)\s*(!=\s*1|>\s*1|>=\s*2)\s*$")
 
 
-def _log_text(stmt: ast.stmt, src) -> str | None:
+def _log_text(stmt: ast.stmt, src, quiet: bool = False) -> str | None:
+    """The text of a warning-level log call; with QUIET, of an info-level one too."""
     if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
         return None
     func = stmt.value.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    if name in LOG_LEVELS:
+    if name in LOG_LEVELS or quiet and name in QUIET_LEVELS:
         return src(stmt.value)
     return None
+
+
+_LOADERS = {"load", "safe_load", "full_load", "load_config", "from_file", "fromfile", "load_yaml", "read_config"}
+_CONFIG_PATH = re.compile(r"\.(ya?ml|json|toml)$")
+
+
+def _hydra_config(fn) -> tuple[str, str] | None:
+    """(first parameter, "config_path/config_name.yaml") of a `@hydra.main(...)` function."""
+    for dec in fn.decorator_list:
+        if not isinstance(dec, ast.Call) or getattr(dec.func, "attr", getattr(dec.func, "id", "")) != "main":
+            continue
+        kw = {k.arg: k.value.value for k in dec.keywords
+              if isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)}
+        if "config_name" in kw and fn.args.args:
+            name = kw["config_name"] if _CONFIG_PATH.search(kw["config_name"]) else kw["config_name"] + ".yaml"
+            path = f"{kw['config_path'].rstrip('/')}/{name}" if kw.get("config_path") else name
+            return fn.args.args[0].arg, path
+    return None
+
+
+def _loaded_path(value: ast.AST) -> str | None:
+    """`yaml.safe_load(open("conf/train.yaml"))` / `OmegaConf.load("c.yaml")` -> the path."""
+    if not isinstance(value, ast.Call) or getattr(value.func, "attr", getattr(value.func, "id", "")) not in _LOADERS:
+        return None
+    for node in ast.walk(value):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and _CONFIG_PATH.search(node.value):
+            return node.value
+    return None
+
+
+def _setting_root(target: ast.AST, value: ast.AST) -> str | None:
+    """`config.train.num_data_workers = 2` -> "config": a literal written into a nested attribute."""
+    if not isinstance(target, ast.Attribute) or not isinstance(target.value, ast.Attribute):
+        return None
+    if not isinstance(value, ast.Constant) and not (isinstance(value, (ast.List, ast.Tuple)) and all(
+            isinstance(e, ast.Constant) for e in value.elts)):
+        return None
+    node = target.value
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+_WORKER_PARAM = re.compile(r"^(thread|worker|proc|process|shard|actor)_?(id|idx|index|rank|num)$", re.IGNORECASE)
 
 
 class Context:
@@ -56,12 +111,16 @@ class Context:
     def __init__(self, tree: ast.Module, text_of, lines: list[str]):
         self._text = text_of
         self._announced: dict[int, str] = {}  # statement line -> log call in the `if` just before it
-        self.blocks: list[tuple[str, list[str]]] = []  # block id -> (kind, log texts)
+        self.blocks: list[tuple[str, list[tuple[str, bool]]]] = []  # block id -> (kind, logs)
         self._line_block: dict[int, int] = {}  # statement's first line -> innermost block id
         self.functions: list[tuple[int, int]] = []  # (first, last) line of each function
         self.asserts: list[tuple[int, str]] = []  # (line, name asserted to be 1)
         self.assert_tests: list[tuple[int, ast.AST]] = []  # every assert: (line, test)
         self.assigns: list[tuple[int, ast.AST, ast.AST]] = []  # (line, target, value): texts made when asked
+        self.settings: list[tuple[int, str]] = []  # (line, root name) of `root.a.b = <literal>`
+        self.hydra: list[tuple[int, int, str, str]] = []  # (first, last, first parameter, config file)
+        self._lines = lines
+        self._target_lines: list[tuple[int, str]] | None = None
         self._assign_lines: list[int] | None = None
         # resource checks are rare: found in the text, not by walking every expression
         self.calls = [(i, name) for i, text in enumerate(lines, 1) for name in RESOURCE_CHECKS
@@ -73,20 +132,23 @@ class Context:
 
     def _walk(self, stmts: list[ast.stmt], kind: str) -> None:
         bid = len(self.blocks)
-        logs: list[str] = []
+        logs: list[tuple[str, bool]] = []  # (text, warning-level)
         self.blocks.append((kind, logs))
         line_block, prev = self._line_block, None
         for node in stmts:
             t = type(node)
             line_block[node.lineno] = bid  # children are walked after: the innermost wins
             if t is ast.Expr:
-                text = _log_text(node, self._text)
+                text = _log_text(node, self._text, quiet=True)
                 if text:
-                    logs.append(text)
+                    logs.append((text, _log_text(node, self._text) is not None))
             elif t is ast.Assign or t is ast.AnnAssign:
                 if node.value is not None:
                     for target in getattr(node, "targets", None) or [node.target]:
                         self.assigns.append((node.lineno, target, node.value))
+                        root = _setting_root(target, node.value)
+                        if root:
+                            self.settings.append((node.lineno, root))
             elif t is ast.Assert:
                 self.assert_tests.append((node.lineno, node.test))
                 m = _ONE.match(self._text(node.test))
@@ -105,6 +167,9 @@ class Context:
                 continue
             if t in _FUNCS_T:
                 self.functions.append((node.lineno, node.end_lineno or node.lineno))
+                main = _hydra_config(node)
+                if main:
+                    self.hydra.append((node.lineno, node.end_lineno or node.lineno, *main))
             inner = "function" if t in _FUNCS_T or t is ast.ClassDef else "block"
             for field in ("body", "orelse", "finalbody"):
                 sub = getattr(node, field, None)
@@ -132,8 +197,8 @@ class Context:
             return None
         kind, logs = self.blocks[bid]
         leaf = name.rsplit(".", 1)[-1]
-        for text in logs:
-            if kind == "block" or re.search(rf"\b{re.escape(leaf)}\b", text):
+        for text, loud in logs:
+            if kind == "block" and loud or re.search(rf"\b{re.escape(leaf)}\b", text):
                 return text
         return None
 
@@ -202,10 +267,39 @@ class Context:
         return keys if seen else None
 
     def checked_after(self, line: int) -> str | None:
-        """A resource check (`ray.cluster_resources()`) soon after, in the same function: a
-        read 50 lines later is about something else."""
+        """A resource check (`ray.cluster_resources()`) within CHECK_WINDOW lines after the
+        init, in the same function: whoever started the backend, the code then reads what it
+        really has. A read 50 lines further down is about something else (GPUs for learners)."""
         first, last = self._function(line)
-        return next((name for at, name in self.calls if line < at <= min(last, line + 12) and at >= first), None)
+        return next((name for at, name in self.calls if line < at <= min(last, line + CHECK_WINDOW) and at >= first),
+                    None)
+
+    def settings_written(self, line: int, root: str) -> int:
+        first, last = self._function(line)
+        return sum(1 for at, r in self.settings if r == root and first <= at <= last)
+
+    def loaded_from(self, line: int, name: str) -> str | None:
+        first, _ = self._function(line)
+        for at, node, value in reversed(self._assigns_in(first, line - 1)):
+            if isinstance(node, ast.Name) and node.id == name:
+                return _loaded_path(value)
+        for lo, hi, param, path in self.hydra:
+            if lo <= line <= hi and param == name:
+                return path
+        return None
+
+    def runs_in_worker(self, line: int, name: str, params) -> str | None:
+        """NAME's function is a process / thread target here, or takes a worker id: why, or None."""
+        worker_param = next((p for p in params if _WORKER_PARAM.match(p)), None)
+        if worker_param:
+            return f"takes `{worker_param}`"
+        if not name or name.startswith("<"):
+            return None
+        target = re.compile(rf"\btarget\s*=\s*(self\.|cls\.)?{re.escape(name)}\b")
+        if self._target_lines is None:
+            self._target_lines = [(i, text) for i, text in enumerate(self._lines, 1) if "target" in text]
+        hit = next((i for i, text in self._target_lines if target.search(text)), None)
+        return f"is the target of a worker at line {hit}" if hit else None
 
     def saved_before(self, line: int, target: str) -> str | None:
         """`saved = self.args.n; self.args.n = 0` (restored later): the name the value is kept in."""

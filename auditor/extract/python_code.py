@@ -36,6 +36,8 @@ NATIVE_VECTOR_ENVS = frozenset({"brax", "isaacgym", "isaacgymenvs", "isaaclab", 
                                 "mujoco_playground", "mjx", "jumanji", "madrona", "mani_skill", "warp", "pgx",
                                 "craftax", "navix", "xminigrid"})
 CONFIG_ROOT = re.compile(r"cfg|conf|config|args|opt|param|setting|hparam|flags|kwargs", re.IGNORECASE)
+# a function writing this many literals into one object's attributes is a configuration in code
+SETTINGS_BLOCK = 6
 
 
 @dataclass
@@ -139,6 +141,10 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
             rejected = self.ctx.rejects(node.lineno, m.group(1), default) if m else None
             if rejected:
                 d["fallback_rejected"] = rejected
+            root = d.get("root")
+            loaded = self.ctx.loaded_from(node.lineno, root) if isinstance(root, str) and root.isidentifier() else None
+            if loaded:
+                d["loaded_from"] = loaded
         site = Site(role=role, file=self.path, line=node.lineno, column=self.src.column(node), key=key,
                     value=json_safe(value), default=json_safe(default), source=self.src.line(node.lineno),
                     kind="python", detail=d)
@@ -167,6 +173,11 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
                 saved = self.ctx.saved_before(line, written)
                 if saved:
                     d["saved_in"] = saved
+                root = re.match(r"\s*([A-Za-z_]\w*)\.\w+\.", written)
+                if root and not d.get("condition"):
+                    n = self.ctx.settings_written(line, root.group(1))
+                    if n >= SETTINGS_BLOCK:
+                        d["settings_written"] = n
         else:
             guard = self.ctx.asserted_one(line, (key, d.get("param") or ""))
             if guard:
@@ -174,8 +185,12 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
             check = self.ctx.checked_after(line)
             if check:
                 d["checked_after"] = check
-            m = re.fullmatch(r"(not \()?(\w+)\)?", d.get("backend_condition") or "")
             fn = self.function()
+            if fn.kind == "function":
+                worker = self.ctx.runs_in_worker(line, fn.qualname.rsplit(".", 1)[-1], fn.params)
+                if worker:
+                    d["in_worker"] = worker
+            m = re.fullmatch(r"(not \()?(\w+)\)?", d.get("backend_condition") or "")
             if m and m.group(2) in fn.params and fn.params[m.group(2)] is not None:
                 v = literal(fn.params[m.group(2)])
                 if isinstance(v, bool):  # vec_cls = Async if use_async else Sync; use_async=True

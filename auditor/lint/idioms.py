@@ -124,7 +124,12 @@ def files_starting_processes(sites) -> set[str]:
 
 
 _CONFIG_ROOT = re.compile(r"^(self|cls|cfg\w*|conf\w*|config\w*|args|opt\w*|params?|settings?|hparams?|flags|"
-                          r"kwargs|\w*_(cfg|conf|config|args|opts?))$", re.IGNORECASE)
+                          r"\w*kwargs|\w*_(cfg|conf|config|args|opts?))$", re.IGNORECASE)
+
+
+def is_config_name(name: str) -> bool:
+    """cfg, args, turbo_config, engine_kwargs: a name that says it holds configuration."""
+    return bool(_CONFIG_ROOT.match(name)) and name not in ("self", "cls")
 
 
 _EVAL_FUNCTION = re.compile(r"(^|_)(eval|evaluate|evaluation|enjoy|render|play|visuali[sz]e|record|demo)(_|$)",
@@ -212,10 +217,55 @@ def is_computed_local(site: Site) -> bool:
     return bool(refs) and not any(_CONFIG_ROOT.match(r) for r in refs)
 
 
+_TARGET_PARTS = re.compile(r"[A-Za-z_]\w*")
+
+
+def may_hold(site: Site, define: Site) -> bool:
+    """Can the override's target be the configured key at all? `player.num_envs = 1` writes
+    an attribute of a player object, not `env.num_envs` of the configuration; a local, self,
+    a config-like name (cfg, args, ...) or a path through the key's section can."""
+    target = site.detail.get("target") or ""
+    if not target or target.isidentifier():
+        return True
+    parts = [p.lower() for p in _TARGET_PARTS.findall(target.replace("'", " ").replace('"', " "))]
+    if not parts or parts[0] in ("self", "cls") or _CONFIG_ROOT.match(parts[0]):
+        return True
+    sections = {p.lower() for p in define.key.split(".")[:-1]}
+    return bool(sections & set(parts[:-1]))
+
+
+_NO_WORKERS = re.compile(r"\b[\w.]*(num_workers|n_workers|workers)\s*(==\s*0|<=\s*0|<\s*1)(?!\d)"
+                         r"|^\s*not\s+[\w.]*(num_workers|n_workers)\s*$", re.IGNORECASE)
+# options that only mean something while worker processes exist
+_WORKER_OPTIONS = re.compile(r"persistent_workers|prefetch_factor|multiprocessing_context|worker_init", re.IGNORECASE)
+
+
+def is_option_without_workers(site: Site) -> bool:
+    """`if num_workers == 0: persistent_workers = False`: with no workers the option has no
+    meaning (DataLoader rejects it), so turning it off is required, not a fallback."""
+    if not _WORKER_OPTIONS.search(site.leaf):
+        return False
+    return any(_NO_WORKERS.search(clause) for clause in split_clauses(site.detail.get("condition") or ""))
+
+
+def is_config_in_code(site: Site) -> int:
+    """`config.train.num_data_workers = 2` among many literal settings of one object in one
+    function: a configuration written in Python (an experiment script), not an override of
+    one setting. The number of settings, or 0."""
+    return int(site.detail.get("settings_written") or 0)
+
+
+def runs_in_worker(site: Site) -> str | None:
+    """A loader or pool inside a function that is itself a worker (a process / thread
+    target, or one taking a worker id): 0 or 1 there avoids nested workers on purpose."""
+    return site.detail.get("in_worker")
+
+
 def is_sentinel_default(value) -> bool:
-    """`os.getenv("WORLD_SIZE", "")` (then `.isdigit()`), `.get("n", "auto")`: a marker
-    for "absent" or "compute it" that the code checks, not a count that runs."""
-    return isinstance(value, str) and value.strip().strip("'\"").lower() in ("", "none", "null", "auto")
+    """`os.getenv("WORLD_SIZE", "")` (then `.isdigit()`), `.get("n", "auto")`, the
+    `'unset'` of a log line: a marker for "absent" or "compute it", not a count that runs."""
+    return isinstance(value, str) and value.strip().strip("'\"<>()").strip().lower() in (
+        "", "none", "null", "auto", "unset", "not set", "n/a", "na", "unknown", "?", "-")
 
 
 def fallback_fails_loudly(site: Site) -> bool:
