@@ -2,7 +2,7 @@
 
     python bench/bench_precision.py [--tree CHECKOUT] [--labels bench/precision_labels.json]
 
-Scans pinned PyPI packages (``pip download --no-deps``, unpacked under bench/corpus/precision/;
+Scans pinned PyPI packages (``pip download --no-deps``, unpacked under bench/precision_corpus/;
 sdists where the tests and examples matter) and the bench corpus packages
 (bench/build_corpus.py), and matches every warning-level finding with
 bench/precision_labels.json: ``T`` true (a silent fallback a reviewer would fix), ``F``
@@ -37,6 +37,19 @@ PACKAGES = [
     ("pettingzoo==1.27.0", "wheel"), ("pytorch-lightning==2.6.6", "wheel"), ("rl-games==1.6.5", "wheel"),
     ("rsl-rl-lib==5.5.1", "wheel"), ("sample-factory==2.1.1", "wheel"), ("skrl==2.1.1", "sdist"),
     ("tensordict==0.15.3", "wheel"), ("torchtune==0.6.1", "wheel"), ("trl==1.16.0", "sdist"),
+]
+# A second hold-out set, read after the first one's fixes were in (was anything tuned to the first?)
+PACKAGES += [
+    ("colossalai==0.5.0", "sdist"), ("dopamine-rl==4.1.2", "wheel"), ("fairscale==0.4.13", "sdist"),
+    ("litgpt==0.5.13", "wheel"), ("llamafactory==0.9.5", "wheel"), ("mani-skill==3.0.1", "wheel"),
+    ("megatron-core==0.16.1", "wheel"), ("ms-swift==4.6.0", "wheel"), ("robomimic==0.3.0", "sdist"),
+    ("sheeprl==0.8.4", "wheel"), ("torchtitan==0.3.0", "wheel"),
+]
+# A third set, scanned once the second set's fixes were in and read before any change
+PACKAGES += [
+    ("areal==1.0.4", "wheel"), ("fairseq2==0.8.1", "wheel"), ("gymnasium==1.4.0", "wheel"),
+    ("habitat-lab==0.3.320260507", "wheel"), ("lmdeploy==0.18.0", "wheel"), ("rl4co==0.7.0", "wheel"),
+    ("sb3-contrib==2.9.2", "wheel"), ("sglang==0.5.23", "wheel"), ("xtuner==0.2.0", "wheel"),
 ]
 BENCH_CORPUS = ["stable-baselines3-2.9.2", "rl_zoo3-2.9.2", "tianshou-2.0.1", "verl-0.9.1", "torchrl-0.14.1",
                 "ray-2.60.0"]
@@ -85,7 +98,7 @@ def warnings_of(root: Path) -> list[tuple[str, str, int]]:
     result = scan.scan(root, jobs=1)
     join.join(result)
     lint.check(result, default_args())
-    return [(f.code, f.file, f.line, f.severity) for f in result.findings]
+    return [(f.code, f.file, f.line, f.severity, f.message) for f in result.findings]
 
 
 def main(argv=None) -> int:
@@ -93,18 +106,19 @@ def main(argv=None) -> int:
     ap.add_argument("--tree", type=Path, help="a checkout whose auditor package to scan with")
     ap.add_argument("--labels", type=Path, default=HERE / "precision_labels.json")
     ap.add_argument("--corpus", type=Path, default=HERE / "corpus")
+    ap.add_argument("--dest", type=Path, default=HERE / "precision_corpus", help="where the packages are unpacked")
     ap.add_argument("--cache", type=Path, default=HERE / ".cache" / "precision")
     args = ap.parse_args(argv)
     sys.path.insert(0, str((args.tree or HERE.parent).resolve()))
     labels = {(pkg, code, file, line): lab for pkg, rows in json.loads(args.labels.read_text()).items()
               for code, file, line, lab in rows}
     args.cache.mkdir(parents=True, exist_ok=True)
-    roots = [fetch(spec, kind, args.cache, args.corpus / "precision") for spec, kind in PACKAGES]
+    roots = [fetch(spec, kind, args.cache, args.dest) for spec, kind in PACKAGES]
     roots += [args.corpus / name for name in BENCH_CORPUS if (args.corpus / name).is_dir()]
     by_rule: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     unlabelled, demoted, seen = [], [], set()
     for root in filter(None, roots):
-        for code, file, line, severity in warnings_of(root):
+        for code, file, line, severity, message in warnings_of(root):
             key = (root.name, code, file, line)
             seen.add(key)
             if severity == "note":
@@ -114,7 +128,7 @@ def main(argv=None) -> int:
             lab = labels.get(key, "?")
             by_rule[code][lab] += 1
             if lab == "?":
-                unlabelled.append(key)
+                unlabelled.append((*key, message))
     print(f"{'rule':6} {'true':>5} {'false':>6} {'intended':>9} {'unlabelled':>11}")
     total = collections.Counter()
     for code in sorted(by_rule):
@@ -124,12 +138,12 @@ def main(argv=None) -> int:
     n = sum(total.values())
     print(f"{'all':6} {total['T']:5} {total['F']:6} {total['I']:9} {total['?']:11}   "
           f"{100 * total['T'] / max(n, 1):.0f}% of {n} warnings true")
-    gone = [k for k, lab in labels.items() if lab == "T" and k not in seen and (args.corpus / "precision" / k[0]).is_dir()
+    gone = [k for k, lab in labels.items() if lab == "T" and k not in seen and (args.dest / k[0]).is_dir()
             or lab == "T" and k[0] in BENCH_CORPUS and k not in seen]
     print("true findings now notes:", demoted or "none")
     print("true findings gone:", gone or "none")
     for key in unlabelled:
-        print("  unlabelled:", *key)
+        print("  unlabelled:", *key[:4], "\n     ", key[4])
     return 0
 
 
