@@ -95,17 +95,10 @@ def _absolute(parent: str, package: str | None) -> str:
     return f"{parent}.{package}" if parent else package
 
 
-def hydra_packages(result: ScanResult) -> dict[str, str]:
-    """Absolute package of every YAML config reached through a ``defaults:`` list.
-
-    Primary configs (included by nobody) sit at their ``# @package`` header or the root.
-    An included file gets the entry's explicit ``@package``, else its own header, else its
-    group. A file included from two places keeps the first package (the join does not
-    duplicate definitions).
-    """
+def hydra_includes(result: ScanResult) -> dict[str, list[tuple[str, dict]]]:
+    """YAML file -> [(file its ``defaults:`` list includes, the entry)], in list order."""
     files = _yaml_files(result)
     edges: dict[str, list[tuple[str, dict]]] = defaultdict(list)
-    included: set[str] = set()
     for rel, meta in result.meta.items():
         for entry in meta.get("hydra_defaults") or []:
             path = entry.get("path")
@@ -114,7 +107,30 @@ def hydra_packages(result: ScanResult) -> dict[str, str]:
             found = _find_config(rel, path, files)
             if found and found != rel:
                 edges[rel].append((found, entry))
-                included.add(found)
+    return edges
+
+
+def composed(includes: dict[str, list[tuple[str, dict]]], primary: str) -> set[str]:
+    """PRIMARY and every file its defaults list pulls in, transitively: one composed config."""
+    out, queue = {primary}, [primary]
+    while queue:
+        for child, _entry in includes.get(queue.pop(), ()):
+            if child not in out:
+                out.add(child)
+                queue.append(child)
+    return out
+
+
+def hydra_packages(result: ScanResult) -> dict[str, str]:
+    """Absolute package of every YAML config reached through a ``defaults:`` list.
+
+    Primary configs (included by nobody) sit at their ``# @package`` header or the root.
+    An included file gets the entry's explicit ``@package``, else its own header, else its
+    group. A file included from two places keeps the first package (the join does not
+    duplicate definitions).
+    """
+    edges = hydra_includes(result)
+    included = {child for children in edges.values() for child, _ in children}
     packages: dict[str, str] = {}
     queue = [f for f in sorted(edges) if f not in included]
     for f in queue:

@@ -408,7 +408,7 @@ def parse_file(cand: Candidate, vocab, prefilter: Prefilter, digests: dict | Non
     if nul >= 0:
         return cand.rel, [], None, FileError(cand.rel, _line_at(data, nul),
                                              f"binary file (NUL byte at byte {nul}); skipped"), False
-    if not prefilter(data):
+    if not prefilter(data) and not (cand.kind == "yaml" and _hydra_primary(data)):
         return cand.rel, [], None, None, False
     try:
         text = data.decode("utf-8-sig")
@@ -430,6 +430,12 @@ def parse_file(cand: Candidate, vocab, prefilter: Prefilter, digests: dict | Non
             "(a qg-audit bug; please report it with this file)"), True
     meta = result.meta if result.flow is None else {**result.meta, "flow": result.flow}  # auditor.flow
     return cand.rel, result.sites, meta, None, True
+
+
+def _hydra_primary(data: bytes) -> bool:
+    """A top-level Hydra ``defaults:`` list: the join needs it to place the group files it
+    composes (``env/atari.yaml`` holds ``env.num_envs``), even when it sets no knob itself."""
+    return data.startswith(b"defaults:") or b"\ndefaults:" in data
 
 
 def _line_at(data: bytes, offset: int) -> int:

@@ -3,6 +3,7 @@
 import collections
 import posixpath
 
+from auditor.join import composed, hydra_includes
 from auditor.lint import idioms
 from auditor.lint.base import CONFIG_KINDS, Example, Rule, as_number, is_config_define, is_literal, show, where
 
@@ -116,10 +117,21 @@ nested configuration key by its name alone is a note: nothing shows the two are 
                                 "    return n\n"},
                 "the configuration a @hydra.main function is given", expect=[("app/main.py", 4)],
                 severity="warning"),
+        Example({"app/conf/config.yaml": "defaults:\n  - env: atari\n  - _self_\nseed: 1\n",
+                 "app/conf/env/atari.yaml": "num_envs: 16\n", "app/conf/env/debug.yaml": "num_envs: 1\n",
+                 "app/conf/smoke.yaml": "defaults:\n  - env: debug\n  - _self_\n",
+                 "app/main.py": "import hydra\n"
+                                "@hydra.main(config_path='conf', config_name='config')\n"
+                                "def main(cfg):\n"
+                                "    n = cfg.env.get('num_envs', 4)\n"
+                                "    return n\n"},
+                "the group option that config's defaults list picks", expect=[("app/main.py", 4)],
+                severity="warning"),
     ]
 
     def check(self, result):
         yield from self._helper_defaults(result)
+        includes = hydra_includes(result)
         for knob in result.knobs:
             configured = [s for s in knob.sites if is_config_define(s) and is_literal(s.value)
                           and not s.detail.get("reference")]
@@ -136,7 +148,8 @@ nested configuration key by its name alone is a note: nothing shows the two are 
                     yield f
             for site, default in reads:
                 yield from self._against(knob, site, default,
-                                         _reaching(site, [s for s in configured if _comparable(s, site)]))
+                                         _reaching(site, [s for s in configured if _comparable(s, site)],
+                                                   includes))
             if configured:
                 continue
             # no configured default: code paths that read the same setting disagree. Dotted
@@ -212,17 +225,21 @@ def _comparable(define, read) -> bool:
     return define.kind in CONFIG_KINDS or define.file == read.file
 
 
-def _reaching(read, configured):
-    """The configured values of the file this read's configuration was loaded from
-    (`cfg = yaml.safe_load(open("conf/train.yaml"))`, `@hydra.main(config_name=...)`), when
-    that file sets the key; else every configuration, which may then disagree."""
+def _reaching(read, configured, includes):
+    """The configured values of the configuration this read was loaded from (`cfg =
+    yaml.safe_load(open("conf/train.yaml"))`, `@hydra.main(config_name=...)`, with the files
+    its Hydra defaults list composes), when it sets the key; else every configuration, which
+    may then disagree."""
     path = read.detail.get("loaded_from")
     if not path:
         return configured
     path = path.replace("\\", "/")
     here = posixpath.normpath(posixpath.join(posixpath.dirname(read.file), path))
     path = posixpath.normpath(path)
-    same = [s for s in configured if s.file in (path, here) or s.file.endswith("/" + path)]
+    files = {f for f in {s.file for s in configured} | set(includes)
+             if f in (path, here) or f.endswith("/" + path)}
+    reached = set().union(*(composed(includes, f) for f in files)) if files else set()
+    same = [s for s in configured if s.file in reached]
     return same or configured
 
 

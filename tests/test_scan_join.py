@@ -81,6 +81,26 @@ def test_hydra_package_reroots_included_keys(tmp_path):
     assert "tensor_model_parallel_size" not in knobs
 
 
+def test_hydra_primary_without_knobs_still_places_its_groups(tmp_path):
+    # the primary sets no parallelism key, so the keyword prefilter alone would skip it
+    root = project(tmp_path, {
+        "conf/config.yaml": """
+            defaults:
+              - env: atari
+              - _self_
+            seed: 1
+        """,
+        "conf/env/atari.yaml": "num_envs: 16\n",
+        "train.py": """
+            def fit(cfg):
+                return cfg.env.num_envs
+        """,
+    })
+    knobs = knobs_of(root)
+    assert chain(knobs["env.num_envs"]) == [("define", "conf/env/atari.yaml", 1), ("read", "train.py", 2)]
+    assert "num_envs" not in knobs
+
+
 def test_generated_config_does_not_double_count(tmp_path):
     root = project(tmp_path, {
         "conf/ppo.yaml": "data:\n  dataloader_num_workers: 8\n",
