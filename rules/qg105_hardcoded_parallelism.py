@@ -52,9 +52,9 @@ knob; a note (confidence medium) when a knob of that name is only configured in 
 file (it may be another setting), or when a literal count above 1 has no configured knob of
 that name at all (hard-coded, but nothing promised otherwise). Literals of 0 or 1 with no
 knob, thread pools that do not step environments, tests, resource annotations
-(`@ray.remote(num_cpus=1)`), and a loader given 0 or 1 inside a function that is itself a
-worker (a process or thread `target=`, or one taking a `thread_id` / `worker_id`) are not
-reported: nested workers are avoided on purpose there."""
+(`@ray.remote(num_cpus=1)`) are not reported. A loader given 0 or 1 inside a function that
+is itself a worker (a process or thread `target=`, or one taking a `thread_id` /
+`worker_id`) is a note: nested workers are often avoided on purpose there."""
     VALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "from torch.utils.data import DataLoader\n"
@@ -72,24 +72,6 @@ reported: nested workers are avoided on purpose there."""
                            "cfg = yaml.safe_load(open('conf.yaml'))\n"
                            "pool = start_pool(cfg['rollout']['procs'])\n"},
                 "a helper whose caller passes the configured value"),
-        Example({"analyzer.py": "from multiprocessing import Process\n"
-                                "from torch.utils.data import DataLoader\n"
-                                "class Analyzer:\n"
-                                "    def __init__(self, ds, num_workers=4):\n"
-                                "        self.ds, self.num_workers = ds, num_workers\n"
-                                "    def shard(self, part):\n"
-                                "        for batch in DataLoader(part, num_workers=0):\n"
-                                "            yield batch\n"
-                                "    def run(self, parts):\n"
-                                "        procs = [Process(target=self.shard, args=(p,)) for p in parts]\n"
-                                "        return procs[:self.num_workers]\n",
-                 "merge.py": "from torch.utils.data import DataLoader\n"
-                             "class Merger:\n"
-                             "    def __init__(self, num_workers=2):\n"
-                             "        self.num_workers = num_workers\n"
-                             "    def reduce_part(self, ds, worker_id):\n"
-                             "        return DataLoader(ds, num_workers=0)\n"},
-                "a loader inside a worker process, or a function taking a worker id"),
     ]
     INVALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
@@ -108,6 +90,25 @@ reported: nested workers are avoided on purpose there."""
                  "run.py": "from pools import start_pool\n"
                            "pool = start_pool(32)\n"},
                 "a literal count passed through a helper (a note)", expect=[("run.py", 2)]),
+        Example({"analyzer.py": "from multiprocessing import Process\n"
+                                "from torch.utils.data import DataLoader\n"
+                                "class Analyzer:\n"
+                                "    def __init__(self, ds, num_workers=4):\n"
+                                "        self.ds, self.num_workers = ds, num_workers\n"
+                                "    def shard(self, part):\n"
+                                "        for batch in DataLoader(part, num_workers=0):\n"
+                                "            yield batch\n"
+                                "    def run(self, parts):\n"
+                                "        procs = [Process(target=self.shard, args=(p,)) for p in parts]\n"
+                                "        return procs[:self.num_workers]\n",
+                 "merge.py": "from torch.utils.data import DataLoader\n"
+                             "class Merger:\n"
+                             "    def __init__(self, num_workers=2):\n"
+                             "        self.num_workers = num_workers\n"
+                             "    def reduce_part(self, ds, worker_id):\n"
+                             "        return DataLoader(ds, num_workers=0)\n"},
+                "a loader inside a worker process, or a function taking a worker id (a note)",
+                expect=[("analyzer.py", 7), ("merge.py", 6)], severity="note"),
     ]
 
     def check(self, result):
@@ -126,8 +127,8 @@ reported: nested workers are avoided on purpose there."""
                 literal = defaulted or (value is not None and d.get("literal", not d.get("expr")))
                 if not literal or value is None:
                     continue
-                if value <= 1 and not defaulted and idioms.runs_in_worker(site):
-                    continue  # a loader inside a worker: no workers of its own, on purpose
+                # a loader inside a worker: often no workers of its own on purpose (a note)
+                worker = idioms.runs_in_worker(site) if value <= 1 and not defaulted else None
                 candidates = configured.get(knob.leaf.lower()) or configured.get(str(param).lower()) or []
                 # the same file reading the knob is strong evidence; a config of that name
                 # elsewhere in the project may be an unrelated setting (a note)
@@ -145,10 +146,12 @@ reported: nested workers are avoided on purpose there."""
                            f"it never reaches it")
                     # a helper called with 1 is usually a probe or eval env (make_env(num_envs=1))
                     probe = d.get("via") == "helper" and not defaulted and value <= 1
+                    if worker:
+                        why += f" (this function {worker}: nested workers may be avoided on purpose)"
                     yield self.finding(site, knob=knob.name, related=[other, site], backend=_short(backend),
                                        what=what, why=why,
-                                       **({} if same_file and not probe else {"severity": "note",
-                                                                             "confidence": "medium"}))
+                                       **({} if same_file and not probe and not worker
+                                          else {"severity": "note", "confidence": "medium"}))
                 elif not defaulted and value > 1:
                     yield self.finding(site, knob=knob.name, related=[site], backend=_short(backend),
                                        what=what, why=" that no configuration reaches",

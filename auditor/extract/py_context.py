@@ -102,7 +102,7 @@ def _setting_root(target: ast.AST, value: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-_WORKER_PARAM = re.compile(r"^(thread|worker|proc|process|shard|actor)_?(id|idx|index|rank|num)$", re.IGNORECASE)
+_WORKER_PARAM = re.compile(r"^(thread|worker|shard|actor)_?(id|idx|index)$", re.IGNORECASE)
 
 
 class Context:
