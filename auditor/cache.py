@@ -9,7 +9,9 @@ Two kinds of entry live in the cache directory (default ``PATH/.qg-audit_cache/`
   extraction, so a change to any of them starts an empty store. A file whose size and
   mtime match is reused without reading it; one whose mtime changed (a checkout, a touch)
   is read and reused when its digest still matches; anything else is parsed again. The
-  cross-file steps (join, rules) always run again over the per-file outcomes.
+  flow layer's second pass keeps its per-file facts there too (which of the words it looked
+  for a file names, and its parse of the file), valid while the file is as stored. The
+  cross-file steps (the second pass's choice, join, rules) always run again over them.
 - ``replay-<key>.bin``: the last report for one command line (``<key>`` covers the
   arguments, cwd, terminal and environment that shape the output), with the walk's stat
   table it was made from. When the walk finds the same table, ``qg-audit scan`` writes the
@@ -43,7 +45,7 @@ try:  # the BLAKE2 module itself: hashlib would load OpenSSL first (~10 ms of st
 except ImportError:  # pragma: no cover - builds without it
     from hashlib import blake2b
 
-FORMAT = 1
+FORMAT = 2  # 2: the store holds the flow pass's facts too
 MAGIC = b"qg-audit cache\n"
 DIR_NAME = ".qg-audit_cache"
 RACY_NS = 2_000_000_000  # coarse filesystem clocks (FAT: 2 s); finer ones only re-read more
@@ -219,7 +221,12 @@ class FileStore:
 
     ``get(cand)`` returns a stored outcome valid for the file as it is now, or None;
     ``put(cand, digest, outcome)`` records a fresh one; ``save()`` writes the store with
-    the entries of this scan's files only (deleted and renamed files drop out)."""
+    the entries of this scan's files only (deleted and renamed files drop out).
+
+    The flow layer's second pass (auditor.scan._flow_pass) keeps two more facts per file,
+    valid while the file's content is as stored: which of the words it looked for the file
+    contains (``words_in`` / ``put_words``), and the outcome of its full parse of the file
+    (``flow_outcome`` / ``put_flow``). Both are functions of the file's bytes alone."""
 
     def __init__(self, directory: Path, key: str, started_ns: int):
         self.directory = directory
@@ -228,8 +235,14 @@ class FileStore:
         self.started_ns = started_ns
         payload = read_entry(directory / self.name, "files", key)
         loaded = load_objects(payload) if payload is not None else None
-        self.old: dict = loaded if isinstance(loaded, dict) else {}
+        if not (isinstance(loaded, tuple) and len(loaded) == 3 and all(isinstance(d, dict) for d in loaded)):
+            loaded = ({}, {}, {})
+        self.old, self.old_words, self.old_flow = loaded
         self.new: dict = {}
+        self.words: dict = {}
+        self.flow: dict = {}
+        self.same: set[str] = set()  # files found as stored in this scan: their flow facts hold
+        self._interned: dict[frozenset, frozenset] = {}
         self.changed = not self.old
 
     def get(self, cand) -> Any | None:
@@ -247,6 +260,7 @@ class FileStore:
                 return None
             self.changed = True  # same content under a new stat: store the new stat
         self._keep(cand, dig, outcome)
+        self.same.add(cand.rel)
         return outcome
 
     def put(self, cand, dig: bytes | None, outcome: Any) -> None:
@@ -258,10 +272,42 @@ class FileStore:
         racy = cand.mtime_ns >= self.started_ns - RACY_NS
         self.new[cand.rel] = (cand.size, cand.mtime_ns, dig, racy, outcome)
 
+    def words_in(self, rel: str) -> tuple[frozenset, frozenset] | None:
+        """(words looked for, words found) in REL's present content, or None if not known."""
+        rec = self.words.get(rel)
+        if rec is None and rel in self.same:
+            rec = self.old_words.get(rel)
+            if not (isinstance(rec, tuple) and len(rec) == 2 and all(isinstance(w, frozenset) for w in rec)):
+                return None
+            self.words[rel] = rec
+        return rec
+
+    def put_words(self, rel: str, tested: frozenset, found: frozenset) -> None:
+        # Most files were looked at for the same words and contain none of them: one shared
+        # set each, which pickle then stores once.
+        intern = self._interned.setdefault
+        self.words[rel] = (intern(tested, tested), intern(found, found))
+        self.changed = True
+
+    def flow_outcome(self, rel: str) -> Any | None:
+        outcome = self.flow.get(rel)
+        if outcome is None and rel in self.same:
+            outcome = self.old_flow.get(rel)
+            if outcome is not None:
+                self.flow[rel] = outcome
+        return outcome
+
+    def put_flow(self, rel: str, outcome: Any) -> None:
+        self.flow[rel] = outcome
+        self.changed = True
+
     def save(self) -> None:
-        if self.changed or self.new.keys() != self.old.keys():
+        words = {rel: w for rel, w in self.words.items() if rel in self.new}
+        flow = {rel: o for rel, o in self.flow.items() if rel in self.new}
+        if self.changed or self.new.keys() != self.old.keys() or words.keys() != self.old_words.keys() \
+                or flow.keys() != self.old_flow.keys():
             try:
-                payload = dump_objects(self.new)
+                payload = dump_objects((self.new, words, flow))
             except Exception:  # noqa: BLE001 - an unpicklable outcome (a bug): no store this time
                 return
             write_entry(self.directory, self.name, "files", self.key, payload)

@@ -533,12 +533,13 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
         by_rel = {c.rel: c for c in todo}
         for outcome in fresh:
             store.put(by_rel[outcome[0]], digests.get(outcome[0]), outcome)
-        store.save()
-    # The flow pass runs over the per-file facts, cached or fresh, every time; its own parses
-    # are never stored (which files it picks depends on the whole project). A file it re-parses
-    # replaces that file's first outcome.
+    # The flow pass runs over the per-file facts, cached or fresh, every time (which files it
+    # picks depends on the whole project); what it learns of each file is stored per file.
+    # A file it re-parses replaces that file's first outcome.
     outcomes = list({o[0]: o for o in [*outcomes, *_flow_pass(candidates, outcomes, vocab,
-                                                               jobs or default_jobs())]}.values())
+                                                               jobs or default_jobs(), store)]}.values())
+    if store is not None:
+        store.save()
     for rel, sites, meta, error, parsed in sorted(outcomes, key=lambda o: o[0]):
         result.files_scanned += parsed
         if error is not None:
@@ -597,16 +598,21 @@ class _Wanted:
 
     def __init__(self, words: set[str]):
         self.words = [w.encode() for w in sorted(words)]
+        self.set = frozenset(self.words)
 
     def __call__(self, data: bytes) -> bool:
         return any(w in data for w in self.words)
 
 
-def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int) -> list[tuple]:
+def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int, store=None) -> list[tuple]:
     """Parse the files the prefilter skipped that call a helper whose parameter reaches a
     backend (Python), or set a key a trace reads (config files, and Python files named like
     configs) -- auditor.flow.resolve.wanted_words. A file parsed here may call the helper
-    with a key only it names (start_pool(cfg.rollout_procs)): a second round looks for that."""
+    with a key only it names (start_pool(cfg.rollout_procs)): a second round looks for that.
+
+    With STORE (auditor.cache.FileStore), a file found as stored is not read again for
+    words it was already looked at for, nor parsed again: a rescan reads only the changed
+    files, and all skipped files only for words no earlier scan looked for."""
     from auditor.flow.resolve import CONFIG_FILE, wanted_words
 
     # skipped by the prefilter, or parsed but never visited (the code gates: keywords in prose only)
@@ -632,11 +638,45 @@ def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int) 
                                                              and not CONFIG_FILE.search(c.rel)):
                 continue
             wanted = config if c.kind != "python" else both if CONFIG_FILE.search(c.rel) else code
-            if wanted.words and wanted(_read(c.path)):
+            if wanted.words and _names_any(c, wanted, store):
                 chosen.append(c)
         skipped -= {c.rel for c in chosen}
-        found += _parse_all(chosen, vocab, _Always(), jobs, None)[0]
+        found += _parse_flow(chosen, vocab, jobs, store)
     return found
+
+
+def _names_any(c: Candidate, wanted: _Wanted, store) -> bool:
+    """Does C's file contain one of WANTED's words? Asks the store first."""
+    known = store.words_in(c.rel) if store is not None else None
+    if known is not None and wanted.set <= known[0]:
+        return not known[1].isdisjoint(wanted.set)
+    data = _read(c.path)
+    if store is None or data is None:
+        return data is not None and wanted(data)
+    tested, hits = known or (frozenset(), frozenset())
+    new = wanted.set - tested
+    hits = hits | {w for w in new if w in data}  # every new word: the record must be complete
+    store.put_words(c.rel, tested | new, hits)
+    return not hits.isdisjoint(wanted.set)
+
+
+def _parse_flow(chosen: list[Candidate], vocab, jobs: int, store) -> list[tuple]:
+    """The second pass's parses: no prefilter, no gate; stored outcomes reused."""
+    out: list[tuple] = []
+    todo = chosen
+    if store is not None:
+        todo = []
+        for c in chosen:
+            hit = store.flow_outcome(c.rel)
+            if hit is None:
+                todo.append(c)
+            else:
+                out.append(hit)
+    fresh = _parse_all(todo, vocab, _Always(), jobs, None)[0]
+    if store is not None:
+        for outcome in fresh:
+            store.put_flow(outcome[0], outcome)
+    return out + fresh
 
 
 class _Always:
@@ -649,12 +689,12 @@ class _Always:
         return True
 
 
-def _read(path: str) -> bytes:
+def _read(path: str) -> bytes | None:
     try:
         with open(path, "rb") as fh:
             return fh.read()
     except OSError:
-        return b""
+        return None
 
 
 def store_key(root: Path, settings: dict, max_file_size_mb: float) -> str:
