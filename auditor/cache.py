@@ -114,9 +114,19 @@ def dump_objects(obj: Any) -> bytes:
 def load_objects(payload: bytes) -> Any | None:
     """What dump_objects stored, built by an unpickler that refuses every global but
     auditor's own dataclasses and enums and a few builtin types; None when it cannot."""
+    import io
+
+    try:
+        return _safe_unpickler()(io.BytesIO(payload)).load()
+    except Exception:  # noqa: BLE001 - a bad entry is a cache miss, whatever it raises
+        return None
+
+
+@lru_cache(maxsize=None)
+def _safe_unpickler() -> type:
+    # one class for the process: the store decodes each parsed file's outcome on its own
     import dataclasses
     import enum
-    import io
     import pickle
 
     class SafeUnpickler(pickle.Unpickler):
@@ -139,10 +149,7 @@ def load_objects(payload: bytes) -> Any | None:
                     return obj
             raise pickle.UnpicklingError(f"global {module}.{name} is not allowed in a cache entry")
 
-    try:
-        return SafeUnpickler(io.BytesIO(payload)).load()
-    except Exception:  # noqa: BLE001 - a bad entry is a cache miss, whatever it raises
-        return None
+    return SafeUnpickler
 
 
 def _header(kind: str, key: str, payload: bytes) -> bytes:
@@ -250,7 +257,7 @@ class FileStore:
         if entry is None:
             return None
         try:
-            size, mtime_ns, dig, racy, outcome = entry
+            size, mtime_ns, dig, racy, blob = entry
         except (TypeError, ValueError):
             return None
         if size != cand.size:
@@ -259,18 +266,22 @@ class FileStore:
             if file_digest(cand.path) != dig:
                 return None
             self.changed = True  # same content under a new stat: store the new stat
-        self._keep(cand, dig, outcome)
+        outcome = _decode(cand.rel, blob)
+        if outcome is None:
+            return None
+        self._keep(cand, dig, blob)
         self.same.add(cand.rel)
         return outcome
 
     def put(self, cand, dig: bytes | None, outcome: Any) -> None:
         self.changed = True
-        if dig is not None:  # no digest: unreadable, parsed again next time
-            self._keep(cand, dig, outcome)
+        blob = _encode(outcome)
+        if dig is not None and blob is not False:  # no digest: unreadable, parsed again next time
+            self._keep(cand, dig, blob)
 
-    def _keep(self, cand, dig: bytes, outcome: Any) -> None:
+    def _keep(self, cand, dig: bytes, blob) -> None:
         racy = cand.mtime_ns >= self.started_ns - RACY_NS
-        self.new[cand.rel] = (cand.size, cand.mtime_ns, dig, racy, outcome)
+        self.new[cand.rel] = (cand.size, cand.mtime_ns, dig, racy, blob)
 
     def words_in(self, rel: str) -> tuple[frozenset, frozenset] | None:
         """(words looked for, words found) in REL's present content, or None if not known."""
@@ -290,16 +301,19 @@ class FileStore:
         self.changed = True
 
     def flow_outcome(self, rel: str) -> Any | None:
-        outcome = self.flow.get(rel)
-        if outcome is None and rel in self.same:
-            outcome = self.old_flow.get(rel)
-            if outcome is not None:
-                self.flow[rel] = outcome
-        return outcome
+        blob = self.flow.get(rel)
+        if blob is None and rel in self.same:
+            blob = self.old_flow.get(rel)
+            if blob is None:
+                return None
+            self.flow[rel] = blob
+        return _decode(rel, blob) if blob is not None else None
 
     def put_flow(self, rel: str, outcome: Any) -> None:
-        self.flow[rel] = outcome
-        self.changed = True
+        blob = _encode(outcome)
+        if blob is not False:
+            self.flow[rel] = blob
+            self.changed = True
 
     def save(self) -> None:
         words = {rel: w for rel, w in self.words.items() if rel in self.new}
@@ -308,9 +322,34 @@ class FileStore:
                 or flow.keys() != self.old_flow.keys():
             try:
                 payload = dump_objects((self.new, words, flow))
-            except Exception:  # noqa: BLE001 - an unpicklable outcome (a bug): no store this time
+            except Exception:  # noqa: BLE001 - a bug: no store this time
                 return
             write_entry(self.directory, self.name, "files", self.key, payload)
+
+
+# Each outcome is stored pickled on its own, so that saving the store after a one-file edit
+# writes the other files' bytes as they were loaded instead of pickling every outcome again
+# (and loading builds only the entries' bytes, each outcome decoded when its file is found
+# unchanged). Most files' outcome is "skipped by the prefilter": stored as None.
+
+def _encode(outcome) -> bytes | None | bool:
+    """OUTCOME's stored form: None for a skipped file's, else its pickle; False if unpicklable."""
+    if type(outcome) is tuple and len(outcome) == 5 and outcome[1] == [] and outcome[2] is None \
+            and outcome[3] is None and outcome[4] is False:
+        return None
+    try:
+        return dump_objects(outcome)
+    except Exception:  # noqa: BLE001 - an unpicklable outcome (a bug): that file is parsed again
+        return False
+
+
+def _decode(rel: str, blob) -> Any | None:
+    if blob is None:
+        return (rel, [], None, None, False)
+    if type(blob) is not bytes:
+        return None
+    outcome = load_objects(blob)
+    return outcome if type(outcome) is tuple and len(outcome) == 5 and outcome[0] == rel else None
 
 
 # -- the replay record --------------------------------------------------------------------

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import gc
+import operator
 import os
 import re
 import stat
@@ -30,7 +31,7 @@ from typing import Callable
 # catalogue, vocab (PyYAML) and the process pool are imported where used: the replay fast
 # path of `qg-audit scan` (auditor.commands.scan) walks the tree with this module alone.
 from auditor.exitcodes import UsageError
-from auditor.extract import ParseError, extractor, kind_of
+from auditor.extract import SUFFIX_KINDS, ParseError, extractor, kind_of
 from auditor.model import FileError, ScanResult
 
 # [tool.qg-audit] keys the scanner owns (auditor.lint.config accepts them as known keys)
@@ -263,15 +264,22 @@ def walk(root: Path, max_bytes: int, skip_dirs=SKIP_DIRS, path_filter=None, foll
         dirpath, rel_dir, ancestors = stack.pop()
         try:
             with os.scandir(dirpath) as it:
-                listing = sorted(it, key=lambda e: e.name)
+                listing = sorted(it, key=_NAME)
         except OSError as exc:
             errors.append(FileError(rel_dir or ".", None, f"unreadable directory: {exc.strerror}"))
             continue
         subdirs = []
+        excluded = path_filter.in_dir(rel_dir) if path_filter else None
         for entry in listing:
             entries += 1
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            if path_filter and path_filter.excluded(rel, _is_dir(entry)):
+            name = entry.name
+            kind = SUFFIX_KINDS.get(name[name.rfind("."):]) if "." in name else None
+            # A regular file (no symlink: told by the directory entry, no stat) of a kind no
+            # extractor reads yields nothing, excluded or not: the common case, cheapest first.
+            if kind is None and "." in name and _is_plain_file(entry):
+                continue
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            if excluded is not None and excluded(name, _is_dir(entry)):
                 continue
             try:
                 st = entry.stat()  # follows symlinks
@@ -300,6 +308,8 @@ def walk(root: Path, max_bytes: int, skip_dirs=SKIP_DIRS, path_filter=None, foll
                     continue  # a second symlink to a directory already scanned: same files
                 seen_dirs.add(ident)
                 subdirs.append((entry.path, rel, ancestors + (ident,)))
+            elif kind is not None and stat.S_ISREG(st.st_mode) and st.st_size <= max_bytes:
+                candidates.append(Candidate(entry.path, rel, kind, st.st_size, st.st_mtime_ns))  # _consider's usual end
             else:
                 _consider(entry.path, rel, st, candidates, errors, max_bytes)
         stack.extend(reversed(subdirs))
@@ -309,6 +319,16 @@ def walk(root: Path, max_bytes: int, skip_dirs=SKIP_DIRS, path_filter=None, foll
 def _inside(root_real: str) -> Callable[[str], bool]:
     prefix = root_real.rstrip(os.sep) + os.sep
     return lambda real: real == root_real or real.startswith(prefix)
+
+
+_NAME = operator.attrgetter("name")
+
+
+def _is_plain_file(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def _is_dir(entry: os.DirEntry) -> bool:

@@ -482,3 +482,32 @@ def test_the_store_answers_for_the_flow_pass_of_an_unchanged_file(tmp_path):
         rec.unlink()
     assert mask(scan(root, "--format", "json", cache=cache).stdout) == mask(before)
     assert '"app/main.py"' not in scan(root, "--format", "json", cache=None).stdout
+
+
+def test_a_bad_outcome_inside_a_valid_store_is_parsed_again(tmp_path):
+    """Each file's outcome is pickled on its own inside the store: one that does not decode
+    (garbage, another file's, a crafted pickle) is a miss for that file, never trusted."""
+    sys.path.insert(0, str(REPO))
+    from auditor import cache as cache_mod
+
+    root = project(tmp_path)
+    cache = tmp_path / "cache"
+    cold = same_as_cold(root, cache, "--format", "json")
+    [store] = cache.glob("files-*.bin")
+    blob = store.read_bytes()
+    end = blob.index(b"\n", len(cache_mod.MAGIC))
+    fields = json.loads(blob[len(cache_mod.MAGIC):end])
+    entries, words, flow = pickle.loads(blob[end + 1:])
+    parsed = sorted(rel for rel, e in entries.items() if e[4] is not None)
+    assert "sampler/data.py" in parsed and "conf/config.yaml" in parsed
+    marker = tmp_path / "pwned"
+    bad = {"sampler/data.py": b"garbage", "conf/config.yaml": entries["sampler/data.py"][4],
+           parsed[0]: pickle.dumps(_Exploit(marker))}
+    for rel, value in bad.items():
+        entries[rel] = entries[rel][:4] + (value,)
+    payload = pickle.dumps((entries, words, flow))
+    store.write_bytes(cache_mod._header(fields["kind"], fields["key"], payload) + payload)
+    for rec in cache.glob("replay-*.bin"):
+        rec.unlink()
+    assert mask(scan(root, "--format", "json", cache=cache).stdout) == mask(cold)
+    assert not marker.exists()
