@@ -637,6 +637,7 @@ def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int, 
 
     # skipped by the prefilter, or parsed but never visited (the code gates: keywords in prose only)
     skipped = {o[0] for o in outcomes if o[3] is None and (not o[4] or o[2] == GATED)}
+    named_config = {c.rel for c in cands if c.kind == "python" and c.rel in skipped and CONFIG_FILE.search(c.rel)}
     found: list[tuple] = []
     seen_helpers: set[str] = set()
     seen_keys: set[str] = set()
@@ -655,9 +656,9 @@ def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int, 
         chosen: list[Candidate] = []
         for c in cands:
             if c.rel not in skipped or c.kind == "shell" or (_round and c.kind == "python"
-                                                             and not CONFIG_FILE.search(c.rel)):
+                                                             and c.rel not in named_config):
                 continue
-            wanted = config if c.kind != "python" else both if CONFIG_FILE.search(c.rel) else code
+            wanted = config if c.kind != "python" else both if c.rel in named_config else code
             if wanted.words and _names_any(c, wanted, store):
                 chosen.append(c)
         skipped -= {c.rel for c in chosen}
