@@ -653,32 +653,79 @@ def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int, 
         if not helpers and not keys:
             break
         code, config, both = _Wanted(helpers), _Wanted(keys), _Wanted(helpers | keys)
-        chosen: list[Candidate] = []
+        asked: list[tuple[Candidate, _Wanted]] = []
         for c in cands:
             if c.rel not in skipped or c.kind == "shell" or (_round and c.kind == "python"
                                                              and c.rel not in named_config):
                 continue
             wanted = config if c.kind != "python" else both if c.rel in named_config else code
-            if wanted.words and _names_any(c, wanted, store):
-                chosen.append(c)
+            if wanted.words:
+                asked.append((c, wanted))
+        chosen = [c for (c, _), yes in zip(asked, _names_any(asked, store, jobs)) if yes]
         skipped -= {c.rel for c in chosen}
         found += _parse_flow(chosen, vocab, jobs, store)
     return found
 
 
-def _names_any(c: Candidate, wanted: _Wanted, store) -> bool:
-    """Does C's file contain one of WANTED's words? Asks the store first."""
-    known = store.words_in(c.rel) if store is not None else None
-    if known is not None and wanted.set <= known[0]:
-        return not known[1].isdisjoint(wanted.set)
-    data = _read(c.path)
-    if store is None or data is None:
-        return data is not None and wanted(data)
-    tested, hits = known or (frozenset(), frozenset())
-    new = wanted.set - tested
-    hits = hits | {w for w in new if w in data}  # every new word: the record must be complete
-    store.put_words(c.rel, tested | new, hits)
-    return not hits.isdisjoint(wanted.set)
+def _names_any(asked: list[tuple[Candidate, _Wanted]], store, jobs: int) -> list[bool]:
+    """Does each file name one of its wanted words? The store answers for a file found
+    unchanged that was looked at for all of them; the others are read (in a process pool
+    when there are many: on a cold scan that is every skipped file)."""
+    answers: list[bool | None] = []
+    unknown: list[tuple[int, Candidate, _Wanted, tuple | None]] = []
+    for i, (c, wanted) in enumerate(asked):
+        known = store.words_in(c.rel) if store is not None else None
+        if known is not None and wanted.set <= known[0]:
+            answers.append(not known[1].isdisjoint(wanted.set))
+        else:
+            answers.append(None)
+            unknown.append((i, c, wanted, known))
+    # with a store every new word is looked for (its record must be complete), else any one
+    looked_for = [wanted.set - known[0] if known else wanted.set for _, _, wanted, known in unknown]
+    hits = _find_words([c.path for _, c, _, _ in unknown], looked_for, complete=store is not None, jobs=jobs)
+    for (i, c, wanted, known), new, found in zip(unknown, looked_for, hits):
+        if found is None:  # unreadable now: not chosen, and nothing recorded
+            answers[i] = False
+            continue
+        if store is not None:
+            tested, before = known or (frozenset(), frozenset())
+            found = before | found
+            store.put_words(c.rel, tested | new, found)
+        answers[i] = not found.isdisjoint(wanted.set)
+    return answers
+
+
+FIND_CHUNK = 400  # files per pool task when looking for words: reading and `in` are cheap per file
+
+
+def _find_words(paths: list[str], words: list[frozenset], complete: bool, jobs: int) -> list[frozenset | None]:
+    """For each path, which of its WORDS the file contains (all of them when COMPLETE, else
+    at most the first found); None for a file that cannot be read."""
+    if jobs == 1 or len(paths) < SERIAL_BELOW * 4:
+        return _find_words_chunk(paths, words, complete)
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    chunks = [(paths[i:i + FIND_CHUNK], words[i:i + FIND_CHUNK]) for i in range(0, len(paths), FIND_CHUNK)]
+    try:
+        with ProcessPoolExecutor(min(jobs, len(chunks)), mp_context=_pool_context()) as pool:
+            results = pool.map(_find_words_chunk, *zip(*chunks), [complete] * len(chunks))
+            return [found for chunk in results for found in chunk]
+    except BrokenProcessPool:  # a worker died (killed, out of memory): look here instead
+        return _find_words_chunk(paths, words, complete)
+
+
+def _find_words_chunk(paths: list[str], words: list[frozenset], complete: bool) -> list[frozenset | None]:
+    out: list[frozenset | None] = []
+    for path, wanted in zip(paths, words):
+        data = _read(path)
+        if data is None:
+            out.append(None)
+        elif complete:
+            out.append(frozenset(w for w in wanted if w in data))
+        else:
+            out.append(frozenset(next(([w] for w in wanted if w in data), ())))
+    return out
 
 
 def _parse_flow(chosen: list[Candidate], vocab, jobs: int, store) -> list[tuple]:
