@@ -633,11 +633,11 @@ def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int, 
     With STORE (auditor.cache.FileStore), a file found as stored is not read again for
     words it was already looked at for, nor parsed again: a rescan reads only the changed
     files, and all skipped files only for words no earlier scan looked for."""
-    from auditor.flow.resolve import CONFIG_FILE, wanted_words
+    from auditor.flow.resolve import wanted_words
 
     # skipped by the prefilter, or parsed but never visited (the code gates: keywords in prose only)
     skipped = {o[0] for o in outcomes if o[3] is None and (not o[4] or o[2] == GATED)}
-    named_config = {c.rel for c in cands if c.kind == "python" and c.rel in skipped and CONFIG_FILE.search(c.rel)}
+    named_config = {c.rel for c in cands if c.kind == "python" and c.rel in skipped and _config_named(c.rel)}
     found: list[tuple] = []
     seen_helpers: set[str] = set()
     seen_keys: set[str] = set()
@@ -665,6 +665,18 @@ def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int, 
         skipped -= {c.rel for c in chosen}
         found += _parse_flow(chosen, vocab, jobs, store)
     return found
+
+
+def _config_named(rel: str) -> bool:
+    """auditor.flow.resolve.CONFIG_FILE.search(REL), its words looked for first (an ASCII
+    path without one of them cannot match: the regex is slow on a long path)."""
+    from auditor.flow.resolve import CONFIG_FILE
+
+    if rel.isascii():
+        low = rel.lower()
+        if "conf" not in low and "cfg" not in low and "setting" not in low:
+            return False
+    return bool(CONFIG_FILE.search(rel))
 
 
 def _names_any(asked: list[tuple[Candidate, _Wanted]], store, jobs: int) -> list[bool]:
