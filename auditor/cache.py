@@ -158,23 +158,26 @@ def _header(kind: str, key: str, payload: bytes) -> bytes:
     return MAGIC + json.dumps(fields, sort_keys=True).encode() + b"\n"
 
 
+HEADER_MAX = 1024  # bytes of the JSON header line an entry may have
+
+
 def read_entry(path: Path, kind: str, key: str) -> bytes | None:
     """The payload stored at PATH for (kind, key), or None if absent, foreign or corrupt."""
     try:
         with open(path, "rb") as fh:
-            blob = fh.read()
+            # line by line: the payload is read once, never copied out of the whole file
+            if fh.readline(len(MAGIC)) != MAGIC:
+                return None
+            line = fh.readline(HEADER_MAX)
+            payload = fh.read() if line.endswith(b"\n") else b""
     except OSError:
         return None
-    if not blob.startswith(MAGIC):
-        return None
-    end = blob.find(b"\n", len(MAGIC))
-    if end < 0:
+    if not line.endswith(b"\n"):
         return None
     try:
-        fields = json.loads(blob[len(MAGIC):end])
+        fields = json.loads(line)
     except ValueError:
         return None
-    payload = blob[end + 1:]
     if not isinstance(fields, dict) or fields.get("format") != FORMAT or fields.get("version") != __version__ \
             or fields.get("kind") != kind or fields.get("key") != key or fields.get("size") != len(payload) \
             or fields.get("sha") != blake2b(payload, digest_size=32).hexdigest():
@@ -193,6 +196,54 @@ def write_entry(directory: Path, name: str, kind: str, key: str, payload: bytes)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(_header(kind, key, payload))
                 fh.write(payload)
+            os.replace(tmp, directory / name)
+        except BaseException:
+            _unlink(tmp)
+            raise
+        return True
+    except OSError:
+        return False  # a read-only tree: scan on without a cache
+
+
+STREAM_HEADER = 256  # the JSON header of a streamed entry, padded with blanks to this size
+
+
+class _Hashing:
+    """A file writer that also hashes and counts what goes through it."""
+
+    def __init__(self, fh):
+        self.fh = fh
+        self.hash = blake2b(digest_size=32)
+        self.size = 0
+
+    def write(self, data) -> int:
+        self.hash.update(data)
+        self.size += len(data)
+        return self.fh.write(data)
+
+
+def dump_entry(directory: Path, name: str, kind: str, key: str, obj: Any) -> bool:
+    """write_entry(..., dump_objects(OBJ)) without the pickle ever whole in memory (the
+    store is the largest object a scan writes): pickled straight into the temporary file,
+    its checksum and size written into the header's blank space afterwards."""
+    import pickle
+    import tempfile
+
+    try:
+        _ensure_dir(directory)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(MAGIC + b" " * STREAM_HEADER + b"\n")
+                out = _Hashing(fh)
+                pickle.dump(obj, out, protocol=PICKLE_PROTOCOL)
+                fields = {"format": FORMAT, "version": __version__, "kind": kind, "key": key,
+                          "sha": out.hash.hexdigest(), "size": out.size}
+                head = json.dumps(fields, sort_keys=True).encode()
+                if len(head) > STREAM_HEADER:
+                    raise OSError("cache entry header too long")
+                fh.seek(len(MAGIC))
+                fh.write(head)
             os.replace(tmp, directory / name)
         except BaseException:
             _unlink(tmp)
@@ -316,15 +367,21 @@ class FileStore:
             self.changed = True
 
     def save(self) -> None:
+        """Write the store (when anything changed), then let go of the stored bytes: after
+        this only the entries' size, mtime_ns and digest are kept (the replay record's check
+        of recent files reads them), which frees ~10 MB per 100 MB scanned for the join."""
         words = {rel: w for rel, w in self.words.items() if rel in self.new}
         flow = {rel: o for rel, o in self.flow.items() if rel in self.new}
-        if self.changed or self.new.keys() != self.old.keys() or words.keys() != self.old_words.keys() \
-                or flow.keys() != self.old_flow.keys():
-            try:
-                payload = dump_objects((self.new, words, flow))
-            except Exception:  # noqa: BLE001 - a bug: no store this time
-                return
-            write_entry(self.directory, self.name, "files", self.key, payload)
+        try:
+            if self.changed or self.new.keys() != self.old.keys() or words.keys() != self.old_words.keys() \
+                    or flow.keys() != self.old_flow.keys():
+                try:
+                    dump_entry(self.directory, self.name, "files", self.key, (self.new, words, flow))
+                except Exception:  # noqa: BLE001 - a bug (an unpicklable entry): no store this time
+                    return
+        finally:
+            self.new = {rel: entry[:4] for rel, entry in self.new.items()}
+            self.old, self.old_words, self.old_flow, self.words, self.flow = {}, {}, {}, {}, {}
 
 
 # Each outcome is stored pickled on its own, so that saving the store after a one-file edit

@@ -370,11 +370,11 @@ def wanted_words(metas) -> tuple[set[str], set[str]]:
                     keys.add(n["key"].rsplit(".", 1)[-1])
     leaf = {h.rsplit(".", 1)[-1] for h in helpers}
     # each call's callee leaves once, not once a round (a large tree has ~60k calls)
-    edges = [({c.rsplit(".", 1)[-1] for c in edge["callee"]}, edge) for f in facts for edge in f.get("calls", [])]
+    edges = [(tuple(c.rsplit(".", 1)[-1] for c in edge["callee"]), edge) for f in facts for edge in f.get("calls", [])]
     for _round in range(MAX_ROUNDS):  # callers that pass their own parameter on
         grown = False
         for callee_leaves, edge in edges:
-            if callee_leaves.isdisjoint(leaf):
+            if leaf.isdisjoint(callee_leaves):
                 continue
             for arg in [*edge["args"], *edge["kwargs"].values()]:
                 for n in values.leaves(arg):
