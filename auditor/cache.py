@@ -45,7 +45,7 @@ try:  # the BLAKE2 module itself: hashlib would load OpenSSL first (~10 ms of st
 except ImportError:  # pragma: no cover - builds without it
     from hashlib import blake2b
 
-FORMAT = 2  # 2: the store holds the flow pass's facts too
+FORMAT = 2  # 2: the store holds the flow pass's facts too, and each outcome pickled on its own
 MAGIC = b"qg-audit cache\n"
 DIR_NAME = ".qg-audit_cache"
 RACY_NS = 2_000_000_000  # coarse filesystem clocks (FAT: 2 s); finer ones only re-read more

@@ -614,14 +614,11 @@ FLOW_ROUNDS = 2  # second-pass rounds: files found by helpers, then keys only th
 
 
 class _Wanted:
-    """A prefilter for the second pass: files naming a word the flow layer asks for."""
+    """The words the flow layer asks the second pass to look for in one kind of file."""
 
     def __init__(self, words: set[str]):
         self.words = [w.encode() for w in sorted(words)]
         self.set = frozenset(self.words)
-
-    def __call__(self, data: bytes) -> bool:
-        return any(w in data for w in self.words)
 
 
 def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int, store=None) -> list[tuple]:

@@ -53,7 +53,8 @@ EDITED = "stable-baselines3-2.9.2/stable_baselines3/common/env_util.py"  # has k
 def run_once(cmd: list[str], env=None) -> tuple[float, float, int]:
     """(wall seconds, peak RSS MB of the largest process of the run, exit code)."""
     t = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    # cwd=REPO: `python -m auditor` imports the package of the working directory first
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=REPO)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -195,7 +196,7 @@ def main(argv=None) -> int:
             os.utime(edited, ns=(st.st_atime_ns, st.st_mtime_ns))
         shutil.rmtree(work, ignore_errors=True)
 
-    doc = json.loads(subprocess.run([*base[:-2], "--no-cache"], capture_output=True, text=True, env=env).stdout)
+    doc = json.loads(subprocess.run([*base[:-2], "--no-cache"], capture_output=True, text=True, env=env, cwd=REPO).stdout)
     s = doc["summary"]
     print(f"scan summary: {s['files_seen']} files seen, {s['files_scanned']} parsed "
           f"({100 * s['files_scanned'] / max(1, s['files_seen']):.0f}% past the prefilter), "

@@ -46,8 +46,11 @@ def mask(text: str) -> str:
 
 def run(tree: Path, args: list[str]) -> str:
     env = dict(os.environ, PYTHONPATH=str(tree), COLUMNS="160")
+    env.pop("QG_AUDIT_CACHE_DIR", None)
     env.pop("QG_AUDIT_NO_CACHE", None)
-    proc = subprocess.run([sys.executable, "-m", "auditor", *args], capture_output=True, text=True, env=env)
+    # cwd=TREE: `python -m` puts the working directory first on sys.path, before PYTHONPATH
+    proc = subprocess.run([sys.executable, "-m", "auditor", *args], capture_output=True, text=True, env=env,
+                          cwd=tree)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{tree}: {' '.join(args[:3])}... failed ({proc.returncode}): {proc.stderr[-400:]}")
     return mask(proc.stdout)
@@ -56,7 +59,7 @@ def run(tree: Path, args: list[str]) -> str:
 def outcomes(tree: Path, root: Path) -> bytes:
     env = dict(os.environ, PYTHONPATH=str(tree))
     return subprocess.run([sys.executable, "-c", OUTCOMES, str(root)], capture_output=True, env=env,
-                          check=True).stdout
+                          check=True, cwd=tree).stdout
 
 
 def compare(old: Path, new: Path, root: Path, work: Path, step: str) -> int:
@@ -89,7 +92,7 @@ def main(argv=None) -> int:
     work = Path(tempfile.mkdtemp(prefix="qg-rescan-"))
     old = work / "old"
     old.mkdir()
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", args.against, "auditor"], capture_output=True,
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", args.against], capture_output=True,
                              check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
     bad = 0

@@ -511,3 +511,27 @@ def test_a_bad_outcome_inside_a_valid_store_is_parsed_again(tmp_path):
         rec.unlink()
     assert mask(scan(root, "--format", "json", cache=cache).stdout) == mask(cold)
     assert not marker.exists()
+
+
+def test_the_flow_pass_over_many_files_reads_them_in_a_pool_with_the_same_answer(tmp_path):
+    """A cold scan of a large tree looks for the wanted words in a process pool
+    (auditor.scan._find_words): it must choose exactly the files a serial look chooses."""
+    root = flow_project(tmp_path)
+    filler = root / "filler"
+    filler.mkdir()
+    for i in range(300):  # skipped by the prefilter; every 50th calls the helper
+        calls = i % 50 == 7
+        (filler / f"mod_{i:03}.py").write_text(
+            "import yaml\n\n" + ("from lib.pools import start_rollout_pool\n" if calls else "")
+            + f"cfg = yaml.safe_load(open('conf/sizes.yaml'))\n\n\ndef f{i}():\n"
+            + ("    return start_rollout_pool(cfg['sizes']['rollout_width'])\n" if calls else "    return 0\n"))
+    age(root)
+    serial = scan(root, "--format", "json", "--jobs", "1", cache=None)
+    doc = json.loads(serial.stdout)
+    consumers = {s["file"] for k in doc["knobs"] for s in k["sites"] if s["role"] == "consume"}
+    assert {f"filler/mod_{i:03}.py" for i in range(7, 300, 50)} <= consumers
+    cache = tmp_path / "cache"
+    for args, where in ((("--jobs", "2"), None), (("--jobs", "2"), cache), (("--jobs", "2"), cache)):
+        for rec in cache.glob("replay-*.bin"):
+            rec.unlink()
+        assert mask(scan(root, "--format", "json", *args, cache=where).stdout) == mask(serial.stdout)
