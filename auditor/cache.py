@@ -9,7 +9,9 @@ Two kinds of entry live in the cache directory (default ``PATH/.qg-audit_cache/`
   extraction, so a change to any of them starts an empty store. A file whose size and
   mtime match is reused without reading it; one whose mtime changed (a checkout, a touch)
   is read and reused when its digest still matches; anything else is parsed again. The
-  cross-file steps (join, rules) always run again over the per-file outcomes.
+  flow layer's second pass keeps its per-file facts there too (which of the words it looked
+  for a file names, and its parse of the file), valid while the file is as stored. The
+  cross-file steps (the second pass's choice, join, rules) always run again over them.
 - ``replay-<key>.bin``: the last report for one command line (``<key>`` covers the
   arguments, cwd, terminal and environment that shape the output), with the walk's stat
   table it was made from. When the walk finds the same table, ``qg-audit scan`` writes the
@@ -43,7 +45,7 @@ try:  # the BLAKE2 module itself: hashlib would load OpenSSL first (~10 ms of st
 except ImportError:  # pragma: no cover - builds without it
     from hashlib import blake2b
 
-FORMAT = 1
+FORMAT = 2  # 2: the store holds the flow pass's facts too, and each outcome pickled on its own
 MAGIC = b"qg-audit cache\n"
 DIR_NAME = ".qg-audit_cache"
 RACY_NS = 2_000_000_000  # coarse filesystem clocks (FAT: 2 s); finer ones only re-read more
@@ -112,9 +114,19 @@ def dump_objects(obj: Any) -> bytes:
 def load_objects(payload: bytes) -> Any | None:
     """What dump_objects stored, built by an unpickler that refuses every global but
     auditor's own dataclasses and enums and a few builtin types; None when it cannot."""
+    import io
+
+    try:
+        return _safe_unpickler()(io.BytesIO(payload)).load()
+    except Exception:  # noqa: BLE001 - a bad entry is a cache miss, whatever it raises
+        return None
+
+
+@lru_cache(maxsize=None)
+def _safe_unpickler() -> type:
+    # one class for the process: the store decodes each parsed file's outcome on its own
     import dataclasses
     import enum
-    import io
     import pickle
 
     class SafeUnpickler(pickle.Unpickler):
@@ -137,10 +149,7 @@ def load_objects(payload: bytes) -> Any | None:
                     return obj
             raise pickle.UnpicklingError(f"global {module}.{name} is not allowed in a cache entry")
 
-    try:
-        return SafeUnpickler(io.BytesIO(payload)).load()
-    except Exception:  # noqa: BLE001 - a bad entry is a cache miss, whatever it raises
-        return None
+    return SafeUnpickler
 
 
 def _header(kind: str, key: str, payload: bytes) -> bytes:
@@ -149,23 +158,26 @@ def _header(kind: str, key: str, payload: bytes) -> bytes:
     return MAGIC + json.dumps(fields, sort_keys=True).encode() + b"\n"
 
 
+HEADER_MAX = 1024  # bytes of the JSON header line an entry may have
+
+
 def read_entry(path: Path, kind: str, key: str) -> bytes | None:
     """The payload stored at PATH for (kind, key), or None if absent, foreign or corrupt."""
     try:
         with open(path, "rb") as fh:
-            blob = fh.read()
+            # line by line: the payload is read once, never copied out of the whole file
+            if fh.readline(len(MAGIC)) != MAGIC:
+                return None
+            line = fh.readline(HEADER_MAX)
+            payload = fh.read() if line.endswith(b"\n") else b""
     except OSError:
         return None
-    if not blob.startswith(MAGIC):
-        return None
-    end = blob.find(b"\n", len(MAGIC))
-    if end < 0:
+    if not line.endswith(b"\n"):
         return None
     try:
-        fields = json.loads(blob[len(MAGIC):end])
+        fields = json.loads(line)
     except ValueError:
         return None
-    payload = blob[end + 1:]
     if not isinstance(fields, dict) or fields.get("format") != FORMAT or fields.get("version") != __version__ \
             or fields.get("kind") != kind or fields.get("key") != key or fields.get("size") != len(payload) \
             or fields.get("sha") != blake2b(payload, digest_size=32).hexdigest():
@@ -184,6 +196,54 @@ def write_entry(directory: Path, name: str, kind: str, key: str, payload: bytes)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(_header(kind, key, payload))
                 fh.write(payload)
+            os.replace(tmp, directory / name)
+        except BaseException:
+            _unlink(tmp)
+            raise
+        return True
+    except OSError:
+        return False  # a read-only tree: scan on without a cache
+
+
+STREAM_HEADER = 256  # the JSON header of a streamed entry, padded with blanks to this size
+
+
+class _Hashing:
+    """A file writer that also hashes and counts what goes through it."""
+
+    def __init__(self, fh):
+        self.fh = fh
+        self.hash = blake2b(digest_size=32)
+        self.size = 0
+
+    def write(self, data) -> int:
+        self.hash.update(data)
+        self.size += len(data)
+        return self.fh.write(data)
+
+
+def dump_entry(directory: Path, name: str, kind: str, key: str, obj: Any) -> bool:
+    """write_entry(..., dump_objects(OBJ)) without the pickle ever whole in memory (the
+    store is the largest object a scan writes): pickled straight into the temporary file,
+    its checksum and size written into the header's blank space afterwards."""
+    import pickle
+    import tempfile
+
+    try:
+        _ensure_dir(directory)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(MAGIC + b" " * STREAM_HEADER + b"\n")
+                out = _Hashing(fh)
+                pickle.dump(obj, out, protocol=PICKLE_PROTOCOL)
+                fields = {"format": FORMAT, "version": __version__, "kind": kind, "key": key,
+                          "sha": out.hash.hexdigest(), "size": out.size}
+                head = json.dumps(fields, sort_keys=True).encode()
+                if len(head) > STREAM_HEADER:
+                    raise OSError("cache entry header too long")
+                fh.seek(len(MAGIC))
+                fh.write(head)
             os.replace(tmp, directory / name)
         except BaseException:
             _unlink(tmp)
@@ -219,7 +279,12 @@ class FileStore:
 
     ``get(cand)`` returns a stored outcome valid for the file as it is now, or None;
     ``put(cand, digest, outcome)`` records a fresh one; ``save()`` writes the store with
-    the entries of this scan's files only (deleted and renamed files drop out)."""
+    the entries of this scan's files only (deleted and renamed files drop out).
+
+    The flow layer's second pass (auditor.scan._flow_pass) keeps two more facts per file,
+    valid while the file's content is as stored: which of the words it looked for the file
+    contains (``words_in`` / ``put_words``), and the outcome of its full parse of the file
+    (``flow_outcome`` / ``put_flow``). Both are functions of the file's bytes alone."""
 
     def __init__(self, directory: Path, key: str, started_ns: int):
         self.directory = directory
@@ -228,8 +293,14 @@ class FileStore:
         self.started_ns = started_ns
         payload = read_entry(directory / self.name, "files", key)
         loaded = load_objects(payload) if payload is not None else None
-        self.old: dict = loaded if isinstance(loaded, dict) else {}
+        if not (isinstance(loaded, tuple) and len(loaded) == 3 and all(isinstance(d, dict) for d in loaded)):
+            loaded = ({}, {}, {})
+        self.old, self.old_words, self.old_flow = loaded
         self.new: dict = {}
+        self.words: dict = {}
+        self.flow: dict = {}
+        self.same: set[str] = set()  # files found as stored in this scan: their flow facts hold
+        self._interned: dict[frozenset, frozenset] = {}
         self.changed = not self.old
 
     def get(self, cand) -> Any | None:
@@ -237,7 +308,7 @@ class FileStore:
         if entry is None:
             return None
         try:
-            size, mtime_ns, dig, racy, outcome = entry
+            size, mtime_ns, dig, racy, blob = entry
         except (TypeError, ValueError):
             return None
         if size != cand.size:
@@ -246,25 +317,96 @@ class FileStore:
             if file_digest(cand.path) != dig:
                 return None
             self.changed = True  # same content under a new stat: store the new stat
-        self._keep(cand, dig, outcome)
+        outcome = _decode(cand.rel, blob)
+        if outcome is None:
+            return None
+        self._keep(cand, dig, blob)
+        self.same.add(cand.rel)
         return outcome
 
     def put(self, cand, dig: bytes | None, outcome: Any) -> None:
         self.changed = True
-        if dig is not None:  # no digest: unreadable, parsed again next time
-            self._keep(cand, dig, outcome)
+        blob = _encode(outcome)
+        if dig is not None and blob is not False:  # no digest: unreadable, parsed again next time
+            self._keep(cand, dig, blob)
 
-    def _keep(self, cand, dig: bytes, outcome: Any) -> None:
+    def _keep(self, cand, dig: bytes, blob) -> None:
         racy = cand.mtime_ns >= self.started_ns - RACY_NS
-        self.new[cand.rel] = (cand.size, cand.mtime_ns, dig, racy, outcome)
+        self.new[cand.rel] = (cand.size, cand.mtime_ns, dig, racy, blob)
+
+    def words_in(self, rel: str) -> tuple[frozenset, frozenset] | None:
+        """(words looked for, words found) in REL's present content, or None if not known."""
+        rec = self.words.get(rel)
+        if rec is None and rel in self.same:
+            rec = self.old_words.get(rel)
+            if not (isinstance(rec, tuple) and len(rec) == 2 and all(isinstance(w, frozenset) for w in rec)):
+                return None
+            self.words[rel] = rec
+        return rec
+
+    def put_words(self, rel: str, tested: frozenset, found: frozenset) -> None:
+        # Most files were looked at for the same words and contain none of them: one shared
+        # set each, which pickle then stores once.
+        intern = self._interned.setdefault
+        self.words[rel] = (intern(tested, tested), intern(found, found))
+        self.changed = True
+
+    def flow_outcome(self, rel: str) -> Any | None:
+        blob = self.flow.get(rel)
+        if blob is None and rel in self.same:
+            blob = self.old_flow.get(rel)
+            if blob is None:
+                return None
+            self.flow[rel] = blob
+        return _decode(rel, blob) if blob is not None else None
+
+    def put_flow(self, rel: str, outcome: Any) -> None:
+        blob = _encode(outcome)
+        if blob is not False:
+            self.flow[rel] = blob
+            self.changed = True
 
     def save(self) -> None:
-        if self.changed or self.new.keys() != self.old.keys():
-            try:
-                payload = dump_objects(self.new)
-            except Exception:  # noqa: BLE001 - an unpicklable outcome (a bug): no store this time
-                return
-            write_entry(self.directory, self.name, "files", self.key, payload)
+        """Write the store (when anything changed), then let go of the stored bytes: after
+        this only the entries' size, mtime_ns and digest are kept (the replay record's check
+        of recent files reads them), which frees ~10 MB per 100 MB scanned for the join."""
+        words = {rel: w for rel, w in self.words.items() if rel in self.new}
+        flow = {rel: o for rel, o in self.flow.items() if rel in self.new}
+        try:
+            if self.changed or self.new.keys() != self.old.keys() or words.keys() != self.old_words.keys() \
+                    or flow.keys() != self.old_flow.keys():
+                try:
+                    dump_entry(self.directory, self.name, "files", self.key, (self.new, words, flow))
+                except Exception:  # noqa: BLE001 - a bug (an unpicklable entry): no store this time
+                    return
+        finally:
+            self.new = {rel: entry[:4] for rel, entry in self.new.items()}
+            self.old, self.old_words, self.old_flow, self.words, self.flow = {}, {}, {}, {}, {}
+
+
+# Each outcome is stored pickled on its own, so that saving the store after a one-file edit
+# writes the other files' bytes as they were loaded instead of pickling every outcome again
+# (and loading builds only the entries' bytes, each outcome decoded when its file is found
+# unchanged). Most files' outcome is "skipped by the prefilter": stored as None.
+
+def _encode(outcome) -> bytes | None | bool:
+    """OUTCOME's stored form: None for a skipped file's, else its pickle; False if unpicklable."""
+    if type(outcome) is tuple and len(outcome) == 5 and outcome[1] == [] and outcome[2] is None \
+            and outcome[3] is None and outcome[4] is False:
+        return None
+    try:
+        return dump_objects(outcome)
+    except Exception:  # noqa: BLE001 - an unpicklable outcome (a bug): that file is parsed again
+        return False
+
+
+def _decode(rel: str, blob) -> Any | None:
+    if blob is None:
+        return (rel, [], None, None, False)
+    if type(blob) is not bytes:
+        return None
+    outcome = load_objects(blob)
+    return outcome if type(outcome) is tuple and len(outcome) == 5 and outcome[0] == rel else None
 
 
 # -- the replay record --------------------------------------------------------------------

@@ -162,6 +162,31 @@ class PathFilter:
             return True
         return self.respect_gitignore and self.ignored(rel, is_dir)
 
+    def in_dir(self, rel_dir: str):
+        """``excluded`` for the entries of ROOT/REL_DIR as a function of (name, is_dir), with
+        the directory's share of the work done once; None when nothing in it can be excluded."""
+        chain = self._chain(rel_dir) if self.respect_gitignore else []
+        if not self.exclude and not chain:
+            return None
+        exclude = self.exclude
+        head = f"{rel_dir}/" if rel_dir else ""
+        full_dir = f"{self.prefix}/{head}" if self.prefix else head
+        # deepest ignore file first; each with its rules last first (the last match wins)
+        layers = [(full_dir[len(base) + 1:] if base else full_dir, rules[::-1],
+                   [r for r in rules[::-1] if not r.dir_only]) for base, rules in reversed(chain)]
+
+        def excluded(name: str, is_dir: bool) -> bool:
+            if exclude and any(glob_matches(head + name, p) for p in exclude):
+                return True
+            for sub_dir, every, for_files in layers:
+                sub = sub_dir + name
+                for rule in every if is_dir else for_files:
+                    if rule.regex.match(sub):
+                        return not rule.negate
+            return False
+
+        return excluded
+
     def ignored(self, rel: str, is_dir: bool) -> bool:
         """Git's verdict on ROOT/REL: the last matching pattern of the deepest file that has one."""
         parent = rel.rsplit("/", 1)[0] if "/" in rel else ""
@@ -188,18 +213,18 @@ class PathFilter:
                 chain = list(self._chain(up))
             else:
                 chain = [c for c in self._base if c[1]]
-            rules = self._load(self.root / rel_dir if rel_dir else self.root)
+            rules = self._load(os.path.join(self.root, rel_dir) if rel_dir else self.root)
             if rules:
                 base = f"{self.prefix}/{rel_dir}".strip("/") if self.prefix else rel_dir
                 chain.append((base, rules))
             self._chains[rel_dir] = chain
         return chain
 
-    def _load(self, directory: Path) -> list[IgnoreRule]:
+    def _load(self, directory: Path | str) -> list[IgnoreRule]:
         key = str(directory)
         if key not in self._rules:
-            path = directory / ".gitignore"
-            self._rules[key] = parse_gitignore(_read(path)) if path.is_file() else []
+            path = os.path.join(key, ".gitignore")  # strings: this runs once per walked directory
+            self._rules[key] = parse_gitignore(_read(Path(path))) if os.path.isfile(path) else []
         return self._rules[key]
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import gc
+import operator
 import os
 import re
 import stat
@@ -30,7 +31,7 @@ from typing import Callable
 # catalogue, vocab (PyYAML) and the process pool are imported where used: the replay fast
 # path of `qg-audit scan` (auditor.commands.scan) walks the tree with this module alone.
 from auditor.exitcodes import UsageError
-from auditor.extract import ParseError, extractor, kind_of
+from auditor.extract import SUFFIX_KINDS, ParseError, extractor, kind_of
 from auditor.model import FileError, ScanResult
 
 # [tool.qg-audit] keys the scanner owns (auditor.lint.config accepts them as known keys)
@@ -263,15 +264,22 @@ def walk(root: Path, max_bytes: int, skip_dirs=SKIP_DIRS, path_filter=None, foll
         dirpath, rel_dir, ancestors = stack.pop()
         try:
             with os.scandir(dirpath) as it:
-                listing = sorted(it, key=lambda e: e.name)
+                listing = sorted(it, key=_NAME)
         except OSError as exc:
             errors.append(FileError(rel_dir or ".", None, f"unreadable directory: {exc.strerror}"))
             continue
         subdirs = []
+        excluded = path_filter.in_dir(rel_dir) if path_filter else None
         for entry in listing:
             entries += 1
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            if path_filter and path_filter.excluded(rel, _is_dir(entry)):
+            name = entry.name
+            kind = SUFFIX_KINDS.get(name[name.rfind("."):]) if "." in name else None
+            # A regular file (no symlink: told by the directory entry, no stat) of a kind no
+            # extractor reads yields nothing, excluded or not: the common case, cheapest first.
+            if kind is None and "." in name and _is_plain_file(entry):
+                continue
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            if excluded is not None and excluded(name, _is_dir(entry)):
                 continue
             try:
                 st = entry.stat()  # follows symlinks
@@ -300,6 +308,8 @@ def walk(root: Path, max_bytes: int, skip_dirs=SKIP_DIRS, path_filter=None, foll
                     continue  # a second symlink to a directory already scanned: same files
                 seen_dirs.add(ident)
                 subdirs.append((entry.path, rel, ancestors + (ident,)))
+            elif kind is not None and stat.S_ISREG(st.st_mode) and st.st_size <= max_bytes:
+                candidates.append(Candidate(entry.path, rel, kind, st.st_size, st.st_mtime_ns))  # _consider's usual end
             else:
                 _consider(entry.path, rel, st, candidates, errors, max_bytes)
         stack.extend(reversed(subdirs))
@@ -309,6 +319,16 @@ def walk(root: Path, max_bytes: int, skip_dirs=SKIP_DIRS, path_filter=None, foll
 def _inside(root_real: str) -> Callable[[str], bool]:
     prefix = root_real.rstrip(os.sep) + os.sep
     return lambda real: real == root_real or real.startswith(prefix)
+
+
+_NAME = operator.attrgetter("name")
+
+
+def _is_plain_file(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def _is_dir(entry: os.DirEntry) -> bool:
@@ -539,12 +559,13 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
         by_rel = {c.rel: c for c in todo}
         for outcome in fresh:
             store.put(by_rel[outcome[0]], digests.get(outcome[0]), outcome)
-        store.save()
-    # The flow pass runs over the per-file facts, cached or fresh, every time; its own parses
-    # are never stored (which files it picks depends on the whole project). A file it re-parses
-    # replaces that file's first outcome.
+    # The flow pass runs over the per-file facts, cached or fresh, every time (which files it
+    # picks depends on the whole project); what it learns of each file is stored per file.
+    # A file it re-parses replaces that file's first outcome.
     outcomes = list({o[0]: o for o in [*outcomes, *_flow_pass(candidates, outcomes, vocab,
-                                                               jobs or default_jobs())]}.values())
+                                                               jobs or default_jobs(), store)]}.values())
+    if store is not None:
+        store.save()
     for rel, sites, meta, error, parsed in sorted(outcomes, key=lambda o: o[0]):
         result.files_scanned += parsed
         if error is not None:
@@ -599,24 +620,27 @@ FLOW_ROUNDS = 2  # second-pass rounds: files found by helpers, then keys only th
 
 
 class _Wanted:
-    """A prefilter for the second pass: files naming a word the flow layer asks for."""
+    """The words the flow layer asks the second pass to look for in one kind of file."""
 
     def __init__(self, words: set[str]):
         self.words = [w.encode() for w in sorted(words)]
-
-    def __call__(self, data: bytes) -> bool:
-        return any(w in data for w in self.words)
+        self.set = frozenset(self.words)
 
 
-def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int) -> list[tuple]:
+def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int, store=None) -> list[tuple]:
     """Parse the files the prefilter skipped that call a helper whose parameter reaches a
     backend (Python), or set a key a trace reads (config files, and Python files named like
     configs) -- auditor.flow.resolve.wanted_words. A file parsed here may call the helper
-    with a key only it names (start_pool(cfg.rollout_procs)): a second round looks for that."""
-    from auditor.flow.resolve import CONFIG_FILE, wanted_words
+    with a key only it names (start_pool(cfg.rollout_procs)): a second round looks for that.
+
+    With STORE (auditor.cache.FileStore), a file found as stored is not read again for
+    words it was already looked at for, nor parsed again: a rescan reads only the changed
+    files, and all skipped files only for words no earlier scan looked for."""
+    from auditor.flow.resolve import wanted_words
 
     # skipped by the prefilter, or parsed but never visited (the code gates: keywords in prose only)
     skipped = {o[0] for o in outcomes if o[3] is None and (not o[4] or o[2] == GATED)}
+    named_config = {c.rel for c in cands if c.kind == "python" and c.rel in skipped and _config_named(c.rel)}
     found: list[tuple] = []
     seen_helpers: set[str] = set()
     seen_keys: set[str] = set()
@@ -632,17 +656,110 @@ def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int) 
         if not helpers and not keys:
             break
         code, config, both = _Wanted(helpers), _Wanted(keys), _Wanted(helpers | keys)
-        chosen: list[Candidate] = []
+        asked: list[tuple[Candidate, _Wanted]] = []
         for c in cands:
             if c.rel not in skipped or c.kind == "shell" or (_round and c.kind == "python"
-                                                             and not CONFIG_FILE.search(c.rel)):
+                                                             and c.rel not in named_config):
                 continue
-            wanted = config if c.kind != "python" else both if CONFIG_FILE.search(c.rel) else code
-            if wanted.words and wanted(_read(c.path)):
-                chosen.append(c)
+            wanted = config if c.kind != "python" else both if c.rel in named_config else code
+            if wanted.words:
+                asked.append((c, wanted))
+        chosen = [c for (c, _), yes in zip(asked, _names_any(asked, store, jobs)) if yes]
         skipped -= {c.rel for c in chosen}
-        found += _parse_all(chosen, vocab, _Always(), jobs, None)[0]
+        found += _parse_flow(chosen, vocab, jobs, store)
     return found
+
+
+def _config_named(rel: str) -> bool:
+    """auditor.flow.resolve.CONFIG_FILE.search(REL), its words looked for first (an ASCII
+    path without one of them cannot match: the regex is slow on a long path)."""
+    from auditor.flow.resolve import CONFIG_FILE
+
+    if rel.isascii():
+        low = rel.lower()
+        if "conf" not in low and "cfg" not in low and "setting" not in low:
+            return False
+    return bool(CONFIG_FILE.search(rel))
+
+
+def _names_any(asked: list[tuple[Candidate, _Wanted]], store, jobs: int) -> list[bool]:
+    """Does each file name one of its wanted words? The store answers for a file found
+    unchanged that was looked at for all of them; the others are read (in a process pool
+    when there are many: on a cold scan that is every skipped file)."""
+    answers: list[bool | None] = []
+    unknown: list[tuple[int, Candidate, _Wanted, tuple | None]] = []
+    for i, (c, wanted) in enumerate(asked):
+        known = store.words_in(c.rel) if store is not None else None
+        if known is not None and wanted.set <= known[0]:
+            answers.append(not known[1].isdisjoint(wanted.set))
+        else:
+            answers.append(None)
+            unknown.append((i, c, wanted, known))
+    # with a store every new word is looked for (its record must be complete), else any one
+    looked_for = [wanted.set - known[0] if known else wanted.set for _, _, wanted, known in unknown]
+    hits = _find_words([c.path for _, c, _, _ in unknown], looked_for, complete=store is not None, jobs=jobs)
+    for (i, c, wanted, known), new, found in zip(unknown, looked_for, hits):
+        if found is None:  # unreadable now: not chosen, and nothing recorded
+            answers[i] = False
+            continue
+        if store is not None:
+            tested, before = known or (frozenset(), frozenset())
+            found = before | found
+            store.put_words(c.rel, tested | new, found)
+        answers[i] = not found.isdisjoint(wanted.set)
+    return answers
+
+
+FIND_CHUNK = 400  # files per pool task when looking for words: reading and `in` are cheap per file
+
+
+def _find_words(paths: list[str], words: list[frozenset], complete: bool, jobs: int) -> list[frozenset | None]:
+    """For each path, which of its WORDS the file contains (all of them when COMPLETE, else
+    at most the first found); None for a file that cannot be read."""
+    if jobs == 1 or len(paths) < SERIAL_BELOW * 4:
+        return _find_words_chunk(paths, words, complete)
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    chunks = [(paths[i:i + FIND_CHUNK], words[i:i + FIND_CHUNK]) for i in range(0, len(paths), FIND_CHUNK)]
+    try:
+        with ProcessPoolExecutor(min(jobs, len(chunks)), mp_context=_pool_context()) as pool:
+            results = pool.map(_find_words_chunk, *zip(*chunks), [complete] * len(chunks))
+            return [found for chunk in results for found in chunk]
+    except BrokenProcessPool:  # a worker died (killed, out of memory): look here instead
+        return _find_words_chunk(paths, words, complete)
+
+
+def _find_words_chunk(paths: list[str], words: list[frozenset], complete: bool) -> list[frozenset | None]:
+    out: list[frozenset | None] = []
+    for path, wanted in zip(paths, words):
+        data = _read(path)
+        if data is None:
+            out.append(None)
+        elif complete:
+            out.append(frozenset(w for w in wanted if w in data))
+        else:
+            out.append(frozenset(next(([w] for w in wanted if w in data), ())))
+    return out
+
+
+def _parse_flow(chosen: list[Candidate], vocab, jobs: int, store) -> list[tuple]:
+    """The second pass's parses: no prefilter, no gate; stored outcomes reused."""
+    out: list[tuple] = []
+    todo = chosen
+    if store is not None:
+        todo = []
+        for c in chosen:
+            hit = store.flow_outcome(c.rel)
+            if hit is None:
+                todo.append(c)
+            else:
+                out.append(hit)
+    fresh = _parse_all(todo, vocab, _Always(), jobs, None)[0]
+    if store is not None:
+        for outcome in fresh:
+            store.put_flow(outcome[0], outcome)
+    return out + fresh
 
 
 class _Always:
@@ -655,12 +772,12 @@ class _Always:
         return True
 
 
-def _read(path: str) -> bytes:
+def _read(path: str) -> bytes | None:
     try:
         with open(path, "rb") as fh:
             return fh.read()
     except OSError:
-        return b""
+        return None
 
 
 def store_key(root: Path, settings: dict, max_file_size_mb: float) -> str:

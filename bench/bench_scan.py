@@ -22,7 +22,11 @@ kinds; it is timed alone first, and again right before every timed scan run, so 
 figure also has a ratio to rg "paired" under the same load (the load of a shared machine
 drifts between the phases). Semgrep (4 patterns, one run: it is slow) is found on PATH or through $SEMGREP.
 Peak memory is the largest resident set of any one process of a run (wait4), per MB of the
-corpus. Prints medians with min..max: on a shared machine the spread is large.
+corpus, printed raw and less the baseline: the peak of the same command on an empty project
+(interpreter, imports, catalogue; what any scan costs before it reads a file).
+The package's bytecode is compiled first (an installed qg-audit has it; without it, and with
+PYTHONDONTWRITEBYTECODE set, every run would compile ~100 modules again: ~0.1 s).
+Prints medians with min..max: on a shared machine the spread is large.
 """
 
 from __future__ import annotations
@@ -49,7 +53,8 @@ EDITED = "stable-baselines3-2.9.2/stable_baselines3/common/env_util.py"  # has k
 def run_once(cmd: list[str], env=None) -> tuple[float, float, int]:
     """(wall seconds, peak RSS MB of the largest process of the run, exit code)."""
     t = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    # cwd=REPO: `python -m auditor` imports the package of the working directory first
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=REPO)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -128,10 +133,17 @@ def main(argv=None) -> int:
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("QG_AUDIT_NO_CACHE", None)
     env.pop("QG_AUDIT_CACHE_DIR", None)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "auditor")], check=True,
+                   stdout=subprocess.DEVNULL)
     base = [sys.executable, "-m", "auditor", "scan", str(args.corpus), "--exit-zero", "--no-progress",
             "--format", "json", "-o", os.devnull]
     if args.jobs:
         base += ["--jobs", str(args.jobs)]
+    empty = Path(tempfile.mkdtemp(prefix="qg-bench-empty-"))
+    try:
+        baseline_mb = max(run_once([*base[:4], str(empty), *base[5:], "--no-cache"], env)[1] for _ in range(3))
+    finally:
+        shutil.rmtree(empty, ignore_errors=True)
     medians: dict[str, float] = {}
     rows: list[tuple[str, list[float], list[float], list[float]]] = []
 
@@ -184,12 +196,13 @@ def main(argv=None) -> int:
             os.utime(edited, ns=(st.st_atime_ns, st.st_mtime_ns))
         shutil.rmtree(work, ignore_errors=True)
 
-    doc = json.loads(subprocess.run([*base[:-2], "--no-cache"], capture_output=True, text=True, env=env).stdout)
+    doc = json.loads(subprocess.run([*base[:-2], "--no-cache"], capture_output=True, text=True, env=env, cwd=REPO).stdout)
     s = doc["summary"]
     print(f"scan summary: {s['files_seen']} files seen, {s['files_scanned']} parsed "
           f"({100 * s['files_scanned'] / max(1, s['files_seen']):.0f}% past the prefilter), "
           f"{s['knobs']} knobs, {sum(s['sites'].values())} sites, {s['errors']} errors")
-    print(f"\n{'':38} {'time (median of %d)' % args.runs:38} {'x rg':>6} {'x rg paired':>11}  peak MB / MB")
+    print(f"\n{'':38} {'time (median of %d)' % args.runs:38} {'x rg':>6} {'x rg paired':>11}  "
+          f"peak MB / MB (less the {baseline_mb:.0f} MB baseline)")
     rg_med = statistics.median(rows[0][1]) if rg else None
     for label, times, peaks, paired in rows:
         med = statistics.median(times)
@@ -197,7 +210,7 @@ def main(argv=None) -> int:
         ratio = f"{med / rg_med:5.1f}x" if rg_med else "   n/a"
         # Each run over the median of the rg runs taken just before it: load drifts less.
         paired_ratio = f"{med / statistics.median(paired):10.1f}x" if paired else f"{'-':>11}"
-        mem = f"{max(peaks) / mb:.2f}" if not label.startswith("rg") else "-"
+        mem = f"{max(peaks) / mb:.2f} ({(max(peaks) - baseline_mb) / mb:.2f})" if not label.startswith("rg") else "-"
         print(f"{label:38} {fmt(times):38} {ratio} {paired_ratio}  {mem}")
     print("targets: warm <= 1x rg; one edit <= 3x rg; cold <= 25x rg; peak <= 0.19 MB per MB")
 

@@ -390,3 +390,148 @@ def test_editing_a_gitignore_invalidates_the_replay(tmp_path):
     age(root)
     third = scan(root, "--format", "json", cache=cache)
     assert "conf/rollout/cpu.yaml" not in third.stdout
+
+
+# -- the flow layer's second pass through the store ------------------------------------------
+
+def flow_project(tmp_path: Path) -> Path:
+    root = tmp_path / "flowproj"
+    shutil.copytree(FIXTURES / "flow_cache", root)
+    age(root)
+    return root
+
+
+def agrees_with_cold(root: Path, cache: Path) -> dict:
+    """A scan through the store (the replay records deleted first, so the store answers),
+    then a replay, each byte-identical to a --no-cache scan. Returns the cold document."""
+    cold = scan(root, "--format", "json", cache=None)
+    for rec in cache.glob("replay-*.bin"):
+        rec.unlink()
+    stored = scan(root, "--format", "json", cache=cache)
+    replayed = scan(root, "--format", "json", cache=cache)
+    for proc in (stored, replayed):
+        assert mask(proc.stdout) == mask(cold.stdout)
+        assert proc.returncode == cold.returncode
+    return json.loads(cold.stdout)
+
+
+def site_keys(doc: dict) -> set[tuple[str, str, str]]:
+    return {(s["file"], s["role"], k["name"]) for k in doc["knobs"] for s in k["sites"]}
+
+
+def test_the_flow_pass_choice_follows_edits_through_the_store(tmp_path):
+    """The files the second pass picks depend on the whole project: an edit elsewhere can make
+    an unchanged skipped file worth parsing (a helper it calls is newly defined; a key it sets
+    is newly read), or not any more. The store must never answer for words it was not asked."""
+    root = flow_project(tmp_path)
+    cache = tmp_path / "cache"
+    scan(root, "--format", "json", cache=cache)  # fills the store
+    doc = agrees_with_cold(root, cache)
+    assert ("app/main.py", "consume", "sizes.rollout_width") in site_keys(doc)  # picked by the helper
+    assert ("conf/sizes.yaml", "define", "sizes.rollout_width") in site_keys(doc)  # picked by the key
+    assert not any(f == "app/other.py" for f, _, _ in site_keys(doc))
+    pools, sizes, main, other = (root / p for p in ("lib/pools.py", "conf/sizes.yaml", "app/main.py", "app/other.py"))
+
+    def define_second_helper():  # app/other.py and conf/more.yaml unchanged, now wanted
+        pools.write_text(pools.read_text() + "\n\ndef open_sampler_pool(k=2):\n    return mp.Pool(processes=k)\n")
+
+    def value_in_skipped_config():
+        sizes.write_text(sizes.read_text().replace("rollout_width: 6", "rollout_width: 12"))
+
+    def config_starts_setting_a_read_key():
+        sizes.write_text(sizes.read_text() + "  sampler_width: 5\n")
+
+    def drop_the_helper_call():
+        main.write_text(main.read_text().replace("start_rollout_pool(cfg", "len(cfg"))
+
+    def remove_second_helper():
+        pools.write_text(pools.read_text().split("\n\ndef open_sampler_pool")[0] + "\n")
+
+    def rename_and_delete():
+        other.rename(root / "app" / "sampler_main.py")
+        (root / "conf" / "more.yaml").unlink()
+
+    docs = {}
+    for step in (define_second_helper, value_in_skipped_config, config_starts_setting_a_read_key,
+                 drop_the_helper_call, remove_second_helper, rename_and_delete):
+        step()
+        age(root)  # the store trusts size and mtime: each edit changes the size
+        docs[step.__name__] = agrees_with_cold(root, cache)
+    keys = {name: site_keys(d) for name, d in docs.items()}
+    assert ("app/other.py", "consume", "sizes.sampler_width") in keys["define_second_helper"]
+    assert ("conf/more.yaml", "define", "sizes.sampler_width") in keys["define_second_helper"]
+    effective = {k["name"]: k["effective"] for k in docs["value_in_skipped_config"]["knobs"]}
+    assert effective["sizes.rollout_width"] == 12
+    assert ("conf/sizes.yaml", "define", "sizes.sampler_width") in keys["config_starts_setting_a_read_key"]
+    assert not any(f == "app/main.py" and r == "consume" for f, r, _ in keys["drop_the_helper_call"])
+    assert not any(f in ("app/other.py", "conf/more.yaml") for f, _, _ in keys["remove_second_helper"])
+    assert keys["rename_and_delete"] == keys["remove_second_helper"]  # the renamed file calls no helper now
+
+
+def test_the_store_answers_for_the_flow_pass_of_an_unchanged_file(tmp_path):
+    """Shown directly, as for the first pass: a skipped file edited without changing its size
+    or mtime keeps the second pass's stored verdict and parse; a --no-cache scan sees the edit."""
+    root = flow_project(tmp_path)
+    cache = tmp_path / "cache"
+    before = scan(root, "--format", "json", cache=cache).stdout
+    assert "app/main.py" in before
+    main = root / "app" / "main.py"
+    main.write_text(main.read_text().replace("start_rollout_pool(cfg", "start_rollout_poop(cfg"))
+    age(root)
+    for rec in cache.glob("replay-*.bin"):
+        rec.unlink()
+    assert mask(scan(root, "--format", "json", cache=cache).stdout) == mask(before)
+    assert '"app/main.py"' not in scan(root, "--format", "json", cache=None).stdout
+
+
+def test_a_bad_outcome_inside_a_valid_store_is_parsed_again(tmp_path):
+    """Each file's outcome is pickled on its own inside the store: one that does not decode
+    (garbage, another file's, a crafted pickle) is a miss for that file, never trusted."""
+    sys.path.insert(0, str(REPO))
+    from auditor import cache as cache_mod
+
+    root = project(tmp_path)
+    cache = tmp_path / "cache"
+    cold = same_as_cold(root, cache, "--format", "json")
+    [store] = cache.glob("files-*.bin")
+    blob = store.read_bytes()
+    end = blob.index(b"\n", len(cache_mod.MAGIC))
+    fields = json.loads(blob[len(cache_mod.MAGIC):end])
+    entries, words, flow = pickle.loads(blob[end + 1:])
+    parsed = sorted(rel for rel, e in entries.items() if e[4] is not None)
+    assert {"sampler/data.py", "conf/config.yaml", "sampler/envs.py"} <= set(parsed)
+    marker = tmp_path / "pwned"
+    bad = {"sampler/data.py": b"garbage", "conf/config.yaml": entries["sampler/data.py"][4],
+           "sampler/envs.py": pickle.dumps(_Exploit(marker))}
+    for rel, value in bad.items():
+        entries[rel] = entries[rel][:4] + (value,)
+    payload = pickle.dumps((entries, words, flow))
+    store.write_bytes(cache_mod._header(fields["kind"], fields["key"], payload) + payload)
+    for rec in cache.glob("replay-*.bin"):
+        rec.unlink()
+    assert mask(scan(root, "--format", "json", cache=cache).stdout) == mask(cold)
+    assert not marker.exists()
+
+
+def test_the_flow_pass_over_many_files_reads_them_in_a_pool_with_the_same_answer(tmp_path):
+    """A cold scan of a large tree looks for the wanted words in a process pool
+    (auditor.scan._find_words): it must choose exactly the files a serial look chooses."""
+    root = flow_project(tmp_path)
+    filler = root / "filler"
+    filler.mkdir()
+    for i in range(300):  # skipped by the prefilter; every 50th calls the helper
+        calls = i % 50 == 7
+        (filler / f"mod_{i:03}.py").write_text(
+            "import yaml\n\n" + ("from lib.pools import start_rollout_pool\n" if calls else "")
+            + f"cfg = yaml.safe_load(open('conf/sizes.yaml'))\n\n\ndef f{i}():\n"
+            + ("    return start_rollout_pool(cfg['sizes']['rollout_width'])\n" if calls else "    return 0\n"))
+    age(root)
+    serial = scan(root, "--format", "json", "--jobs", "1", cache=None)
+    doc = json.loads(serial.stdout)
+    consumers = {s["file"] for k in doc["knobs"] for s in k["sites"] if s["role"] == "consume"}
+    assert {f"filler/mod_{i:03}.py" for i in range(7, 300, 50)} <= consumers
+    cache = tmp_path / "cache"
+    for args, where in ((("--jobs", "2"), None), (("--jobs", "2"), cache), (("--jobs", "2"), cache)):
+        for rec in cache.glob("replay-*.bin"):
+            rec.unlink()
+        assert mask(scan(root, "--format", "json", *args, cache=where).stdout) == mask(serial.stdout)

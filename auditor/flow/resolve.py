@@ -369,20 +369,21 @@ def wanted_words(metas) -> tuple[set[str], set[str]]:
                 elif n["k"] == "config" and n.get("key"):
                     keys.add(n["key"].rsplit(".", 1)[-1])
     leaf = {h.rsplit(".", 1)[-1] for h in helpers}
+    # each call's callee leaves once, not once a round (a large tree has ~60k calls)
+    edges = [(tuple(c.rsplit(".", 1)[-1] for c in edge["callee"]), edge) for f in facts for edge in f.get("calls", [])]
     for _round in range(MAX_ROUNDS):  # callers that pass their own parameter on
         grown = False
-        for f in facts:
-            for edge in f.get("calls", []):
-                if not any(c.rsplit(".", 1)[-1] in leaf for c in edge["callee"]):
-                    continue
-                for arg in [*edge["args"], *edge["kwargs"].values()]:
-                    for n in values.leaves(arg):
-                        if n["k"] == "param" and n["fn"] not in helpers:
-                            helpers.add(n["fn"])
-                            leaf.add(n["fn"].rsplit(".", 1)[-1])
-                            grown = True
-                        elif n["k"] == "config" and n.get("key"):
-                            keys.add(n["key"].rsplit(".", 1)[-1])
+        for callee_leaves, edge in edges:
+            if leaf.isdisjoint(callee_leaves):
+                continue
+            for arg in [*edge["args"], *edge["kwargs"].values()]:
+                for n in values.leaves(arg):
+                    if n["k"] == "param" and n["fn"] not in helpers:
+                        helpers.add(n["fn"])
+                        leaf.add(n["fn"].rsplit(".", 1)[-1])
+                        grown = True
+                    elif n["k"] == "config" and n.get("key"):
+                        keys.add(n["key"].rsplit(".", 1)[-1])
         if not grown:
             break
     classes = {c for f in facts for c in f.get("classes", {})}
