@@ -449,7 +449,13 @@ def parse_file(cand: Candidate, vocab, prefilter: Prefilter, digests: dict | Non
             cand.rel, None, f"internal error in the {cand.kind} extractor: {type(exc).__name__}: {exc} "
             "(a qg-audit bug; please report it with this file)"), True
     meta = result.meta if result.flow is None else {**result.meta, "flow": result.flow}  # auditor.flow
+    if result.sites and SUPPRESSION_HINT.search(data):  # lint reads suppressions only where this is set
+        meta = {**meta, "qg_comment": True}
     return cand.rel, result.sites, meta, None, True
+
+
+# what could start a suppression comment (auditor.lint.suppress.CANDIDATE, on bytes)
+SUPPRESSION_HINT = re.compile(rb"(?i)\bqg\s*:")
 
 
 def _hydra_primary(data: bytes) -> bool:

@@ -92,8 +92,9 @@ shipped beside its Python client)."""
         # knob when several fit; they still read every knob they are a dotted suffix of
         read_keys = {s.key.lower() for s in result.sites
                      if _is_reader(s) and not (s.role == "consume" and s.detail.get("literal"))}
-        handed = _handed_out(result)
-        unread = [k for k in result.knobs if not _is_read(k, read_keys, splats, handed)]
+        unread = [k for k in result.knobs if not _is_read(k, read_keys, splats, ())]
+        handed = _handed_out(result) if unread else set()  # the call edges are many: only when needed
+        unread = [k for k in unread if not _is_read(k, read_keys, splats, handed)]
         unread_ids = {id(k) for k in unread}
         # a config file of which code reads some knob is this program's; one of which it reads
         # none may configure another program (a daemon's YAML beside the Python client)

@@ -69,6 +69,8 @@ def check(result: ScanResult, args) -> None:
 
     files = {s.file for s in result.sites} | {f.file for f in findings}
     known = set(rules_by_code())
+    # a file with sites whose extraction saw no `qg:` need not be read again for suppressions
+    files -= {s.file for s in result.sites if not result.meta.get(s.file, {}).get("qg_comment")}
     findings, good, bad = suppress.apply(findings, files, root, known, cfg.enabled)
     codes = rules_by_code()
     for m in bad:
