@@ -147,7 +147,7 @@ is itself a worker (a process or thread `target=`, or one taking a `thread_id` /
                     # a helper called with 1 is usually a probe or eval env (make_env(num_envs=1))
                     probe = d.get("via") == "helper" and not defaulted and value <= 1
                     if worker:
-                        why += f" (this function {worker}: nested workers may be avoided on purpose)"
+                        why += " (this function runs as a worker: nested workers may be avoided on purpose)"
                     yield self.finding(site, knob=knob.name, related=[other, site], backend=_short(backend),
                                        what=what, why=why,
                                        **({} if same_file and not probe and not worker

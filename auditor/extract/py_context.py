@@ -21,8 +21,6 @@
 - ``loaded_from(line, name)``: the config file NAME was loaded from (``cfg =
   yaml.safe_load(open("conf/train.yaml"))`` earlier in the function, or the first parameter
   of a ``@hydra.main(config_path=..., config_name=...)`` function).
-- ``runs_in_worker(line, params)``: the function is itself a worker (a ``target=`` of a
-  process or thread in this file, or it takes a worker / thread id).
 
 Facts only: what they mean for a finding is decided in auditor/lint/idioms.py.
 """
@@ -102,9 +100,6 @@ def _setting_root(target: ast.AST, value: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-_WORKER_PARAM = re.compile(r"^(thread|worker|shard|actor)_?(id|idx|index)$", re.IGNORECASE)
-
-
 class Context:
     """Built from the statements only (expressions are not walked): cheap next to the visit."""
 
@@ -120,7 +115,6 @@ class Context:
         self.settings: list[tuple[int, str]] = []  # (line, root name) of `root.a.b = <literal>`
         self.hydra: list[tuple[int, int, str, str]] = []  # (first, last, first parameter, config file)
         self._lines = lines
-        self._target_lines: list[tuple[int, str]] | None = None
         self._assign_lines: list[int] | None = None
         # resource checks are rare: found in the text, not by walking every expression
         self.calls = [(i, name) for i, text in enumerate(lines, 1) for name in RESOURCE_CHECKS
@@ -287,19 +281,6 @@ class Context:
             if lo <= line <= hi and param == name:
                 return path
         return None
-
-    def runs_in_worker(self, line: int, name: str, params) -> str | None:
-        """NAME's function is a process / thread target here, or takes a worker id: why, or None."""
-        worker_param = next((p for p in params if _WORKER_PARAM.match(p)), None)
-        if worker_param:
-            return f"takes `{worker_param}`"
-        if not name or name.startswith("<"):
-            return None
-        target = re.compile(rf"\btarget\s*=\s*(self\.|cls\.)?{re.escape(name)}\b")
-        if self._target_lines is None:
-            self._target_lines = [(i, text) for i, text in enumerate(self._lines, 1) if "target" in text]
-        hit = next((i for i, text in self._target_lines if target.search(text)), None)
-        return f"is the target of a worker at line {hit}" if hit else None
 
     def saved_before(self, line: int, target: str) -> str | None:
         """`saved = self.args.n; self.args.n = 0` (restored later): the name the value is kept in."""

@@ -36,6 +36,7 @@ NATIVE_VECTOR_ENVS = frozenset({"brax", "isaacgym", "isaacgymenvs", "isaaclab", 
                                 "mujoco_playground", "mjx", "jumanji", "madrona", "mani_skill", "warp", "pgx",
                                 "craftax", "navix", "xminigrid"})
 CONFIG_ROOT = re.compile(r"cfg|conf|config|args|opt|param|setting|hparam|flags|kwargs", re.IGNORECASE)
+WORKER_ID = re.compile(r"^(thread|worker|shard|actor)_?(id|idx|index)$", re.IGNORECASE)
 # a function writing this many literals into one object's attributes is a configuration in code
 SETTINGS_BLOCK = 6
 
@@ -186,10 +187,8 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
             if check:
                 d["checked_after"] = check
             fn = self.function()
-            if fn.kind == "function":
-                worker = self.ctx.runs_in_worker(line, fn.qualname.rsplit(".", 1)[-1], fn.params)
-                if worker:
-                    d["in_worker"] = worker
+            if fn.kind == "function" and any(WORKER_ID.match(p) for p in fn.params):
+                d["in_worker"] = True  # def run_shard(self, thread_id): a worker body (py_facts finds targets)
             m = re.fullmatch(r"(not \()?(\w+)\)?", d.get("backend_condition") or "")
             if m and m.group(2) in fn.params and fn.params[m.group(2)] is not None:
                 v = literal(fn.params[m.group(2)])

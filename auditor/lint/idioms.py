@@ -255,10 +255,11 @@ def is_config_in_code(site: Site) -> int:
     return int(site.detail.get("settings_written") or 0)
 
 
-def runs_in_worker(site: Site) -> str | None:
+def runs_in_worker(site: Site) -> bool:
     """A loader or pool inside a function that is itself a worker (a process / thread
-    target, or one taking a worker id): 0 or 1 there avoids nested workers on purpose."""
-    return site.detail.get("in_worker")
+    target, a pool's initializer, or one taking a worker id): 0 or 1 there often avoids
+    nested workers on purpose."""
+    return bool(site.detail.get("in_worker"))
 
 
 def is_sentinel_default(value) -> bool:
