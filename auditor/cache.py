@@ -187,6 +187,16 @@ def read_entry(path: Path, kind: str, key: str) -> bytes | None:
 
 def write_entry(directory: Path, name: str, kind: str, key: str, payload: bytes) -> bool:
     """Store PAYLOAD as DIRECTORY/NAME atomically; False (and nothing changed) when it cannot."""
+    def write(fh) -> None:
+        fh.write(_header(kind, key, payload))
+        fh.write(payload)
+
+    return _atomic(directory, name, write)
+
+
+def _atomic(directory: Path, name: str, write) -> bool:
+    """WRITE(fh) into a temporary file beside DIRECTORY/NAME, then rename it into place:
+    concurrent scans never see half an entry. False when the directory is not writable."""
     import tempfile
 
     try:
@@ -194,8 +204,7 @@ def write_entry(directory: Path, name: str, kind: str, key: str, payload: bytes)
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:
-                fh.write(_header(kind, key, payload))
-                fh.write(payload)
+                write(fh)
             os.replace(tmp, directory / name)
         except BaseException:
             _unlink(tmp)
@@ -227,30 +236,20 @@ def dump_entry(directory: Path, name: str, kind: str, key: str, obj: Any) -> boo
     store is the largest object a scan writes): pickled straight into the temporary file,
     its checksum and size written into the header's blank space afterwards."""
     import pickle
-    import tempfile
 
-    try:
-        _ensure_dir(directory)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(MAGIC + b" " * STREAM_HEADER + b"\n")
-                out = _Hashing(fh)
-                pickle.dump(obj, out, protocol=PICKLE_PROTOCOL)
-                fields = {"format": FORMAT, "version": __version__, "kind": kind, "key": key,
-                          "sha": out.hash.hexdigest(), "size": out.size}
-                head = json.dumps(fields, sort_keys=True).encode()
-                if len(head) > STREAM_HEADER:
-                    raise OSError("cache entry header too long")
-                fh.seek(len(MAGIC))
-                fh.write(head)
-            os.replace(tmp, directory / name)
-        except BaseException:
-            _unlink(tmp)
-            raise
-        return True
-    except OSError:
-        return False  # a read-only tree: scan on without a cache
+    def write(fh) -> None:
+        fh.write(MAGIC + b" " * STREAM_HEADER + b"\n")
+        out = _Hashing(fh)
+        pickle.dump(obj, out, protocol=PICKLE_PROTOCOL)
+        fields = {"format": FORMAT, "version": __version__, "kind": kind, "key": key,
+                  "sha": out.hash.hexdigest(), "size": out.size}
+        head = json.dumps(fields, sort_keys=True).encode()
+        if len(head) > STREAM_HEADER:
+            raise OSError("cache entry header too long")
+        fh.seek(len(MAGIC))
+        fh.write(head)
+
+    return _atomic(directory, name, write)
 
 
 def _ensure_dir(directory: Path) -> None:
