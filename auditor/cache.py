@@ -1,6 +1,6 @@
 """The scan cache: per-file extraction results, and the last report of each command line.
 
-Two kinds of entry live in the cache directory (default ``PATH/.qg-audit_cache/``):
+Three kinds of entry live in the cache directory (default ``PATH/.qg-audit_cache/``):
 
 - ``files-<key>.bin``: every walked file's per-file outcome (whatever ``auditor.scan``'s
   parser returns for it: sites, meta, error, and any fact a later layer adds), with the
@@ -12,6 +12,8 @@ Two kinds of entry live in the cache directory (default ``PATH/.qg-audit_cache/`
   flow layer's second pass keeps its per-file facts there too (which of the words it looked
   for a file names, and its parse of the file), valid while the file is as stored. The
   cross-file steps (the second pass's choice, join, rules) always run again over them.
+- ``walk-<key>.bin``: the last walk of the root with one set of filters, per directory
+  (auditor.walk.WalkMemo): a directory found with the same mtime is not listed again.
 - ``replay-<key>.bin``: the last report for one command line (``<key>`` covers the
   arguments, cwd, terminal and environment that shape the output), with the walk's stat
   table it was made from. When the walk finds the same table, ``qg-audit scan`` writes the

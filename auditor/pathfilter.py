@@ -220,6 +220,14 @@ class PathFilter:
             self._chains[rel_dir] = chain
         return chain
 
+    def sources(self) -> list[str]:
+        """Every ignore file this filter has read or looked for, present or not (the walk's
+        memo re-checks them: auditor.walk.WalkMemo)."""
+        paths = [os.path.join(d, ".gitignore") for d in self._rules]
+        if self.respect_gitignore:
+            paths.append(str(self.top / ".git" / "info" / "exclude"))
+        return paths
+
     def _load(self, directory: Path | str) -> list[IgnoreRule]:
         key = str(directory)
         if key not in self._rules:

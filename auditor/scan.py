@@ -15,52 +15,32 @@ real project mention no parallelism knob, and plain ``bytes in`` checks skip the
 
 from __future__ import annotations
 
-import errno
 import gc
-import operator
 import os
 import re
-import stat
 import sys
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
 # catalogue, vocab (PyYAML) and the process pool are imported where used: the replay fast
-# path of `qg-audit scan` (auditor.commands.scan) walks the tree with this module alone.
+# path of `qg-audit scan` (auditor.commands.scan) walks the tree with auditor.walk alone.
 from auditor.exitcodes import UsageError
-from auditor.extract import SUFFIX_KINDS, ParseError, extractor, kind_of
+from auditor.extract import ParseError, extractor
 from auditor.model import FileError, ScanResult
+from auditor.walk import (  # noqa: F401 - scan's API
+    MAX_FILE_SIZE_MB, SKIP_DIRS, VCS_DIRS, Candidate, check_target, walk, walk_filtered)
 
 # [tool.qg-audit] keys the scanner owns (auditor.lint.config accepts them as known keys)
 SETTINGS_KEYS = ("exclude", "extend-exclude", "respect-gitignore")
-MAX_FILE_SIZE_MB = 5.0  # default for --max-file-size: bigger files are generated data, not configs
-SKIP_DIRS = frozenset({
-    ".git", ".hg", ".svn", "__pycache__", "node_modules", ".tox", ".nox", ".venv", "venv",
-    "site-packages", "build", "dist", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
-    ".qg-audit_cache",
-})
 GATED = {"gated": True}  # the meta of a .py file the code gates kept from the visitor (syntax checked)
 FIRST_BLOCK = 8192  # bytes read first: a NUL in them marks a binary file, and the rest is never read
-VCS_DIRS = frozenset({".git", ".hg", ".svn"})  # skipped even when `exclude` replaces SKIP_DIRS
 SERIAL_BELOW = 48  # files to parse: below this a process pool costs more than it saves
 CHUNK_FILES = 24  # files per pool task: small enough to balance, big enough to amortise IPC
 # Consumer leaves too generic to prefilter on alone ("init", "remote") are matched with their
 # parent module instead ("ray.init"). A file calling them with a knob also names the knob.
 GENERIC_LEAVES = frozenset({"init", "remote", "options", "make", "wrap", "spawn", "run", "start"})
-
-
-@dataclass(slots=True)  # not frozen: a frozen init costs 4x, and the walk makes one per file
-class Candidate:
-    """A file the walk found whose kind has an extractor."""
-
-    path: str  # absolute (or as given) path to open
-    rel: str  # path relative to the scanned root, '/' separated: what sites and errors carry
-    kind: str
-    size: int
-    mtime_ns: int = 0  # with size, what the cache (auditor.cache) trusts without reading the file
 
 
 # -- prefilter keywords -------------------------------------------------------------------
@@ -233,149 +213,6 @@ def _group_by_stem(backends, called, specific, generic) -> list[tuple]:
     return [(stem, *lists) for stem, lists in groups.items()]
 
 
-# -- walk ---------------------------------------------------------------------------------
-
-def walk(root: Path, max_bytes: int, skip_dirs=SKIP_DIRS, path_filter=None, follow_links: bool = False
-         ) -> tuple[list[Candidate], list[FileError], int]:
-    """Files under ROOT that an extractor can read, plus one error per unusable entry.
-
-    ``path_filter`` (auditor.pathfilter.PathFilter) drops excluded and git-ignored entries
-    before they are looked at: an ignored directory is never entered.
-
-    Symlinked directories are followed once: a directory already on the way down (a loop)
-    or already walked is not entered again, and a loop is reported. A symlink that resolves
-    outside ROOT is not followed (one error each) unless ``follow_links``: a scan must not
-    copy lines of ~/.ssh or /etc into a report that CI uploads. Returns
-    (candidates, errors, entries_seen).
-    """
-    candidates: list[Candidate] = []
-    errors: list[FileError] = []
-    if root.is_file() or (root.exists() and not root.is_dir()):
-        st = root.stat()
-        _consider(str(root), root.name, st, candidates, errors, max_bytes, explicit=True)
-        return candidates, errors, 1
-    seen_dirs: set[tuple[int, int]] = set()
-    inside = None if follow_links else _inside(os.path.realpath(root))
-    st = root.stat()
-    seen_dirs.add((st.st_dev, st.st_ino))
-    stack: list[tuple[str, str, tuple]] = [(str(root), "", ((st.st_dev, st.st_ino),))]
-    entries = 0
-    while stack:
-        dirpath, rel_dir, ancestors = stack.pop()
-        try:
-            with os.scandir(dirpath) as it:
-                listing = sorted(it, key=_NAME)
-        except OSError as exc:
-            errors.append(FileError(rel_dir or ".", None, f"unreadable directory: {exc.strerror}"))
-            continue
-        subdirs = []
-        excluded = path_filter.in_dir(rel_dir) if path_filter else None
-        for entry in listing:
-            entries += 1
-            name = entry.name
-            kind = SUFFIX_KINDS.get(name[name.rfind("."):]) if "." in name else None
-            # A regular file (no symlink: told by the directory entry, no stat) of a kind no
-            # extractor reads yields nothing, excluded or not: the common case, cheapest first.
-            if kind is None and "." in name and _is_plain_file(entry):
-                continue
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            if excluded is not None and excluded(name, _is_dir(entry)):
-                continue
-            try:
-                st = entry.stat()  # follows symlinks
-            except OSError as exc:
-                if entry.is_symlink():
-                    why = "symlink loop" if exc.errno == errno.ELOOP else f"broken symlink ({exc.strerror})"
-                    if kind_of(entry.name) or exc.errno == errno.ELOOP:
-                        errors.append(FileError(rel, None, f"{why}: -> {_readlink(entry.path)}; skipped"))
-                elif kind_of(entry.name):
-                    errors.append(FileError(rel, None, f"unreadable: {exc.strerror}"))
-                continue
-            if inside is not None and entry.is_symlink() and not inside(os.path.realpath(entry.path)):
-                if stat.S_ISDIR(st.st_mode) or kind_of(entry.name):
-                    errors.append(FileError(rel, None, f"symlink to outside the scanned root: -> "
-                                            f"{_readlink(entry.path)}; not followed (--follow-links follows it)"))
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                if entry.name in skip_dirs:
-                    continue
-                ident = (st.st_dev, st.st_ino)
-                if ident in ancestors:
-                    errors.append(FileError(rel, None, f"symlink loop: -> {_readlink(entry.path)} "
-                                            "is a directory above it; not followed"))
-                    continue
-                if ident in seen_dirs:
-                    continue  # a second symlink to a directory already scanned: same files
-                seen_dirs.add(ident)
-                subdirs.append((entry.path, rel, ancestors + (ident,)))
-            elif kind is not None and stat.S_ISREG(st.st_mode) and st.st_size <= max_bytes:
-                candidates.append(Candidate(entry.path, rel, kind, st.st_size, st.st_mtime_ns))  # _consider's usual end
-            else:
-                _consider(entry.path, rel, st, candidates, errors, max_bytes)
-        stack.extend(reversed(subdirs))
-    return candidates, errors, entries
-
-
-def _inside(root_real: str) -> Callable[[str], bool]:
-    prefix = root_real.rstrip(os.sep) + os.sep
-    return lambda real: real == root_real or real.startswith(prefix)
-
-
-_NAME = operator.attrgetter("name")
-
-
-def _is_plain_file(entry: os.DirEntry) -> bool:
-    try:
-        return entry.is_file(follow_symlinks=False)
-    except OSError:
-        return False
-
-
-def _is_dir(entry: os.DirEntry) -> bool:
-    try:
-        return entry.is_dir()
-    except OSError:
-        return False
-
-
-def _consider(path: str, rel: str, st: os.stat_result, candidates, errors, max_bytes: int,
-              explicit: bool = False) -> None:
-    name = rel.rsplit("/", 1)[-1]
-    kind = kind_of(name)
-    if kind is None and "." not in name and stat.S_ISREG(st.st_mode) and 0 < st.st_size <= max_bytes:
-        kind = kind_of(name, _first_line(path))  # extension-less launch scripts (#!/bin/bash)
-    if kind is None:
-        if explicit:
-            errors.append(FileError(rel, None, "not a file kind qg-audit reads "
-                                    "(.py .yaml .yml .toml .json .sh .bash or a #!/bin/sh script)"))
-        return
-    if not stat.S_ISREG(st.st_mode):
-        what = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) \
-            else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file"
-        errors.append(FileError(rel, None, f"unreadable: {what}, not a regular file; skipped"))
-        return
-    if st.st_size > max_bytes:
-        errors.append(FileError(rel, None, f"skipped: {st.st_size / 1e6:.1f} MB over the --max-file-size "
-                                f"limit ({max_bytes / 1e6:g} MB); raise it with --max-file-size MB"))
-        return
-    candidates.append(Candidate(path, rel, kind, st.st_size, st.st_mtime_ns))
-
-
-def _first_line(path: str) -> bytes:
-    try:
-        with open(path, "rb") as fh:
-            return fh.readline(200)
-    except OSError:
-        return b""
-
-
-def _readlink(path: str) -> str:
-    try:
-        return os.readlink(path)
-    except OSError:
-        return "?"
-
-
 # -- one file -----------------------------------------------------------------------------
 
 _WORKER_STATE: dict = {}
@@ -500,21 +337,6 @@ def default_jobs() -> int:
 Progress = Callable[[int, int], None]  # (files done, files total)
 
 
-def check_target(path: str | os.PathLike, jobs: int | None = None,
-                 max_file_size_mb: float = MAX_FILE_SIZE_MB) -> Path:
-    """PATH as a Path, or UsageError for a missing path or a bad numeric option."""
-    root = Path(path)
-    if not root.exists():
-        if root.is_symlink():
-            raise UsageError(f"{path}: broken symlink (its target does not exist)")
-        raise UsageError(f"{path}: no such file or directory")
-    if jobs is not None and jobs < 1:
-        raise UsageError(f"--jobs must be 1 or more, not {jobs}")
-    if max_file_size_mb <= 0:
-        raise UsageError(f"--max-file-size must be a positive number of MB, not {max_file_size_mb:g}")
-    return root
-
-
 def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: float = MAX_FILE_SIZE_MB,
          settings: dict | None = None, progress: Progress | None = None, exclude: list[str] | None = None,
          extend_exclude: list[str] | None = None, respect_gitignore: bool | None = None,
@@ -582,44 +404,6 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
             result.meta[rel] = meta
     result.errors.sort(key=lambda e: (e.file, e.line or 0))
     return result
-
-
-def _globs(value, origin: str) -> list[str]:
-    if isinstance(value, str):
-        value = [v for v in (p.strip() for p in value.split(",")) if v]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise UsageError(f"{origin} must be a list of glob strings, got {value!r}")
-    return value
-
-
-def walk_filtered(root: Path, settings: dict, max_file_size_mb: float, *, exclude=None, extend_exclude=None,
-                  respect_gitignore=None, follow_links: bool = False):
-    """walk()'s result with the settings' and the CLI's filters, as scan() does it; the
-    replay fast path of `qg-audit scan` walks the same way."""
-    skip_dirs, path_filter = _walk_filter(root, settings, exclude, extend_exclude, respect_gitignore)
-    return walk(root, int(max_file_size_mb * 1e6), skip_dirs, path_filter, follow_links=follow_links)
-
-
-def _walk_filter(root: Path, settings: dict, exclude, extend_exclude, respect_gitignore):
-    """(skip_dirs, PathFilter) from the settings and the CLI (which wins / adds), as ruff does."""
-    from auditor.pathfilter import PathFilter
-
-    origin = "pyproject.toml [tool.qg-audit]"
-    skip_dirs = SKIP_DIRS
-    globs: list[str] = []
-    if exclude is not None:
-        skip_dirs, globs = VCS_DIRS, _globs(exclude, "--exclude")
-    elif "exclude" in settings:
-        skip_dirs, globs = VCS_DIRS, _globs(settings["exclude"], f"{origin} exclude")
-    globs += _globs(settings.get("extend-exclude", []), f"{origin} extend-exclude")
-    globs += _globs(extend_exclude or [], "--extend-exclude")
-    if respect_gitignore is None:
-        respect_gitignore = settings.get("respect-gitignore", True)
-        if not isinstance(respect_gitignore, bool):
-            raise UsageError(f"{origin} respect-gitignore must be true or false, got {respect_gitignore!r}")
-    if not root.is_dir():
-        return skip_dirs, None
-    return skip_dirs, PathFilter(root, globs, respect_gitignore=respect_gitignore) if globs or respect_gitignore else None
 
 
 FLOW_ROUNDS = 2  # second-pass rounds: files found by helpers, then keys only those files name

@@ -38,9 +38,16 @@ def project(tmp_path: Path, old: bool = True) -> Path:
     return root
 
 
+_AGED = [HOUR_AGO]
+
+
 def age(root: Path) -> None:
+    """Every file and directory an old mtime (not racy), later than the one age() gave before:
+    as after a real edit, a directory whose entries changed has a new mtime (the walk's memo
+    trusts an unchanged one, as git's untracked cache does)."""
+    _AGED[0] += 10
     for p in root.rglob("*"):
-        os.utime(p, (HOUR_AGO, HOUR_AGO))
+        os.utime(p, (_AGED[0], _AGED[0]))
 
 
 def scan(root: Path, *args: str, cache: Path | None, env: dict | None = None, cwd: Path | None = None):
@@ -228,7 +235,7 @@ def test_a_corrupt_cache_entry_is_ignored(tmp_path, how):
     cache = tmp_path / "cache"
     cold = same_as_cold(root, cache, "--format", "json")
     entries = sorted(cache.glob("*.bin"))
-    assert {p.name.split("-")[0] for p in entries} == {"files", "replay"}
+    assert {p.name.split("-")[0] for p in entries} == {"files", "replay", "walk"}
     for p in entries:
         p.write_bytes(CORRUPTIONS[how](p.read_bytes()))
     proc = scan(root, "--format", "json", cache=cache)
@@ -476,8 +483,9 @@ def test_the_store_answers_for_the_flow_pass_of_an_unchanged_file(tmp_path):
     before = scan(root, "--format", "json", cache=cache).stdout
     assert "app/main.py" in before
     main = root / "app" / "main.py"
+    st = main.stat()
     main.write_text(main.read_text().replace("start_rollout_pool(cfg", "start_rollout_poop(cfg"))
-    age(root)
+    os.utime(main, ns=(st.st_atime_ns, st.st_mtime_ns))
     for rec in cache.glob("replay-*.bin"):
         rec.unlink()
     assert mask(scan(root, "--format", "json", cache=cache).stdout) == mask(before)

@@ -30,7 +30,7 @@ FORMATS = ("text", "json", "sarif", "github")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from auditor.scan import MAX_FILE_SIZE_MB
+    from auditor.walk import MAX_FILE_SIZE_MB
 
     parser.add_argument("path", metavar="PATH", nargs="*",
                         help="project directory (or one file) to scan; with --files, the changed files")
@@ -70,8 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from auditor import cache
-    from auditor import scan as scan_mod
+    from auditor import cache, walk
     from auditor.settings import project_settings
 
     start = time.perf_counter()
@@ -80,14 +79,14 @@ def run(args: argparse.Namespace) -> int:
     _check_output(args.output)
     if args.statistics and args.format not in ("text", "json"):
         raise UsageError(f"--statistics prints a table or JSON; it does not combine with --format {args.format}")
-    root = scan_mod.check_target(target, args.jobs, args.max_file_size)
+    root = walk.check_target(target, args.jobs, args.max_file_size)
     # the settings decide the walk (exclude, respect-gitignore): read them before the replay's walk
     settings = project_settings(root if root.is_dir() else root.parent)
-    walked = scan_mod.walk_filtered(
+    cache_dir = cache.cache_dir(root, args.cache_dir, args.no_cache)
+    walked = walk.walk_filtered(
         root, settings, args.max_file_size, exclude=_glob_list(args.exclude),
         extend_exclude=_glob_list(args.extend_exclude), respect_gitignore=args.respect_gitignore,
-        follow_links=args.follow_links)
-    cache_dir = cache.cache_dir(root, args.cache_dir, args.no_cache)
+        follow_links=args.follow_links, memo_dir=cache_dir, started_ns=started_ns)
     replay = None
     if cache_dir is not None and _replayable(args):
         replay = Replay(cache_dir, _replay_key(args, target, files), walked, started_ns)
@@ -96,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
 
     # The store's outcomes, the join and the rules build ~10^6 long-lived objects that die by
     # refcount: the cyclic collector's frequent passes over them are pure overhead.
+    from auditor import scan as scan_mod
+
     with scan_mod._gc_tuned():
         return _scan_and_report(args, target, files, root, settings, walked, cache_dir, replay, start, started_ns)
 
