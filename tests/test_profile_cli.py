@@ -123,7 +123,9 @@ def test_trainer_wait_ratio_within_tolerance():
     # Late wake-ups lengthen the 3-sleep sampler step more than the 1-sleep compute: wider above.
     for key in ("ratio_p50", "ratio_mean"):
         assert 0.19 <= w[key] <= 0.44, w
-    assert near(w["compute_ms_mean"], 5) and 1.0 <= w["wait_ms_mean"] <= 4.0
+    # One 5 ms sleep per compute step: on a loaded box (load 5 on 2 cores) late wake-ups made
+    # it 7.6 ms. The ratio and the wait above tell wait from compute; this only checks scale.
+    assert near(w["compute_ms_mean"], 5, rel=0.8) and 1.0 <= w["wait_ms_mean"] <= 4.0
     assert w["windows"] == 3  # 195 steady trainer steps in windows of 60: the 15-step tail is merged
     assert doc["diagnosis"][1]["verdict"] == "sampling-bound"
 
