@@ -414,12 +414,20 @@ def _decode(rel: str, blob) -> Any | None:
 
 def stat_table(candidates, walk_errors, started_ns: int) -> tuple[str, list[tuple[str, str]]]:
     """(digest of the walk's result, [(path, rel) of files too recent to trust by stat])."""
+    from array import array
+
     recent = started_ns - RACY_NS
     racy = [(c.path, c.rel) for c in candidates if c.mtime_ns >= recent]
-    # NUL never occurs in a path: one between fields and two after a record cannot be faked.
-    text = "".join([f"F\0{c.rel}\0{c.kind}\0{c.size}\0{c.mtime_ns}\0\0" for c in candidates]
-                   + [f"E\0{e.file}\0{e.line}\0{e.message}\0\0" for e in walk_errors])
-    return blake2b(text.encode("utf-8", "surrogateescape"), digest_size=20).hexdigest(), racy
+    # Column by column (a C-level join each, ~4x cheaper than a string per file). NUL never
+    # occurs in a path or a kind, the count comes first and the numbers are fixed-width: no
+    # two different walks give the same bytes.
+    h = blake2b(digest_size=20)
+    h.update(b"%d\0" % len(candidates))
+    h.update("\0".join([c.rel for c in candidates]).encode("utf-8", "surrogateescape") + b"\0\0")
+    h.update("\0".join([c.kind for c in candidates]).encode() + b"\0\0")
+    h.update(array("q", [n for c in candidates for n in (c.size, c.mtime_ns)]).tobytes())
+    h.update("".join([f"E\0{e.file}\0{e.line}\0{e.message}\0\0" for e in walk_errors]).encode("utf-8", "surrogateescape"))
+    return h.hexdigest(), racy
 
 
 def input_state(paths) -> list:

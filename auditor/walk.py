@@ -90,6 +90,8 @@ def walk(root: Path, max_bytes: int, skip_dirs=SKIP_DIRS, path_filter=None, foll
             return tree.candidates, tree.errors, tree.entries
         except _Changed:
             memo.forget()
+        except Exception:  # noqa: BLE001 - a memo of the right shape but wrong content: only speed is lost
+            memo.forget()
     tree = _Tree(root, max_bytes, skip_dirs, path_filter, follow_links, memo, reuse=False)
     tree.run()
     if memo is not None:
@@ -125,7 +127,7 @@ class _Tree:
         self.errors: list[FileError] = []
         self.entries = 0
         self.seen_dirs: set[tuple[int, int]] = set()
-        self.prefetched: dict[str, os.stat_result] = {}
+        self.prefetched: dict[str, tuple[list[str], list]] = {}
 
     def run(self) -> None:
         if self.reuse:
@@ -153,21 +155,23 @@ class _Tree:
                 self._list(dirpath, rel_dir, ancestors, dst, stack)
 
     def _as_recorded(self, dirpath: str, rel_dir: str, ancestors: tuple, rec: tuple, stack: list) -> None:
-        _dev, _ino, _mtime, entries, files, subdirs = rec
+        _dev, _ino, _mtime, entries, files, kinds, subdirs = rec
+        if len(kinds) != len(files):
+            raise _Changed
         self.entries += entries
         prefix = dirpath if dirpath.endswith("/") else dirpath + "/"  # os.path.join's result
         head = f"{rel_dir}/" if rel_dir else ""
-        candidates, max_bytes, is_reg, prefetched = self.candidates, self.max_bytes, stat.S_ISREG, self.prefetched
-        for name in files:
-            path = prefix + name
-            st = prefetched.pop(path, None)
+        paths, stats = self.prefetched.pop(rel_dir, None) or ([prefix + name for name in files], [None] * len(files))
+        if paths and paths[0] != prefix + files[0]:  # not this root's spelling of the path
+            paths, stats = [prefix + name for name in files], [None] * len(files)
+        candidates, max_bytes, is_reg = self.candidates, self.max_bytes, stat.S_ISREG
+        for name, kind, path, st in zip(files, kinds, paths, stats):
             if st is None:
                 try:
                     st = os.stat(path)
                 except OSError:
                     raise _Changed from None  # gone since its directory was checked: a race
             # _file()'s common case inline: this loop runs once per file of the tree
-            kind = SUFFIX_KINDS.get(name[name.rfind("."):]) if "." in name else None
             if kind is not None and is_reg(st.st_mode) and st.st_size <= max_bytes:
                 candidates.append(Candidate(path, head + name, kind, st.st_size, st.st_mtime_ns))
             elif stat.S_ISDIR(st.st_mode):
@@ -206,6 +210,7 @@ class _Tree:
             return
         subdirs = []
         files: list[str] = []
+        kinds: list[str | None] = []
         complete = True  # every entry's verdict is a function of its name and stat: recordable
         excluded = path_filter.in_dir(rel_dir) if path_filter else None
         self.entries += len(listing)
@@ -258,10 +263,11 @@ class _Tree:
                 subdirs.append((entry.path, rel, ancestors + (ident,), st))
             else:
                 files.append(name)
+                kinds.append(kind)
                 self._file(entry.path, rel, name, st)
         stack.extend(reversed(subdirs))
         if complete and self.memo is not None and dst.st_mtime_ns < self.memo.trust_before:
-            self.dirs[rel_dir] = (dst.st_dev, dst.st_ino, dst.st_mtime_ns, len(listing), tuple(files),
+            self.dirs[rel_dir] = (dst.st_dev, dst.st_ino, dst.st_mtime_ns, len(listing), tuple(files), tuple(kinds),
                                   tuple(s[1].rsplit("/", 1)[-1] for s in subdirs))
 
 
@@ -269,28 +275,32 @@ PREFETCH_THREADS = 2
 PREFETCH_BELOW = 2000  # files: fewer are statted as the walk meets them
 
 
-def _prefetch(root: Path, dirs: dict) -> dict[str, os.stat_result]:
-    """The stat of every file of the recorded directories, taken by a few threads at once
-    (os.stat releases the GIL; on 2 cores this halves the rescan walk's syscall time).
-    A file that cannot be statted is left out: the walk stats it itself, and decides."""
-    base = str(root)
-    base = base if base.endswith("/") else base + "/"
-    paths = [f"{base}{rel_dir}/{name}" if rel_dir else base + name
-             for rel_dir, rec in dirs.items() for name in rec[4]]
-    if len(paths) < PREFETCH_BELOW:
+def _prefetch(root: Path, dirs: dict) -> dict[str, tuple[list[str], list]]:
+    """{rel_dir: (paths, stats)} of every file of the recorded directories, statted by a few
+    threads at once (os.stat releases the GIL: on 2 cores this shortens the rescan walk's
+    syscall time). A file that cannot be statted has None: the walk stats it and decides."""
+    items = [(rel_dir, rec[4]) for rel_dir, rec in dirs.items() if rec[4]]
+    if sum(len(files) for _, files in items) < PREFETCH_BELOW:
         return {}
     import threading
 
-    parts = [paths[i::PREFETCH_THREADS] for i in range(PREFETCH_THREADS)]
+    base = str(root)
+    base = base if base.endswith("/") else base + "/"
+    parts = [items[i::PREFETCH_THREADS] for i in range(PREFETCH_THREADS)]
     results: list[list] = [[] for _ in parts]
 
     def stat_all(i: int) -> None:
         out, st = results[i], os.stat
-        for path in parts[i]:
-            try:
-                out.append(st(path))
-            except OSError:
-                out.append(None)
+        for rel_dir, files in parts[i]:
+            prefix = f"{base}{rel_dir}/" if rel_dir else base
+            paths = [prefix + name for name in files]
+            stats = []
+            for path in paths:
+                try:
+                    stats.append(st(path))
+                except OSError:
+                    stats.append(None)
+            out.append((rel_dir, paths, stats))
 
     threads = [threading.Thread(target=stat_all, args=(i,), daemon=True) for i in range(1, len(parts))]
     for t in threads:
@@ -298,7 +308,7 @@ def _prefetch(root: Path, dirs: dict) -> dict[str, os.stat_result]:
     stat_all(0)
     for t in threads:
         t.join()
-    return {p: s for part, res in zip(parts, results) for p, s in zip(part, res) if s is not None}
+    return {rel_dir: (paths, stats) for res in results for rel_dir, paths, stats in res}
 
 
 def _inside(root_real: str) -> Callable[[str], bool]:
@@ -365,9 +375,10 @@ class WalkMemo:
     """The last walk of one root with one set of filters, as a cache entry (auditor.cache).
 
     Holds, per directory walked for real and not modified within RACY_NS of that walk,
-    ``(st_dev, st_ino, st_mtime_ns, entries, file names, subdirectory names)``; per
-    extension-less file, the kind its first line gave; and the stat of every ignore file
-    the filters read (None: absent). ``trusted()`` is False when one of those changed."""
+    ``(st_dev, st_ino, st_mtime_ns, entries, file names, their kinds by suffix, subdirectory
+    names)``; per extension-less file, the kind its first line gave; and the stat of every
+    ignore file the filters read (None: absent). ``trusted()`` is False when one of those
+    changed."""
 
     def __init__(self, directory: Path, key: str, started_ns: int):
         from auditor import cache
@@ -378,7 +389,8 @@ class WalkMemo:
         self.trust_before = started_ns - cache.RACY_NS
         payload = cache.read_entry(directory / self.name, "walk", key)
         loaded = cache.load_objects(payload) if payload is not None else None
-        if not (isinstance(loaded, tuple) and len(loaded) == 3 and all(isinstance(d, dict) for d in loaded)):
+        if not (isinstance(loaded, tuple) and len(loaded) == 3 and all(isinstance(d, dict) for d in loaded)
+                and all(type(rec) is tuple and len(rec) == 7 for rec in loaded[0].values())):
             loaded = ({}, {}, {})
         self.old_dirs, self.old_kinds, self.old_ignores = loaded
 

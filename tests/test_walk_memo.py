@@ -218,8 +218,14 @@ def test_a_corrupt_or_foreign_memo_is_ignored(tmp_path):
     # a well-formed entry of the wrong shape (another root's key would not even be read)
     skip, filt = SKIP_DIRS, PathFilter(root, [], respect_gitignore=True)
     key = memo_key(root, skip, filt, MAX, False)
-    cache.write_entry(cache_dir, entry.name, "walk", key, cache.dump_objects(({"": "nonsense"}, {}, {})))
-    assert as_data(memo_walk(root, cache_dir)) == expected
+    st = root.stat()
+    here = (st.st_dev, st.st_ino, st.st_mtime_ns)  # records the walk takes as the root's
+    # (a record of the right shape claiming other entries would be believed: the key and the
+    # checksum keep out other roots' and damaged ones, the inode and mtime_ns a stale one)
+    for nonsense in ({"": "nonsense"}, {"": (*here, 4, 5, 6, 7)}, {"": (*here, 0, ("x",), (), ())},
+                     {"": (*here, 0, ("nope.py",), ("python",), ())}):
+        cache.write_entry(cache_dir, entry.name, "walk", key, cache.dump_objects((nonsense, {}, {})))
+        assert as_data(memo_walk(root, cache_dir)) == expected
     assert as_data(memo_walk(root, cache_dir)) == expected
 
 
