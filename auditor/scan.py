@@ -425,7 +425,11 @@ def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int, 
 
     With STORE (auditor.cache.FileStore), a file found as stored is not read again for
     words it was already looked at for, nor parsed again: a rescan reads only the changed
-    files, and all skipped files only for words no earlier scan looked for."""
+    files, and all skipped files only for words no earlier scan looked for. A round that
+    looks for the same words as the last scan's chooses the same unchanged files: only the
+    changed ones are looked at; and when no file changed, every round is the last scan's."""
+    if store is not None and store.unchanged(len(cands)):
+        return _replay_rounds(cands, vocab, jobs, store)
     from auditor.flow.resolve import wanted_words
 
     # skipped by the prefilter, or parsed but never visited (the code gates: keywords in prose only)
@@ -434,6 +438,7 @@ def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int, 
     found: list[tuple] = []
     seen_helpers: set[str] = set()
     seen_keys: set[str] = set()
+    reusing = True
     for _round in range(FLOW_ROUNDS):
         if not skipped:
             break
@@ -454,8 +459,31 @@ def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int, 
             wanted = config if c.kind != "python" else both if c.rel in named_config else code
             if wanted.words:
                 asked.append((c, wanted))
-        chosen = [c for (c, _), yes in zip(asked, _names_any(asked, store, jobs)) if yes]
+        last = store.last_round(_round) if store is not None and reusing else None
+        reusing = last is not None and last[:2] == (helpers, keys)
+        if reusing:
+            # The same words as last time, and every earlier round too (so an unchanged file
+            # is asked this round exactly when it was then): its answer is last time's.
+            same, was_chosen = store.same, last[2]
+            answers = iter(_names_any([a for a in asked if a[0].rel not in same], store, jobs))
+            chosen = [c for c, _ in asked if (c.rel in was_chosen if c.rel in same else next(answers))]
+        else:
+            chosen = [c for (c, _), yes in zip(asked, _names_any(asked, store, jobs)) if yes]
+        if store is not None:
+            store.put_round(helpers, keys, (c.rel for c in chosen))
         skipped -= {c.rel for c in chosen}
+        found += _parse_flow(chosen, vocab, jobs, store)
+    return found
+
+
+def _replay_rounds(cands: list[Candidate], vocab, jobs: int, store) -> list[tuple]:
+    """_flow_pass when every file is as the last scan stored it: each round's words and
+    choice are the last scan's (they are functions of the files alone)."""
+    found: list[tuple] = []
+    for index in range(len(store.old_rounds)):
+        helpers, keys, was_chosen = store.last_round(index)
+        chosen = [c for c in cands if c.rel in was_chosen]
+        store.put_round(helpers, keys, was_chosen)
         found += _parse_flow(chosen, vocab, jobs, store)
     return found
 

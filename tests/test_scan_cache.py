@@ -505,7 +505,7 @@ def test_a_bad_outcome_inside_a_valid_store_is_parsed_again(tmp_path):
     blob = store.read_bytes()
     end = blob.index(b"\n", len(cache_mod.MAGIC))
     fields = json.loads(blob[len(cache_mod.MAGIC):end])
-    entries, words, flow = pickle.loads(blob[end + 1:])
+    entries, words, flow, rounds = pickle.loads(blob[end + 1:])
     parsed = sorted(rel for rel, e in entries.items() if e[4] is not None)
     assert {"sampler/data.py", "conf/config.yaml", "sampler/envs.py"} <= set(parsed)
     marker = tmp_path / "pwned"
@@ -513,7 +513,7 @@ def test_a_bad_outcome_inside_a_valid_store_is_parsed_again(tmp_path):
            "sampler/envs.py": pickle.dumps(_Exploit(marker))}
     for rel, value in bad.items():
         entries[rel] = entries[rel][:4] + (value,)
-    payload = pickle.dumps((entries, words, flow))
+    payload = pickle.dumps((entries, words, flow, rounds))
     store.write_bytes(cache_mod._header(fields["kind"], fields["key"], payload) + payload)
     for rec in cache.glob("replay-*.bin"):
         rec.unlink()
