@@ -330,6 +330,36 @@ class FileStore:
         self.same.add(cand.rel)
         return outcome
 
+    def lookup(self, cands) -> tuple[list, list]:
+        """(get()'s outcome of each of CANDS that has one, the candidates that have none).
+
+        get() over a whole walk, with the common case inline: an old file whose size and
+        mtime match keeps its entry as it is (most of them: skipped files, stored as None)."""
+        hits: list = []
+        todo: list = []
+        old, new, same = self.old, self.new, self.same
+        recent = self.started_ns - RACY_NS
+        for c in cands:
+            rel = c.rel
+            entry = old.get(rel)
+            if type(entry) is tuple and len(entry) == 5 and entry[0] == c.size and entry[1] == c.mtime_ns \
+                    and entry[3] is False and c.mtime_ns < recent:
+                blob = entry[4]
+                outcome = (rel, [], None, None, False) if blob is None else _decode(rel, blob)
+                if outcome is not None:
+                    new[rel] = entry
+                    same.add(rel)
+                    hits.append(outcome)
+                    continue
+                todo.append(c)
+                continue
+            outcome = self.get(c) if entry is not None else None
+            if outcome is None:
+                todo.append(c)
+            else:
+                hits.append(outcome)
+        return hits, todo
+
     def put(self, cand, dig: bytes | None, outcome: Any) -> None:
         self.changed = True
         blob = _encode(outcome)

@@ -373,13 +373,7 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
     outcomes = []
     todo = candidates
     if store is not None:
-        todo = []
-        for c in candidates:
-            hit = store.get(c)
-            if hit is None:
-                todo.append(c)
-            else:
-                outcomes.append(hit)
+        outcomes, todo = store.lookup(candidates)
     fresh, digests = _parse_all(todo, vocab, Prefilter(vocab), jobs or default_jobs(), progress,
                                 want_digests=store is not None)
     outcomes += fresh
