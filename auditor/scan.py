@@ -428,7 +428,8 @@ def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int, 
 
     # skipped by the prefilter, or parsed but never visited (the code gates: keywords in prose only)
     skipped = {o[0] for o in outcomes if o[3] is None and (not o[4] or o[2] == GATED)}
-    named_config = {c.rel for c in cands if c.kind == "python" and c.rel in skipped and _config_named(c.rel)}
+    named_config: dict[str, bool] = {}  # of the skipped Python files looked at
+    memo: dict = {}  # wanted_words' per-file work, done once for both rounds
     found: list[tuple] = []
     seen_helpers: set[str] = set()
     seen_keys: set[str] = set()
@@ -436,7 +437,7 @@ def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int, 
     for _round in range(FLOW_ROUNDS):
         if not skipped:
             break
-        helpers, keys = wanted_words(o[2] for o in [*outcomes, *found] if o[2])
+        helpers, keys = wanted_words((o[2] for o in [*outcomes, *found] if o[2]), memo)
         helpers, keys = helpers - seen_helpers, keys - seen_keys
         if _round:
             helpers = set()  # the second round only looks for keys, in config files: cheap to reread
@@ -444,25 +445,36 @@ def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int, 
         seen_keys |= keys
         if not helpers and not keys:
             break
-        code, config, both = _Wanted(helpers), _Wanted(keys), _Wanted(helpers | keys)
-        asked: list[tuple[Candidate, _Wanted]] = []
-        for c in cands:
-            if c.rel not in skipped or c.kind == "shell" or (_round and c.kind == "python"
-                                                             and c.rel not in named_config):
-                continue
-            wanted = config if c.kind != "python" else both if c.rel in named_config else code
-            if wanted.words:
-                asked.append((c, wanted))
         last = store.last_round(_round) if store is not None and reusing else None
         reusing = last is not None and last[:2] == (helpers, keys)
-        if reusing:
-            # The same words as last time, and every earlier round too (so an unchanged file
-            # is asked this round exactly when it was then): its answer is last time's.
-            same, was_chosen = store.same, last[2]
-            answers = iter(_names_any([a for a in asked if a[0].rel not in same], store, jobs))
-            chosen = [c for c, _ in asked if (c.rel in was_chosen if c.rel in same else next(answers))]
-        else:
-            chosen = [c for (c, _), yes in zip(asked, _names_any(asked, store, jobs)) if yes]
+        # Reusing: the same words as last time, and every earlier round too, so an unchanged
+        # file is asked this round exactly when it was then, and answers as it did then.
+        same, was_chosen = (store.same, last[2]) if reusing else ((), ())
+        code, config, both = _Wanted(helpers), _Wanted(keys), _Wanted(helpers | keys)
+        picks: list[Candidate] = []  # in walk order, answered or not
+        asked: list[tuple[Candidate, _Wanted]] = []
+        for c in cands:
+            rel = c.rel
+            if rel in same:
+                if rel in was_chosen:
+                    picks.append(c)
+                continue
+            if rel not in skipped or c.kind == "shell":
+                continue
+            if c.kind == "python":
+                is_config = named_config.get(rel)
+                if is_config is None:
+                    is_config = named_config[rel] = _config_named(rel)
+                if _round and not is_config:
+                    continue
+                wanted = both if is_config else code
+            else:
+                wanted = config
+            if wanted.words:
+                asked.append((c, wanted))
+                picks.append(c)
+        yes = {c.rel for (c, _), answer in zip(asked, _names_any(asked, store, jobs)) if answer}
+        chosen = [c for c in picks if c.rel in yes or c.rel in same]
         if store is not None:
             store.put_round(helpers, keys, (c.rel for c in chosen))
         skipped -= {c.rel for c in chosen}
