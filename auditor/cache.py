@@ -10,8 +10,10 @@ Three kinds of entry live in the cache directory (default ``PATH/.qg-audit_cache
   mtime match is reused without reading it; one whose mtime changed (a checkout, a touch)
   is read and reused when its digest still matches; anything else is parsed again. The
   flow layer's second pass keeps its per-file facts there too (which of the words it looked
-  for a file names, and its parse of the file), valid while the file is as stored. The
-  cross-file steps (the second pass's choice, join, rules) always run again over them.
+  for a file names, and its parse of the file), valid while the file is as stored, and its
+  rounds' result (the words looked for, the files chosen): a round that looks for the same
+  words again keeps the choice for the unchanged files. The join and the rules always run
+  again over them.
 - ``walk-<key>.bin``: the last walk of the root with one set of filters, per directory
   (auditor.walk.WalkMemo): a directory found with the same mtime is not listed again.
 - ``replay-<key>.bin``: the last report for one command line (``<key>`` covers the
