@@ -10,8 +10,10 @@ Three kinds of entry live in the cache directory (default ``PATH/.qg-audit_cache
   mtime match is reused without reading it; one whose mtime changed (a checkout, a touch)
   is read and reused when its digest still matches; anything else is parsed again. The
   flow layer's second pass keeps its per-file facts there too (which of the words it looked
-  for a file names, and its parse of the file), valid while the file is as stored. The
-  cross-file steps (the second pass's choice, join, rules) always run again over them.
+  for a file names, and its parse of the file), valid while the file is as stored, and its
+  rounds' result (the words looked for, the files chosen): a round that looks for the same
+  words again keeps the choice for the unchanged files. The join and the rules always run
+  again over them.
 - ``walk-<key>.bin``: the last walk of the root with one set of filters, per directory
   (auditor.walk.WalkMemo): a directory found with the same mtime is not listed again.
 - ``replay-<key>.bin``: the last report for one command line (``<key>`` covers the
@@ -47,7 +49,7 @@ try:  # the BLAKE2 module itself: hashlib would load OpenSSL first (~10 ms of st
 except ImportError:  # pragma: no cover - builds without it
     from hashlib import blake2b
 
-FORMAT = 2  # 2: the store holds the flow pass's facts too, and each outcome pickled on its own
+FORMAT = 3  # 3: the store holds the flow pass's rounds (words looked for, files chosen) too
 MAGIC = b"qg-audit cache\n"
 DIR_NAME = ".qg-audit_cache"
 RACY_NS = 2_000_000_000  # coarse filesystem clocks (FAT: 2 s); finer ones only re-read more
@@ -285,7 +287,10 @@ class FileStore:
     The flow layer's second pass (auditor.scan._flow_pass) keeps two more facts per file,
     valid while the file's content is as stored: which of the words it looked for the file
     contains (``words_in`` / ``put_words``), and the outcome of its full parse of the file
-    (``flow_outcome`` / ``put_flow``). Both are functions of the file's bytes alone."""
+    (``flow_outcome`` / ``put_flow``). Both are functions of the file's bytes alone. It also
+    keeps each of its rounds' result (``last_round`` / ``put_round``): the words looked for
+    and the files chosen, which holds for every file found as stored when the words are the
+    same again (a rescan then looks only at the changed files)."""
 
     def __init__(self, directory: Path, key: str, started_ns: int):
         self.directory = directory
@@ -294,12 +299,14 @@ class FileStore:
         self.started_ns = started_ns
         payload = read_entry(directory / self.name, "files", key)
         loaded = load_objects(payload) if payload is not None else None
-        if not (isinstance(loaded, tuple) and len(loaded) == 3 and all(isinstance(d, dict) for d in loaded)):
-            loaded = ({}, {}, {})
-        self.old, self.old_words, self.old_flow = loaded
+        if not (isinstance(loaded, tuple) and len(loaded) == 4 and all(isinstance(d, dict) for d in loaded[:3])
+                and _valid_rounds(loaded[3])):
+            loaded = ({}, {}, {}, [])
+        self.old, self.old_words, self.old_flow, self.old_rounds = loaded
         self.new: dict = {}
         self.words: dict = {}
         self.flow: dict = {}
+        self.rounds: list[tuple[tuple, tuple, tuple]] = []
         self.same: set[str] = set()  # files found as stored in this scan: their flow facts hold
         self._interned: dict[frozenset, frozenset] = {}
         self.changed = not self.old
@@ -324,6 +331,36 @@ class FileStore:
         self._keep(cand, dig, blob)
         self.same.add(cand.rel)
         return outcome
+
+    def lookup(self, cands) -> tuple[list, list]:
+        """(get()'s outcome of each of CANDS that has one, the candidates that have none).
+
+        get() over a whole walk, with the common case inline: an old file whose size and
+        mtime match keeps its entry as it is (most of them: skipped files, stored as None)."""
+        hits: list = []
+        todo: list = []
+        old, new, same = self.old, self.new, self.same
+        recent = self.started_ns - RACY_NS
+        for c in cands:
+            rel = c.rel
+            entry = old.get(rel)
+            if type(entry) is tuple and len(entry) == 5 and entry[0] == c.size and entry[1] == c.mtime_ns \
+                    and entry[3] is False and c.mtime_ns < recent:
+                blob = entry[4]
+                outcome = (rel, [], None, None, False) if blob is None else _decode(rel, blob)
+                if outcome is not None:
+                    new[rel] = entry
+                    same.add(rel)
+                    hits.append(outcome)
+                    continue
+                todo.append(c)
+                continue
+            outcome = self.get(c) if entry is not None else None
+            if outcome is None:
+                todo.append(c)
+            else:
+                hits.append(outcome)
+        return hits, todo
 
     def put(self, cand, dig: bytes | None, outcome: Any) -> None:
         self.changed = True
@@ -367,22 +404,47 @@ class FileStore:
             self.flow[rel] = blob
             self.changed = True
 
+    def unchanged(self, count: int) -> bool:
+        """Is every one of this scan's COUNT files found as stored, and no other file was stored?
+        (Then every cross-file input of the flow pass is as the last scan left it.)"""
+        return bool(self.old) and len(self.same) == count == len(self.old)
+
+    def last_round(self, index: int) -> tuple[frozenset, frozenset, frozenset] | None:
+        """(helper words, key words, chosen files) of the last scan's round INDEX, if it ran."""
+        if index >= len(self.old_rounds):
+            return None
+        helpers, keys, chosen = self.old_rounds[index]
+        return frozenset(helpers), frozenset(keys), frozenset(chosen)
+
+    def put_round(self, helpers, keys, chosen) -> None:
+        self.rounds.append((tuple(sorted(helpers)), tuple(sorted(keys)), tuple(sorted(chosen))))
+
     def save(self) -> None:
         """Write the store (when anything changed), then let go of the stored bytes: after
         this only the entries' size, mtime_ns and digest are kept (the replay record's check
         of recent files reads them), which frees ~10 MB per 100 MB scanned for the join."""
-        words = {rel: w for rel, w in self.words.items() if rel in self.new}
+        # A file found as stored keeps its word record even when this scan did not look at it
+        # (the flow pass reused its rounds): the record still describes the file's bytes.
+        old_words, same = self.old_words, self.same
+        words = {rel: w for rel in self.new
+                 if (w := self.words.get(rel)) is not None or (rel in same and (w := old_words.get(rel)) is not None)}
         flow = {rel: o for rel, o in self.flow.items() if rel in self.new}
         try:
             if self.changed or self.new.keys() != self.old.keys() or words.keys() != self.old_words.keys() \
-                    or flow.keys() != self.old_flow.keys():
+                    or flow.keys() != self.old_flow.keys() or self.rounds != self.old_rounds:
                 try:
-                    dump_entry(self.directory, self.name, "files", self.key, (self.new, words, flow))
+                    dump_entry(self.directory, self.name, "files", self.key, (self.new, words, flow, self.rounds))
                 except Exception:  # noqa: BLE001 - a bug (an unpicklable entry): no store this time
                     return
         finally:
             self.new = {rel: entry[:4] for rel, entry in self.new.items()}
             self.old, self.old_words, self.old_flow, self.words, self.flow = {}, {}, {}, {}, {}
+
+
+def _valid_rounds(rounds) -> bool:
+    return isinstance(rounds, list) and all(
+        isinstance(r, tuple) and len(r) == 3 and all(isinstance(part, tuple) and all(isinstance(w, str) for w in part)
+                                                     for part in r) for r in rounds)
 
 
 # Each outcome is stored pickled on its own, so that saving the store after a one-file edit

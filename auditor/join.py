@@ -172,6 +172,8 @@ def reroot_hydra(result: ScanResult) -> None:
 # -- 2. spellings --------------------------------------------------------------------------
 
 def _norm_key(key: str) -> str:
+    if "-" not in key and key.strip() == key:  # most keys: nothing to change (join calls this per site)
+        return key
     key = key.strip()
     if key.startswith("-"):
         key = key.lstrip("-")

@@ -373,13 +373,7 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
     outcomes = []
     todo = candidates
     if store is not None:
-        todo = []
-        for c in candidates:
-            hit = store.get(c)
-            if hit is None:
-                todo.append(c)
-            else:
-                outcomes.append(hit)
+        outcomes, todo = store.lookup(candidates)
     fresh, digests = _parse_all(todo, vocab, Prefilter(vocab), jobs or default_jobs(), progress,
                                 want_digests=store is not None)
     outcomes += fresh
@@ -425,19 +419,25 @@ def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int, 
 
     With STORE (auditor.cache.FileStore), a file found as stored is not read again for
     words it was already looked at for, nor parsed again: a rescan reads only the changed
-    files, and all skipped files only for words no earlier scan looked for."""
+    files, and all skipped files only for words no earlier scan looked for. A round that
+    looks for the same words as the last scan's chooses the same unchanged files: only the
+    changed ones are looked at; and when no file changed, every round is the last scan's."""
+    if store is not None and store.unchanged(len(cands)):
+        return _replay_rounds(cands, vocab, jobs, store)
     from auditor.flow.resolve import wanted_words
 
     # skipped by the prefilter, or parsed but never visited (the code gates: keywords in prose only)
     skipped = {o[0] for o in outcomes if o[3] is None and (not o[4] or o[2] == GATED)}
-    named_config = {c.rel for c in cands if c.kind == "python" and c.rel in skipped and _config_named(c.rel)}
+    named_config: dict[str, bool] = {}  # of the skipped Python files looked at
+    memo: dict = {}  # wanted_words' per-file work, done once for both rounds
     found: list[tuple] = []
     seen_helpers: set[str] = set()
     seen_keys: set[str] = set()
+    reusing = True
     for _round in range(FLOW_ROUNDS):
         if not skipped:
             break
-        helpers, keys = wanted_words(o[2] for o in [*outcomes, *found] if o[2])
+        helpers, keys = wanted_words((o[2] for o in [*outcomes, *found] if o[2]), memo)
         helpers, keys = helpers - seen_helpers, keys - seen_keys
         if _round:
             helpers = set()  # the second round only looks for keys, in config files: cheap to reread
@@ -445,17 +445,51 @@ def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int, 
         seen_keys |= keys
         if not helpers and not keys:
             break
+        last = store.last_round(_round) if store is not None and reusing else None
+        reusing = last is not None and last[:2] == (helpers, keys)
+        # Reusing: the same words as last time, and every earlier round too, so an unchanged
+        # file is asked this round exactly when it was then, and answers as it did then.
+        same, was_chosen = (store.same, last[2]) if reusing else ((), ())
         code, config, both = _Wanted(helpers), _Wanted(keys), _Wanted(helpers | keys)
+        picks: list[Candidate] = []  # in walk order, answered or not
         asked: list[tuple[Candidate, _Wanted]] = []
         for c in cands:
-            if c.rel not in skipped or c.kind == "shell" or (_round and c.kind == "python"
-                                                             and c.rel not in named_config):
+            rel = c.rel
+            if rel in same:
+                if rel in was_chosen:
+                    picks.append(c)
                 continue
-            wanted = config if c.kind != "python" else both if c.rel in named_config else code
+            if rel not in skipped or c.kind == "shell":
+                continue
+            if c.kind == "python":
+                is_config = named_config.get(rel)
+                if is_config is None:
+                    is_config = named_config[rel] = _config_named(rel)
+                if _round and not is_config:
+                    continue
+                wanted = both if is_config else code
+            else:
+                wanted = config
             if wanted.words:
                 asked.append((c, wanted))
-        chosen = [c for (c, _), yes in zip(asked, _names_any(asked, store, jobs)) if yes]
+                picks.append(c)
+        yes = {c.rel for (c, _), answer in zip(asked, _names_any(asked, store, jobs)) if answer}
+        chosen = [c for c in picks if c.rel in yes or c.rel in same]
+        if store is not None:
+            store.put_round(helpers, keys, (c.rel for c in chosen))
         skipped -= {c.rel for c in chosen}
+        found += _parse_flow(chosen, vocab, jobs, store)
+    return found
+
+
+def _replay_rounds(cands: list[Candidate], vocab, jobs: int, store) -> list[tuple]:
+    """_flow_pass when every file is as the last scan stored it: each round's words and
+    choice are the last scan's (they are functions of the files alone)."""
+    found: list[tuple] = []
+    for index in range(len(store.old_rounds)):
+        helpers, keys, was_chosen = store.last_round(index)
+        chosen = [c for c in cands if c.rel in was_chosen]
+        store.put_round(helpers, keys, was_chosen)
         found += _parse_flow(chosen, vocab, jobs, store)
     return found
 

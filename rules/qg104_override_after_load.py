@@ -395,12 +395,18 @@ def _was_loaded(site, reads) -> bool:
     if "." in target or "[" in target:
         return True
     expr = site.detail.get("expr") or ""
-    if not _AUGMENTED.match(expr) and re.search(rf"\b{re.escape(site.leaf)}\b", expr):
+    if not _AUGMENTED.match(expr) and _mentions(expr, site.leaf):
         return True  # n = 1 if ars else self.n_envs: the loaded value flows through the other branch
     first = reads.get((site.file, site.detail.get("function"), site.leaf.lower()))
     local = target.strip().lower()
     first_local = reads.get((site.file, site.detail.get("function"), local))
     return any(line is not None and line <= site.line for line in (first, first_local))
+
+
+def _mentions(expr: str, word: str) -> bool:
+    """WORD as a whole word in EXPR (looked for as a substring first: most expressions do not
+    hold it, and each word's regex is compiled anew)."""
+    return word in expr and re.search(rf"\b{re.escape(word)}\b", expr) is not None
 
 
 def _changes_the_value(site, leaf: str) -> bool:
@@ -423,7 +429,7 @@ def _changes_the_value(site, leaf: str) -> bool:
     expr = d.get("expr") or d.get("cap") or site.source
     if _AUGMENTED.match(expr):
         return True  # num_workers //= 2
-    mentions_self = re.search(rf"\b{re.escape(leaf)}\b", expr) is not None
+    mentions_self = _mentions(expr, leaf)
     if how in ("min", "max", "cpu_count") or d.get("cpu_count"):
         return mentions_self
     if how == "expression":

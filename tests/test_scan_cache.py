@@ -505,7 +505,7 @@ def test_a_bad_outcome_inside_a_valid_store_is_parsed_again(tmp_path):
     blob = store.read_bytes()
     end = blob.index(b"\n", len(cache_mod.MAGIC))
     fields = json.loads(blob[len(cache_mod.MAGIC):end])
-    entries, words, flow = pickle.loads(blob[end + 1:])
+    entries, words, flow, rounds = pickle.loads(blob[end + 1:])
     parsed = sorted(rel for rel, e in entries.items() if e[4] is not None)
     assert {"sampler/data.py", "conf/config.yaml", "sampler/envs.py"} <= set(parsed)
     marker = tmp_path / "pwned"
@@ -513,7 +513,7 @@ def test_a_bad_outcome_inside_a_valid_store_is_parsed_again(tmp_path):
            "sampler/envs.py": pickle.dumps(_Exploit(marker))}
     for rel, value in bad.items():
         entries[rel] = entries[rel][:4] + (value,)
-    payload = pickle.dumps((entries, words, flow))
+    payload = pickle.dumps((entries, words, flow, rounds))
     store.write_bytes(cache_mod._header(fields["kind"], fields["key"], payload) + payload)
     for rec in cache.glob("replay-*.bin"):
         rec.unlink()
@@ -543,3 +543,24 @@ def test_the_flow_pass_over_many_files_reads_them_in_a_pool_with_the_same_answer
         for rec in cache.glob("replay-*.bin"):
             rec.unlink()
         assert mask(scan(root, "--format", "json", *args, cache=where).stdout) == mask(serial.stdout)
+
+
+def test_a_round_is_reused_only_after_rounds_that_were(tmp_path):
+    """The store keeps each round of the second pass (words looked for, files chosen) and a
+    rescan reuses a round whose words are the same. A later round's words can be the same
+    while an earlier round's changed: a config file the first round chose last time (it set
+    a key that round looked for) is now left for the second round, which must ask it afresh."""
+    root = flow_project(tmp_path)
+    pools = root / "lib" / "pools.py"
+    pools.write_text(pools.read_text() + "\n\ndef warmup_pool(cfg):\n"
+                     "    return mp.Pool(processes=cfg['sizes']['warmup_width'])\n")
+    (root / "conf" / "extra.yaml").write_text("sizes:\n  warmup_width: 2\n  rollout_width: 9\n")
+    age(root)
+    cache = tmp_path / "cache"
+    scan(root, "--format", "json", cache=cache)  # fills the store: extra.yaml chosen by warmup_width
+    assert ("conf/extra.yaml", "define", "sizes.rollout_width") in site_keys(agrees_with_cold(root, cache))
+    pools.write_text(pools.read_text().split("\n\ndef warmup_pool")[0] + "\n")  # the first round's key is gone
+    age(root)
+    doc = agrees_with_cold(root, cache)
+    assert ("conf/extra.yaml", "define", "sizes.rollout_width") in site_keys(doc)  # now chosen by rollout_width
+    assert not any(k[2] == "sizes.warmup_width" for k in site_keys(doc))

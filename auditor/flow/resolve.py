@@ -350,14 +350,16 @@ def evaluate(result: ScanResult, knob_of: dict[str, Any]) -> None:
 
 # -- before parsing: what else is worth parsing ------------------------------------------
 
-def wanted_words(metas) -> tuple[set[str], set[str]]:
+def wanted_words(metas, memo: dict | None = None) -> tuple[set[str], set[str]]:
     """Words that make a file skipped by the prefilter worth parsing after all:
     (helper words for Python files, key words for config files).
 
     Helper words: ``name(`` of a public helper whose parameter reaches a backend (its
     callers may name no knob). Key words: leaf keys outside the vocabulary that traces read
     (a config file may set only those). Both only when distinctive enough to be cheap: a
-    short or private name would send most of a large tree to the parser."""
+    short or private name would send most of a large tree to the parser. MEMO (a dict kept
+    between calls over the same metas, as the second pass's rounds make) holds each file's
+    call edges by callee leaf."""
     keys: set[str] = set()
     helpers: set[str] = set()
     facts = [m["flow"] for m in metas if isinstance(m, dict) and m.get("flow")]
@@ -370,7 +372,7 @@ def wanted_words(metas) -> tuple[set[str], set[str]]:
                     keys.add(n["key"].rsplit(".", 1)[-1])
     leaf = {h.rsplit(".", 1)[-1] for h in helpers}
     # each call's callee leaves once, not once a round (a large tree has ~60k calls)
-    edges = [(tuple(c.rsplit(".", 1)[-1] for c in edge["callee"]), edge) for f in facts for edge in f.get("calls", [])]
+    edges = [edge for f in facts for edge in _callee_leaves(f, memo)]
     for _round in range(MAX_ROUNDS):  # callers that pass their own parameter on
         grown = False
         for callee_leaves, edge in edges:
@@ -398,6 +400,16 @@ def wanted_words(metas) -> tuple[set[str], set[str]]:
             names.add(name + "(")
     # each word is one pass over every skipped file: the longest (most specific) names only
     return set(sorted(names, key=lambda w: (-len(w), w))[:MAX_HELPER_WORDS]), {k for k in keys if _distinctive(k)}
+
+
+def _callee_leaves(f: dict, memo: dict | None) -> list[tuple[list[str], dict]]:
+    hit = memo.get(id(f)) if memo is not None else None
+    if hit is not None and hit[0] is f:
+        return hit[1]
+    edges = [([c[c.rfind(".") + 1:] for c in edge["callee"]], edge) for edge in f.get("calls", [])]
+    if memo is not None:
+        memo[id(f)] = (f, edges)  # F kept alive with it: its id cannot name another dict meanwhile
+    return edges
 
 
 def _distinctive(word: str) -> bool:

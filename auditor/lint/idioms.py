@@ -8,6 +8,7 @@ rule can call them on the sites of a trace the same way. See docs/rules.md, "Pre
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from auditor.model import Site
 
@@ -51,13 +52,23 @@ def is_no_backend_branch(site: Site) -> bool:
 def fills_a_missing_value(cond: str, name: str) -> bool:
     """`if num_workers is None: num_workers = 1`, or the last branch of a default chain:
     `if "OMP_NUM_THREADS" in os.environ: ... elif ...: n = 1` sets a default for a missing value."""
-    n = re.escape(name.rsplit(".", 1)[-1])
-    return bool(re.search(rf"\b{n}\s+is\s+None\b|not\s*\(\s*[\w.]*\b{n}\s+is\s+not\s+None\s*\)"
-                          rf"|^\s*not\s+[\w.]*\b{n}\s*$"  # if not num_workers:
-                          rf"|['\"](\w+_)?{n}['\"]\s+not\s+in\b"  # if "num_cpus" not in opts:
-                          rf"|not\s*\(\s*['\"](\w+_)?{n}['\"]\s+in\b"  # else of if "OMP_NUM_THREADS" in os.environ
-                          rf"|not\s*\(\s*[\w.]*getenv\(\s*['\"](\w+_)?{n}['\"]"  # else of if os.getenv("N"):
-                          rf"|['\"]{n}['\"]\s*\)\s+is\s+None\b", cond, re.IGNORECASE))
+    leaf = name.rsplit(".", 1)[-1]
+    # Every form names the leaf: without it (checked exactly only in ASCII, where IGNORECASE
+    # is plain lower-casing) there is no regex to build, the dearest step of the rules.
+    if cond.isascii() and leaf.isascii() and leaf.lower() not in cond.lower():
+        return False
+    return bool(_missing_value_regex(leaf).search(cond))
+
+
+@lru_cache(maxsize=256)
+def _missing_value_regex(leaf: str) -> re.Pattern:
+    n = re.escape(leaf)
+    return re.compile(rf"\b{n}\s+is\s+None\b|not\s*\(\s*[\w.]*\b{n}\s+is\s+not\s+None\s*\)"
+                      rf"|^\s*not\s+[\w.]*\b{n}\s*$"  # if not num_workers:
+                      rf"|['\"](\w+_)?{n}['\"]\s+not\s+in\b"  # if "num_cpus" not in opts:
+                      rf"|not\s*\(\s*['\"](\w+_)?{n}['\"]\s+in\b"  # else of if "OMP_NUM_THREADS" in os.environ
+                      rf"|not\s*\(\s*[\w.]*getenv\(\s*['\"](\w+_)?{n}['\"]"  # else of if os.getenv("N"):
+                      rf"|['\"]{n}['\"]\s*\)\s+is\s+None\b", re.IGNORECASE)
 
 
 def is_logged(site: Site) -> str | None:

@@ -36,6 +36,8 @@ def _escape(match: re.Match) -> str:
 
 def undecodable_as_hex(text: str) -> str:
     """Only the undecodable bytes of a file name, as ``\\xNN`` (for JSON: lossless to read)."""
+    if text.isascii():  # nearly every string of a report: a surrogate is not ASCII
+        return text
     return _SURROGATE.sub(_escape, text) if _SURROGATE.search(text) else text
 
 
