@@ -16,6 +16,7 @@ real project mention no parallelism knob, and plain ``bytes in`` checks skip the
 from __future__ import annotations
 
 import gc
+import operator
 import os
 import re
 import sys
@@ -400,6 +401,7 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
     return result
 
 
+_REL = operator.itemgetter(0)
 FLOW_ROUNDS = 2  # second-pass rounds: files found by helpers, then keys only those files name
 
 
@@ -437,7 +439,9 @@ def _flow_pass(cands: list[Candidate], outcomes: list[tuple], vocab, jobs: int, 
     for _round in range(FLOW_ROUNDS):
         if not skipped:
             break
-        helpers, keys = wanted_words((o[2] for o in [*outcomes, *found] if o[2]), memo)
+        # in path order: wanted_words follows helper levels up to a cap, where what it found
+        # first decides; the outcomes come in the pool's order, which varies run to run
+        helpers, keys = wanted_words((o[2] for o in sorted([*outcomes, *found], key=_REL) if o[2]), memo)
         helpers, keys = helpers - seen_helpers, keys - seen_keys
         if _round:
             helpers = set()  # the second round only looks for keys, in config files: cheap to reread

@@ -156,3 +156,31 @@ def test_paths_rendered(fmt, tmp_path):
         assert sites[0]["match"] == "flow" and sites[0]["detail"]["flow"][-1]["role"] == "sink"
     else:
         assert "from train.py:8" in proc.stdout and "to   train.py:9" in proc.stdout
+
+
+def test_the_second_pass_does_not_depend_on_the_order_files_finished_parsing(tmp_path):
+    """wanted_words follows helper levels up to a cap (MAX_ROUNDS), and within a round what it
+    meets first decides; the pool hands outcomes back in any order. A chain longer than the
+    cap, in files whose order matters, must give one answer."""
+    from auditor import scan
+    from auditor.flow.resolve import MAX_ROUNDS
+
+    depth = MAX_ROUNDS + 3
+    (tmp_path / "h0.py").write_text(
+        "import torch\n\ndef make_pool_level0(ds, num_workers):\n"
+        "    return torch.utils.data.DataLoader(ds, num_workers=num_workers)\n")
+    for k in range(1, depth):
+        (tmp_path / f"h{k}.py").write_text(
+            f"from h{k - 1} import make_pool_level{k - 1}\n\ndef make_pool_level{k}(ds, num_workers):\n"
+            f"    return make_pool_level{k - 1}(ds, num_workers)\n")
+    for k in range(depth):
+        (tmp_path / f"caller{k}.py").write_text(
+            f"from h{k} import make_pool_level{k}\n\ndef go(cfg, ds):\n    return make_pool_level{k}(ds, cfg.rollout_size)\n")
+    vocab = vocab_mod.load({})
+    cands = scan.walk(tmp_path, 10**6)[0]
+    outcomes, _ = scan._parse_all(cands, vocab, scan.Prefilter(vocab), 1, None)
+    ordered = sorted(outcomes, key=lambda o: o[0])
+    chosen = [sorted(o[0] for o in scan._flow_pass(cands, order, vocab, 1))
+              for order in (ordered, ordered[::-1])]
+    assert chosen[0] == chosen[1]
+    assert "caller1.py" in chosen[0]
