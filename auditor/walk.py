@@ -127,11 +127,8 @@ class _Tree:
         self.errors: list[FileError] = []
         self.entries = 0
         self.seen_dirs: set[tuple[int, int]] = set()
-        self.prefetched: dict[str, tuple[list[str], list]] = {}
 
     def run(self) -> None:
-        if self.reuse:
-            self.prefetched = _prefetch(self.root, self.old)
         st = self.root.stat()
         ident = (st.st_dev, st.st_ino)
         self.seen_dirs.add(ident)
@@ -161,16 +158,13 @@ class _Tree:
         self.entries += entries
         prefix = dirpath if dirpath.endswith("/") else dirpath + "/"  # os.path.join's result
         head = f"{rel_dir}/" if rel_dir else ""
-        paths, stats = self.prefetched.pop(rel_dir, None) or ([prefix + name for name in files], [None] * len(files))
-        if paths and paths[0] != prefix + files[0]:  # not this root's spelling of the path
-            paths, stats = [prefix + name for name in files], [None] * len(files)
         candidates, max_bytes, is_reg = self.candidates, self.max_bytes, stat.S_ISREG
-        for name, kind, path, st in zip(files, kinds, paths, stats):
-            if st is None:
-                try:
-                    st = os.stat(path)
-                except OSError:
-                    raise _Changed from None  # gone since its directory was checked: a race
+        for name, kind in zip(files, kinds):
+            path = prefix + name
+            try:
+                st = os.stat(path)
+            except OSError:
+                raise _Changed from None  # gone since its directory was checked: a race
             # _file()'s common case inline: this loop runs once per file of the tree
             if kind is not None and is_reg(st.st_mode) and st.st_size <= max_bytes:
                 candidates.append(Candidate(path, head + name, kind, st.st_size, st.st_mtime_ns))
@@ -269,46 +263,6 @@ class _Tree:
         if complete and self.memo is not None and dst.st_mtime_ns < self.memo.trust_before:
             self.dirs[rel_dir] = (dst.st_dev, dst.st_ino, dst.st_mtime_ns, len(listing), tuple(files), tuple(kinds),
                                   tuple(s[1].rsplit("/", 1)[-1] for s in subdirs))
-
-
-PREFETCH_THREADS = 2
-PREFETCH_BELOW = 2000  # files: fewer are statted as the walk meets them
-
-
-def _prefetch(root: Path, dirs: dict) -> dict[str, tuple[list[str], list]]:
-    """{rel_dir: (paths, stats)} of every file of the recorded directories, statted by a few
-    threads at once (os.stat releases the GIL: on 2 cores this shortens the rescan walk's
-    syscall time). A file that cannot be statted has None: the walk stats it and decides."""
-    items = [(rel_dir, rec[4]) for rel_dir, rec in dirs.items() if rec[4]]
-    if sum(len(files) for _, files in items) < PREFETCH_BELOW:
-        return {}
-    import threading
-
-    base = str(root)
-    base = base if base.endswith("/") else base + "/"
-    parts = [items[i::PREFETCH_THREADS] for i in range(PREFETCH_THREADS)]
-    results: list[list] = [[] for _ in parts]
-
-    def stat_all(i: int) -> None:
-        out, st = results[i], os.stat
-        for rel_dir, files in parts[i]:
-            prefix = f"{base}{rel_dir}/" if rel_dir else base
-            paths = [prefix + name for name in files]
-            stats = []
-            for path in paths:
-                try:
-                    stats.append(st(path))
-                except OSError:
-                    stats.append(None)
-            out.append((rel_dir, paths, stats))
-
-    threads = [threading.Thread(target=stat_all, args=(i,), daemon=True) for i in range(1, len(parts))]
-    for t in threads:
-        t.start()
-    stat_all(0)
-    for t in threads:
-        t.join()
-    return {rel_dir: (paths, stats) for res in results for rel_dir, paths, stats in res}
 
 
 def _inside(root_real: str) -> Callable[[str], bool]:

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from auditor import cache
-from auditor import walk as walk_mod
 from auditor.pathfilter import PathFilter
 from auditor.walk import SKIP_DIRS, WalkMemo, memo_key, walk, walk_filtered
 
@@ -78,7 +77,7 @@ def rels(data) -> set[str]:
     return {c[1] for c in data[0]}
 
 
-def test_the_memo_is_used_and_trusts_an_unchanged_directory_mtime(tmp_path, prefetch):
+def test_the_memo_is_used_and_trusts_an_unchanged_directory_mtime(tmp_path):
     """Shown the only way it can be: a file added to a directory whose mtime is then set
     back by hand is not seen through the memo (a full walk sees it). Real edits move the
     directory's mtime on; this is the trust git's untracked cache places in it too."""
@@ -165,16 +164,9 @@ CHANGES = [_edit, _add, _delete, _rename, _new_dir, _remove_dir, _dir_becomes_fi
            _symlink_added]
 
 
-@pytest.fixture(params=[True, False], ids=["prefetched", "statted-in-turn"])
-def prefetch(request, monkeypatch):
-    """Both ways a rescan stats the recorded files: by threads ahead of the walk (a big tree)
-    or one by one as the walk meets them."""
-    monkeypatch.setattr(walk_mod, "PREFETCH_BELOW", 0 if request.param else 10**9)
-
-
 @pytest.mark.parametrize("change", CHANGES, ids=[c.__name__.strip("_") for c in CHANGES])
 @pytest.mark.parametrize("settled", [True, False], ids=["settled", "racy"])
-def test_a_change_gives_what_a_full_walk_gives(tmp_path, change, settled, prefetch):
+def test_a_change_gives_what_a_full_walk_gives(tmp_path, change, settled):
     root = tree(tmp_path)
     cache_dir = tmp_path / "cache"
     before = agrees(root, cache_dir)
