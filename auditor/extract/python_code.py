@@ -85,18 +85,27 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
         cls = node.__class__
         method = _DISPATCH.get(cls)
         if method is None:
-            method = _DISPATCH[cls] = getattr(type(self), "visit_" + cls.__name__, None) or type(self).generic_visit
+            method = self._method(cls)
         method(self, node)
 
+    def _method(self, cls: type):
+        method = _DISPATCH[cls] = getattr(type(self), "visit_" + cls.__name__, None) or type(self).generic_visit
+        return method
+
     def generic_visit(self, node: ast.AST) -> None:
+        # visit()'s dispatch inlined: one Python call per child instead of two (~900k children)
+        dispatch = _DISPATCH
         for name in node._fields:
             value = getattr(node, name, None)
             if value.__class__ is list:
                 for item in value:
-                    if isinstance(item, ast.AST) and item.__class__ not in _LEAVES:
-                        self.visit(item)
-            elif isinstance(value, ast.AST) and value.__class__ not in _LEAVES:
-                self.visit(value)
+                    cls = item.__class__
+                    if cls not in _LEAVES and isinstance(item, ast.AST):
+                        (dispatch.get(cls) or self._method(cls))(self, item)
+            else:
+                cls = value.__class__
+                if cls not in _LEAVES and isinstance(value, ast.AST):
+                    (dispatch.get(cls) or self._method(cls))(self, value)
 
     def visit_Name(self, node: ast.Name) -> None:
         pass
