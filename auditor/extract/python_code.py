@@ -166,7 +166,9 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
     @property
     def ctx(self) -> Context | None:
         if self._ctx is None and self.tree is not None:
-            self._ctx = Context(self.tree, self.text, self.src.lines)
+            # src.text, not self.text: a bound method would make a cycle that keeps the whole
+            # tree alive until the cyclic collector runs (and scans it)
+            self._ctx = Context(self.tree, self.src.text, self.src.lines)
         return self._ctx
 
     def add_context(self, role: str, node: ast.AST, key: str, d: dict) -> None:
