@@ -69,6 +69,7 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
         self.sites: list[Site] = []
         self.imports: dict[str, str] = {}
         self.frames = [Frame("<module>", "module")]
+        self.fn_frames = [self.frames[0]]  # function() of each depth of frames: asked ~300 times a file
         self.facts = Facts()
         self.meta: dict[str, Any] = {}
         self.imports_ray = False
@@ -118,10 +119,8 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
         return self.frames[-1]
 
     def function(self) -> Frame:
-        for f in reversed(self.frames):
-            if f.kind != "class":
-                return f
-        return self.frames[0]
+        """The innermost frame that is no class body (the module at worst)."""
+        return self.fn_frames[-1]
 
     def match(self, key: str) -> str | None:
         if not key:
@@ -210,6 +209,11 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
 
     def enter_class(self, qualname: str) -> None:
         self.frames.append(Frame(qualname, "class", cls=qualname))
+        self.fn_frames.append(self.fn_frames[-1])
+
+    def leave_frame(self) -> None:
+        self.frames.pop()
+        self.fn_frames.pop()
 
     def in_main(self) -> bool:
         if any(f.kind == "function" and f.qualname.rsplit(".", 1)[-1] in MAIN_FUNCTIONS for f in self.frames):
@@ -378,6 +382,7 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
         if args.kwarg:
             frame.params[args.kwarg.arg] = None
         self.frames.append(frame)
+        self.fn_frames.append(frame)
         for a in positional + args.kwonlyargs:
             d = defaults[a.arg]
             if d is not None and self.match(a.arg):
@@ -386,7 +391,7 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
                           expr=self.text(d) if value is NOT_LITERAL else None)
         for stmt in node.body:
             self.visit(stmt)
-        self.frames.pop()
+        self.leave_frame()
         self.facts.calls[qualname] = frame.calls
 
     visit_AsyncFunctionDef = visit_FunctionDef
