@@ -609,3 +609,23 @@ def test_real_verl_dataloader_num_workers(request):
     init = [s for s in main.sites if s.detail.get("backend") == "ray.init"]
     assert [(s.key, s.detail["splat"], s.detail["guard"]) for s in init] == [
         ("ray_kwargs.ray_init", True, "not ray.is_initialized()")]
+
+
+def test_extraction_leaves_no_reference_cycle():
+    """The scan turns the cyclic collector off while it extracts a file (auditor.scan): the
+    tree must die by refcount when extract() returns, Context built and all."""
+    import gc
+
+    text = ("import torch\n"
+            "def main(cfg):\n"
+            "    cfg.num_workers = 4\n"
+            "    return torch.utils.data.DataLoader(ds, num_workers=cfg.num_workers)\n")
+    gc.collect()
+    gc.disable()
+    try:
+        result = python_code.extract(text, "train.py", vocab_mod.load())
+        left = gc.collect()
+    finally:
+        gc.enable()
+    assert {s.role for s in result.sites} >= {"override", "consume"}  # both build the Context
+    assert left == 0

@@ -145,3 +145,61 @@ def test_gated_and_ungated_outcomes_agree_on_the_fixtures():
                 data = fh.read()
             gated += PF(data) and not PF.in_code(data)
     assert gated >= 1  # the fixtures hold at least one file the gates take out
+
+
+def _outcome(fn, text):
+    from auditor.extract import ParseError
+
+    try:
+        fn(text, "f.py")
+        return None
+    except ParseError as exc:
+        return exc.line, exc.message
+
+
+def _parse_only(text, path):
+    """The syntax check as it was: a parse, called one frame down as check_syntax is (how
+    deep ast.parse may nest depends on the stack already in use)."""
+    from auditor.extract import python_code
+
+    python_code.parse(text, path)
+
+
+# Code ast.parse accepts but a symbol table rejects, and plain syntax errors.
+SYNTAX_CASES = {
+    "nonlocal at module level": "nonlocal x\n",
+    "duplicate argument": "def f(a, a):\n    pass\n",
+    "global after assignment": "def f():\n    x = 1\n    global x\n",
+    "import star in a function": "def f():\n    from os import *\n",
+    "walrus rebinding a loop variable": "[i := 0 for i in range(3)]\n",
+    "invalid syntax": "# parallel\ndef f(:\n    pass\n",
+    "unterminated string": "x = 1\ny = 'abc\n",
+    "bad indentation": "def f():\nreturn 1\n",
+    "fine": "def f(cfg):\n    return cfg.threads\n",
+}
+
+
+@pytest.mark.parametrize("name", SYNTAX_CASES)
+def test_the_syntax_check_of_gated_files_reports_what_a_parse_reports(name):
+    from auditor.extract import python_code
+
+    text = SYNTAX_CASES[name]
+    assert _outcome(python_code.check_syntax, text) == _outcome(_parse_only, text)
+
+
+@pytest.mark.parametrize("nest", [lambda n: "x = " + "+".join(["a"] * n), lambda n: "x = a" + ".b" * n,
+                                  lambda n: "x = f" + "()" * n, lambda n: "x = " + "not " * n + "a"],
+                         ids=["binop", "attribute", "call", "not"])
+def test_the_syntax_check_agrees_with_a_parse_at_the_nesting_limit(nest):
+    """Where ast.parse starts to give up on nesting, the cheaper check gives up too: never
+    a file that passes only the check."""
+    from auditor.extract import python_code
+
+    lo, hi = 1, 20000
+    assert _outcome(_parse_only, nest(hi)) is not None
+    while lo < hi:  # the smallest nesting ast.parse fails on
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if _outcome(_parse_only, nest(mid)) is not None else (mid + 1, hi)
+    assert lo > 100
+    for n in range(lo - 3, lo + 4):
+        assert _outcome(python_code.check_syntax, nest(n)) == _outcome(_parse_only, nest(n)), n

@@ -117,8 +117,10 @@ class Context:
         self._lines = lines
         self._assign_lines: list[int] | None = None
         # resource checks are rare: found in the text, not by walking every expression
-        self.calls = [(i, name) for i, text in enumerate(lines, 1) for name in RESOURCE_CHECKS
-                      if name in text and f"{name}(" in text]
+        whole = "\n".join(lines)
+        names = [name for name in RESOURCE_CHECKS if f"{name}(" in whole]  # in the set's order, as before
+        self.calls = [(i, name) for i, text in enumerate(lines, 1) for name in names
+                      if name in text and f"{name}(" in text] if names else []
         self._walk(tree.body, "function")
         self._starts = sorted(self._line_block)
         self.functions.sort()

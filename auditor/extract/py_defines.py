@@ -42,7 +42,7 @@ class DefineMixin:
                 self.visit(stmt.value)
             else:
                 self.visit(stmt)
-        self.frames.pop()
+        self.leave_frame()
 
     def class_kind(self, node: ast.ClassDef) -> str:
         for dec in node.decorator_list:

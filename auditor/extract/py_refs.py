@@ -83,7 +83,8 @@ class Source:
     @property
     def lines(self) -> list[str]:
         if self._lines is None:  # most files yield no site: split only when one is made
-            self._lines = re.split(r"\r\n|\r|\n", self._text)
+            text = self._text  # the same split without the regex when no line ends in \r (5x faster)
+            self._lines = text.split("\n") if "\r" not in text else re.split(r"\r\n|\r|\n", text)
         return self._lines
 
     def line(self, lineno: int) -> str:
@@ -100,12 +101,17 @@ class Source:
         start, end = node.lineno, getattr(node, "end_lineno", None) or node.lineno
         if not 0 < start <= end <= len(self.lines):
             return ""
+        first = self.lines[start - 1]
         if start == end:
-            raw = self.lines[start - 1].encode("utf-8")[node.col_offset:node.end_col_offset].decode("utf-8", "replace")
-        else:
-            parts = [self.lines[start - 1].encode("utf-8")[node.col_offset:].decode("utf-8", "replace")]
+            raw = first[node.col_offset:node.end_col_offset] if first.isascii() else \
+                first.encode("utf-8")[node.col_offset:node.end_col_offset].decode("utf-8", "replace")
+        else:  # (offsets count UTF-8 bytes: on an ASCII line they index characters too)
+            parts = [first[node.col_offset:] if first.isascii() else
+                     first.encode("utf-8")[node.col_offset:].decode("utf-8", "replace")]
             parts += self.lines[start:end - 1]
-            parts.append(self.lines[end - 1].encode("utf-8")[: node.end_col_offset].decode("utf-8", "replace"))
+            last = self.lines[end - 1]
+            parts.append(last[:node.end_col_offset] if last.isascii() else
+                         last.encode("utf-8")[: node.end_col_offset].decode("utf-8", "replace"))
             raw = " ".join(p.strip() for p in parts)
         raw = " ".join(raw.split())
         return raw if len(raw) <= limit else raw[: limit - 3] + "..."
