@@ -88,10 +88,8 @@ def walk(root: Path, max_bytes: int, skip_dirs=SKIP_DIRS, path_filter=None, foll
             tree.run()
             memo.save(tree, path_filter)
             return tree.candidates, tree.errors, tree.entries
-        except _Changed:
-            memo.forget()
-        except Exception:  # noqa: BLE001 - a memo of the right shape but wrong content: only speed is lost
-            memo.forget()
+        except Exception:  # noqa: BLE001 - _Changed, or a record of the right shape but wrong content
+            memo.forget()  # either way only speed is lost: walk for real
     tree = _Tree(root, max_bytes, skip_dirs, path_filter, follow_links, memo, reuse=False)
     tree.run()
     if memo is not None:
