@@ -346,8 +346,7 @@ class FileStore:
             entry = old.get(rel)
             if type(entry) is tuple and len(entry) == 5 and entry[0] == c.size and entry[1] == c.mtime_ns \
                     and entry[3] is False and c.mtime_ns < recent:
-                blob = entry[4]
-                outcome = (rel, [], None, None, False) if blob is None else _decode(rel, blob)
+                outcome = _decode(rel, entry[4])
                 if outcome is not None:
                     new[rel] = entry
                     same.add(rel)

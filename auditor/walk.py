@@ -119,7 +119,7 @@ class _Tree:
         self.old = memo.old_dirs if memo is not None and reuse else {}
         self.old_ignores = memo.old_ignores if memo is not None else {}
         self.dirs: dict[str, tuple] = {}  # this walk's directory records (WalkMemo's format)
-        self.kinds: dict[str, tuple] = {}  # extension-less files' sniffed kinds
+        self.sniffed: dict[str, tuple] = {}  # extension-less files' kinds from their first line
         self.linked = False  # a symlink or a directory reached twice: the memo must not be used
         self.candidates: list[Candidate] = []
         self.errors: list[FileError] = []
@@ -169,12 +169,12 @@ class _Tree:
             elif stat.S_ISDIR(st.st_mode):
                 raise _Changed
             else:
-                self._file(path, head + name, name, st)
+                self._file(path, head + name, kind, st)
         stack.extend((prefix + name, head + name, ancestors, None) for name in reversed(subdirs))
         self.dirs[rel_dir] = rec
 
-    def _file(self, path: str, rel: str, name: str, st: os.stat_result) -> None:
-        kind = SUFFIX_KINDS.get(name[name.rfind("."):]) if "." in name else None
+    def _file(self, path: str, rel: str, kind: str | None, st: os.stat_result) -> None:
+        """A file entry (not a directory) with KIND by its suffix: a candidate, or _consider's verdict."""
         if kind is not None and stat.S_ISREG(st.st_mode) and st.st_size <= self.max_bytes:
             self.candidates.append(Candidate(path, rel, kind, st.st_size, st.st_mtime_ns))  # _consider's usual end
         else:
@@ -183,17 +183,17 @@ class _Tree:
     def _sniff(self, path: str, rel: str, st: os.stat_result) -> str | None:
         """An extension-less file's kind from its first line, remembered by size and mtime."""
         sig = (st.st_size, st.st_mtime_ns)
-        known = self.memo.old_kinds.get(rel) if self.memo is not None else None
+        known = self.memo.old_sniffed.get(rel) if self.memo is not None else None
         if known is not None and known[:2] == sig:
             kind = known[2]
         else:
             kind = kind_of(rel.rsplit("/", 1)[-1], _first_line(path))
         if self.memo is not None and st.st_mtime_ns < self.memo.trust_before:
-            self.kinds[rel] = (*sig, kind)
+            self.sniffed[rel] = (*sig, kind)
         return kind
 
     def _list(self, dirpath: str, rel_dir: str, ancestors: tuple, dst: os.stat_result, stack: list) -> None:
-        candidates, errors, path_filter = self.candidates, self.errors, self.path_filter
+        errors, path_filter = self.errors, self.path_filter
         try:
             with os.scandir(dirpath) as it:
                 listing = sorted(it, key=_NAME)
@@ -256,7 +256,7 @@ class _Tree:
             else:
                 files.append(name)
                 kinds.append(kind)
-                self._file(entry.path, rel, name, st)
+                self._file(entry.path, rel, kind, st)
         stack.extend(reversed(subdirs))
         if complete and self.memo is not None and dst.st_mtime_ns < self.memo.trust_before:
             self.dirs[rel_dir] = (dst.st_dev, dst.st_ino, dst.st_mtime_ns, len(listing), tuple(files), tuple(kinds),
@@ -344,7 +344,7 @@ class WalkMemo:
         if not (isinstance(loaded, tuple) and len(loaded) == 3 and all(isinstance(d, dict) for d in loaded)
                 and all(type(rec) is tuple and len(rec) == 7 for rec in loaded[0].values())):
             loaded = ({}, {}, {})
-        self.old_dirs, self.old_kinds, self.old_ignores = loaded
+        self.old_dirs, self.old_sniffed, self.old_ignores = loaded
 
     def trusted(self) -> bool:
         return bool(self.old_dirs) and all(self._stat(path) == sig for path, sig in self.old_ignores.items())
@@ -363,7 +363,7 @@ class WalkMemo:
     def save(self, tree: _Tree, path_filter) -> None:
         from auditor import cache
 
-        dirs, kinds = ({}, {}) if tree.linked else (tree.dirs, tree.kinds)
+        dirs, sniffed = ({}, {}) if tree.linked else (tree.dirs, tree.sniffed)
         ignores = dict(self.old_ignores) if tree.reuse else {}
         # An absent .gitignore in a walked directory needs no entry: creating one changes the
         # directory's mtime, and a directory walked for real with a new one stops the memo.
@@ -372,9 +372,9 @@ class WalkMemo:
             sig = self._stat(path)
             if sig is not None or not (path.startswith(inside) and path.endswith(os.sep + ".gitignore")):
                 ignores[path] = sig
-        if dirs == self.old_dirs and kinds == self.old_kinds and ignores == self.old_ignores:
+        if dirs == self.old_dirs and sniffed == self.old_sniffed and ignores == self.old_ignores:
             return
-        cache.write_entry(self.directory, self.name, "walk", self.key, cache.dump_objects((dirs, kinds, ignores)))
+        cache.write_entry(self.directory, self.name, "walk", self.key, cache.dump_objects((dirs, sniffed, ignores)))
 
 
 def memo_key(root: Path, skip_dirs, path_filter, max_bytes: int, follow_links: bool) -> str:
