@@ -30,6 +30,7 @@ from collections import defaultdict
 from typing import Any
 
 from auditor.flow import resolve as flow
+from auditor.keys import norm_key
 from auditor.model import ROLES, Knob, ScanResult, Site
 from auditor.vocab import normalise
 
@@ -44,7 +45,7 @@ def join(result: ScanResult) -> ScanResult:
     _join_spellings(result.sites)
     buckets: dict[str, list[Site]] = defaultdict(list)
     for site in result.sites:
-        buckets[_norm_key(site.key)].append(site)
+        buckets[norm_key(site.key)].append(site)
     target = _suffix_targets(buckets)
     grouped: dict[str, list[Site]] = defaultdict(list)
     for key, sites in buckets.items():
@@ -171,22 +172,13 @@ def reroot_hydra(result: ScanResult) -> None:
 
 # -- 2. spellings --------------------------------------------------------------------------
 
-def _norm_key(key: str) -> str:
-    if "-" not in key and key.strip() == key:  # most keys: nothing to change (join calls this per site)
-        return key
-    key = key.strip()
-    if key.startswith("-"):
-        key = key.lstrip("-")
-    return ".".join(part if part.isupper() else part.replace("-", "_") for part in key.split("."))
-
-
 def _join_spellings(sites: list[Site]) -> None:
     dest_of_flag: dict[str, str] = {}
     for s in sites:
         if s.kind == "python" and s.detail.get("via") == "argparse":
             for flag in s.detail.get("flags") or []:
                 dest_of_flag.setdefault(normalise(str(flag)), s.key)
-    keys = {_norm_key(s.key) for s in sites}
+    keys = {norm_key(s.key) for s in sites}
     for s in sites:
         flag = s.detail.get("flag")
         if s.kind == "shell" and flag and s.detail.get("via") == "flag":
@@ -197,7 +189,7 @@ def _join_spellings(sites: list[Site]) -> None:
         origin = s.detail.get("from")
         target = str(s.detail.get("target") or "")
         if (s.kind == "python" and s.role == "override" and isinstance(origin, str) and origin != s.key
-                and _norm_key(origin) in keys  # a local copy of a config key, not `x = SomeClass`
+                and norm_key(origin) in keys  # a local copy of a config key, not `x = SomeClass`
                 and (not target or target.isidentifier())):  # cfg.a.n = cfg.b.n copies one knob into another
             s.detail.setdefault("key_in_file", s.key)
             s.key = origin
@@ -328,7 +320,7 @@ class _Resolver:
         self.active: set[str] = set()
 
     def value_of(self, name: str) -> tuple[Any, str] | None:
-        knob = self.knobs.get(_norm_key(name))
+        knob = self.knobs.get(norm_key(name))
         if knob is None or name in self.active or len(self.active) > MAX_REFERENCE_DEPTH:
             return None
         return self.effective(knob)
@@ -359,7 +351,7 @@ class _Resolver:
         resolved = self.value_of(ref)
         if resolved is not None and resolved[0] is not None:
             return True, resolved[0], f"{show(resolved[0])} at {loc(site)} via ${{{ref}}}"
-        if resolved is not None and _is_defined(self.knobs.get(_norm_key(ref))):
+        if resolved is not None and _is_defined(self.knobs.get(norm_key(ref))):
             return False, None, f"${{{ref}}} at {loc(site)}, whose value is not statically known"
         if site.detail.get("ref_default") is not None:
             d = site.detail["ref_default"]
@@ -446,7 +438,7 @@ class _Resolver:
         when = f" when {cond}" if cond else ""
         origin, target = s.detail.get("from"), str(s.detail.get("target") or "")
         if how == "reference" and isinstance(origin, str) and ("." in target or "[" in target) \
-                and _norm_key(origin) != knob.name:  # cfg.data.n = cfg.legacy.n: another knob's value
+                and norm_key(origin) != knob.name:  # cfg.data.n = cfg.legacy.n: another knob's value
             resolved = self.value_of(origin)
             if cond:
                 return False, None, f"or the value of {origin} at {loc(s)}{when}"

@@ -18,6 +18,7 @@ from collections import defaultdict
 from typing import Any
 
 from auditor.flow import values
+from auditor.keys import norm_key
 from auditor.model import ScanResult, Site
 
 MAX_ROUNDS = 4  # helper levels followed from a sink
@@ -324,12 +325,10 @@ def label(knobs) -> None:
 
 def evaluate(result: ScanResult, knob_of: dict[str, Any]) -> None:
     """Each trace's effective value along its path: site.detail effective / effective_why."""
-    from auditor.join import _norm_key
-
     def find(key: str):
-        knob = knob_of.get(_norm_key(key))
+        knob = knob_of.get(norm_key(key))
         if knob is None:
-            tail = "." + _norm_key(key)
+            tail = "." + norm_key(key)
             found = [k for name, k in knob_of.items() if name.endswith(tail)]
             knob = found[0] if len({id(k) for k in found}) == 1 else None
         return knob
