@@ -94,7 +94,7 @@ def test_newline_and_escapes_in_names_and_source_never_reach_the_terminal(tmp_pa
 @pytest.mark.parametrize("name", ["x[/y]", "l[link=https://example.com]click[/link]", "[bold]b[/bold]"])
 def test_rich_markup_in_the_root_path_is_printed_literally(tmp_path, name):
     root = example_copy(tmp_path, name)
-    proc = scan(root)
+    proc = scan(root, "--knobs")
     assert proc.returncode == 0, proc.stderr
     assert f"Parallelism knobs in {root}" in proc.stdout.replace("\n", "")
     assert "\x1b]8;" not in proc.stdout

@@ -84,8 +84,36 @@ def first_column(table_text: str) -> str:
     return " ".join(c for c in cells if c)
 
 
-def test_readme_command_shows_the_journeys():
+def test_default_text_is_findings_then_a_summary():
     proc = run_cli("scan", EXAMPLE, env={"COLUMNS": "200"})
+    doc, _ = scan_json(EXAMPLE)
+    out = proc.stdout
+    assert "Parallelism knobs in" not in out and "│" not in out  # no inventory table by default
+    lines = out.splitlines()
+    finding_lines = [i for i, ln in enumerate(lines) if " QG1" in ln and "[warning]" in ln]
+    assert len(finding_lines) == sum(f["severity"] == "warning" for f in doc["findings"]) > 0
+    summary = next(i for i, ln in enumerate(lines) if ln.startswith(f"{len(doc['findings'])} findings ("))
+    assert summary > max(finding_lines)
+    by_rule = {}
+    for f in doc["findings"]:
+        by_rule[f["code"]] = by_rule.get(f["code"], 0) + 1
+    assert ", ".join(f"{c} {n}" for c, n in sorted(by_rule.items())) in lines[summary]
+    assert "--knobs" in lines[-1]
+    # each finding is followed by its path, source first
+    first = finding_lines[0]
+    assert lines[first + 1].strip().startswith("from ")
+
+
+def test_knobs_filter_shows_only_matching_knobs():
+    proc = run_cli("scan", EXAMPLE, "--knobs", "n_envs", env={"COLUMNS": "200"})
+    column = first_column(proc.stdout)
+    assert "sampler.n_envs = 32" in column and "data.num_workers" not in column
+    proc = run_cli("scan", EXAMPLE, "--knobs", "no-such-knob", env={"COLUMNS": "200"})
+    assert "No knob of fixtures/example_project has 'no-such-knob' in its name" in proc.stdout
+
+
+def test_readme_command_shows_the_journeys():
+    proc = run_cli("scan", EXAMPLE, "--knobs", env={"COLUMNS": "200"})
     doc, _ = scan_json(EXAMPLE)
     assert proc.returncode == (1 if doc["findings"] else 0), proc.stderr
     out = proc.stdout

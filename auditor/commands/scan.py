@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", metavar="PATH", nargs="*",
                         help="project directory (or one file) to scan; with --files, the changed files")
     parser.add_argument("--format", choices=FORMATS, default="text",
-                        help="text: a table grouped by knob (default); json: the qg-audit.scan/1 "
+                        help="text: findings with their paths and a summary (default; --knobs adds the knob table); json: the qg-audit.scan/1 "
                              "document; sarif / github: findings for code scanning / annotations")
     parser.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     parser.add_argument("--jobs", "-j", type=int, metavar="N",
@@ -54,6 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="skip what .gitignore files ignore (the default)")
     parser.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",
                         help="scan git-ignored files too")
+    parser.add_argument("--knobs", metavar="NAME", nargs="?", const="", default=None,
+                        help="text format: also print the knob inventory (every knob's journey), only knobs "
+                             "whose name contains NAME when given; by default the text report shows findings")
     parser.add_argument("--statistics", action="store_true",
                         help="print a count of findings per rule instead of the report (text, or json: qg-audit.statistics/1)")
     parser.add_argument("--files", action="store_true",
@@ -378,7 +381,7 @@ def _write(result, args, elapsed: float, out, to_file: bool) -> None:
         from auditor.render import scan_text
 
         width = 160 if to_file else (None if sys.stdout.isatty() else int(os.environ.get("COLUMNS", 160)))
-        scan_text.render(result, elapsed, file=out, width=width)
+        scan_text.render(result, elapsed, file=out, width=width, knobs=args.knobs)
 
 
 def _ensure_newline(text: str) -> str:

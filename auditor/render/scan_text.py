@@ -1,4 +1,5 @@
-"""``qg-audit scan`` on a terminal: one rich table grouped by knob, then errors and a summary.
+"""``qg-audit scan`` on a terminal: findings with their paths, errors and a summary; with
+``--knobs``, first one rich table grouped by knob.
 
 Each knob shows its name, the effective value and why, then its chain of sites (role,
 file:line, value or default, source line). Progress goes to stderr (see progress_bar), so
@@ -8,13 +9,14 @@ stdout stays the report even when piped.
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from typing import IO, Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from auditor.model import ROLES, Knob, ScanResult, Site
+from auditor.model import ROLES, SEVERITIES, Knob, ScanResult, Site
 from auditor.render.safe import one_line
 from auditor.render.scan_json import summary
 
@@ -105,7 +107,7 @@ def _knob_rows(knob: Knob) -> list[tuple]:
     return rows
 
 
-def table(result: ScanResult, with_source: bool = True) -> Table:
+def table(result: ScanResult, with_source: bool = True, knobs: list[Knob] | None = None) -> Table:
     t = Table(title=T(f"Parallelism knobs in {result.root}"), title_justify="left", show_lines=False,
               expand=False, pad_edge=False)
     t.add_column("knob = effective / why", min_width=24, max_width=48, overflow="fold")
@@ -114,37 +116,58 @@ def table(result: ScanResult, with_source: bool = True) -> Table:
     t.add_column("value / default", overflow="fold", min_width=10, max_width=36)
     if with_source:
         t.add_column("source", max_width=56, overflow="ellipsis", no_wrap=True)
-    for i, knob in enumerate(result.knobs):
+    knobs = result.knobs if knobs is None else knobs
+    for i, knob in enumerate(knobs):
         for row in _knob_rows(knob):
             t.add_row(*(row if with_source else row[:4]))
-        if i != len(result.knobs) - 1:
+        if i != len(knobs) - 1:
             t.add_section()
     return t
 
 
-def render(result: ScanResult, elapsed_s: float, file: IO[str] | None = None, width: int | None = None) -> None:
+def render(result: ScanResult, elapsed_s: float, file: IO[str] | None = None, width: int | None = None,
+           knobs: str | None = None) -> None:
+    """Findings first, each with its path from source to sink, then errors and a summary.
+    KNOBS (the --knobs flag) adds the inventory table before them: every knob, or those whose
+    name contains KNOBS."""
     console = Console(file=file or sys.stdout, width=width, highlight=False, soft_wrap=False)
-    if result.knobs:
-        console.print(table(result, with_source=console.width >= SOURCE_MIN_WIDTH))
-    else:
-        console.print(T(f"No parallelism knobs found in {result.root}."))
+    if knobs is not None:
+        shown = [k for k in result.knobs if knobs.lower() in k.name.lower()]
+        if shown:
+            console.print(table(result, with_source=console.width >= SOURCE_MIN_WIDTH, knobs=shown))
+        elif result.knobs:
+            console.print(T(f"No knob of {result.root} has {knobs!r} in its name ({len(result.knobs)} knobs)."))
+        else:
+            console.print(T(f"No parallelism knobs found in {result.root}."))
     for f in result.findings:
         line = T(f"{f.file}:{f.line}:{f.column}: ")
         line.append(f"{f.code} {f.rule}", style="bold red" if f.severity == "error" else "bold yellow")
         line.append(f" [{f.severity}] {one_line(f.message)}")
-        console.print(line)
+        console.print(line, soft_wrap=True)  # one line a finding, as ruff prints: grep-able
         for step in f.flow:
-            console.print(T(f"    {flow_step(step)}", style="dim"))
+            console.print(T(f"    {flow_step(step)}", style="dim"), soft_wrap=True)
     if result.errors:
         console.print(Text(f"errors ({len(result.errors)}): files skipped, the scan went on", style="bold"))
         for e in result.errors:
             where = f"{e.file}:{e.line}" if e.line else e.file
             console.print(T(f"  {where}: {e.message}"))
     s = summary(result, elapsed_s)
+    by_severity = Counter(f.severity for f in result.findings)
+    counts = ", ".join(f"{by_severity[sev]} {sev}{'s' if by_severity[sev] != 1 else ''}"
+                       for sev in reversed(SEVERITIES) if by_severity[sev])
+    by_rule = Counter(f.code for f in result.findings)
+    rules = ", ".join(f"{code} {n}" for code, n in sorted(by_rule.items()))
+    files = len({f.file for f in result.findings})
+    head = (f"{s['findings']} findings ({counts}) in {files} file{'s' if files != 1 else ''}: {rules}"
+            if result.findings else "No findings")
+    console.print(T(f"{head} in {result.root}.", style="bold"))
     sites = ", ".join(f"{s['sites'].get(r, 0)} {r}" for r in ROLES)
     console.print(Text(f"{s['knobs']} knobs, {sum(s['sites'].values())} sites ({sites}); "
                        f"{s['files_scanned']} of {s['files_seen']} files parsed; {s['errors']} errors; "
                        f"{s['findings']} findings; {s['elapsed_s']:.2f} s", style="dim"))
+    if knobs is None and result.knobs:
+        console.print(Text(f"The knob inventory (where each knob is set, read, overridden and consumed): "
+                           f"add --knobs, or --knobs NAME for the knobs whose name contains NAME.", style="dim"))
 
 
 class progress_bar:
