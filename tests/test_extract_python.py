@@ -508,6 +508,37 @@ def test_syntax_error_raises_parse_error_with_line():
     assert "invalid Python" in info.value.message
 
 
+NEWER_GRAMMAR = (
+    "type Workers = int\n"
+    "def pick[T](x: T) -> T:\n"
+    "    return x\n"
+    "class Box[T]:\n"
+    "    pass\n"
+    "label = f\"{cfg.name + f\"{'-'}\"}\"\n"
+    "try:\n"
+    "    pass\n"
+    "except* ValueError:\n"
+    "    pass\n"
+    "import multiprocessing\n"
+    "pool = multiprocessing.Pool(processes=cfg.num_workers)\n"
+)
+
+
+def test_newer_grammar_is_read_not_skipped():
+    """PEP 695 aliases and type parameters, PEP 701 nested f-string quotes, except*: read with
+    libcst's parser where this Python's ast cannot, line numbers kept."""
+    result = python_code.extract(NEWER_GRAMMAR, "new.py", VOCAB)
+    found = {(s.role, s.key, s.line) for s in result.sites}
+    assert ("consume", "num_workers", 12) in found
+    assert ("read", "num_workers", 12) in found
+
+
+def test_newer_grammar_with_a_real_error_is_still_an_error():
+    with pytest.raises(ParseError) as info:
+        python_code.extract(NEWER_GRAMMAR + "x = 1\nx = )\n", "bad.py", VOCAB)
+    assert "invalid Python" in info.value.message
+
+
 def test_null_byte_raises_parse_error():
     with pytest.raises(ParseError):
         python_code.extract("x = 1\0\n", "nul.py", VOCAB)

@@ -832,12 +832,29 @@ def match_cache(vocab) -> dict:
 
 
 def parse(text: str, path: str) -> ast.Module:
+    return readable(text, path)[0]
+
+
+def readable(text: str, path: str) -> tuple[ast.Module, str]:
+    """(tree, the text it was parsed from): TEXT itself, or TEXT with the constructs of a newer
+    Python grammar rewritten (auditor.extract.py_newer) when only those stopped ``ast``."""
     try:
-        return ast.parse(text, filename=path)
+        return ast.parse(text, filename=path), text
     except SyntaxError as exc:
-        raise ParseError(f"invalid Python: {exc.msg}", exc.lineno) from exc
+        error = exc
     except (ValueError, RecursionError, MemoryError) as exc:
         raise ParseError(f"cannot parse Python: {exc}") from exc
+    from auditor.extract.py_newer import downlevel
+
+    rewritten = downlevel(text)
+    if rewritten is not None:
+        try:
+            return ast.parse(rewritten, filename=path), rewritten
+        except SyntaxError as exc:
+            error = exc  # past the newer constructs: this one is the file's real error (lines are kept)
+        except (ValueError, RecursionError, MemoryError):
+            pass
+    raise ParseError(f"invalid Python: {error.msg}", error.lineno) from error
 
 
 # symtable parses with ast.parse's parser but builds no Python objects for the tree (~40%
@@ -864,7 +881,7 @@ def check_syntax(text: str, path: str) -> None:
 
 
 def extract(text: str, path: str, vocab) -> FileResult:
-    tree = parse(text, path)
+    tree, text = readable(text, path)
     ex = Extractor(text, path, vocab)
     try:
         ex.tree = tree
