@@ -549,6 +549,14 @@ def test_deeply_nested_expression_is_a_parse_error_not_a_crash():
         python_code.extract("x = " + "(" * 5000 + "1" + ")" * 5000 + "\n", "deep.py", VOCAB)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("deep", ["-" * 20000 + "1", "not " * 20000 + "1", "(" * 5000 + "1" + ")" * 5000])
+def test_deeply_nested_newer_grammar_is_a_parse_error_not_a_crash(deep):
+    """libcst's native parser crashes its process on these (stack overflow): it runs in a child."""
+    with pytest.raises(ParseError):
+        python_code.extract(f"type Workers = int\nx = {deep}\n", "deep.py", VOCAB)
+
+
 def test_extractor_contract_dispatch():
     assert kind_of("a/b.py") == "python"
     assert extractor("python").extract is python_code.extract

@@ -18,11 +18,41 @@ Used only after ``ast.parse`` failed, so a file of the running grammar never pay
 from __future__ import annotations
 
 import ast
+import re
+import subprocess
+import sys
+
+# Only a file that shows one of the newer constructs goes to libcst at all (a file with a plain
+# syntax error never pays for it), and never one nested deeper than MAX_DEPTH brackets: libcst's
+# native parser recurses on the machine stack, where a hostile file could crash the process.
+NEWER = re.compile(r"^[ \t]*type[ \t]+[A-Za-z_]\w*[ \t]*[\[=]|\b(?:def|class)[ \t]+\w+[ \t]*\[|\bexcept[ \t]*\*"
+                   r"|\b[fFrR]{1,2}(?:\"|')", re.MULTILINE)
+MAX_DEPTH = 100
+CHILD_TIMEOUT_S = 10  # libcst reads ~MBs a second: only a hostile file takes longer
 
 
 def downlevel(text: str) -> str | None:
     """TEXT rewritten so that this interpreter's ``ast`` parses it, or None when nothing it
-    rewrites was the problem or libcst cannot parse TEXT either (a real syntax error)."""
+    rewrites was the problem or libcst cannot parse TEXT either (a real syntax error).
+
+    libcst's native parser runs in a child process: it recurses on the machine stack, and a
+    hostile file (20,000 unary minus signs) crashes the process that parses it, which must
+    never be the scan."""
+    if not NEWER.search(text) or _too_deep(text):
+        return None
+    try:
+        proc = subprocess.run([sys.executable, "-I", __file__], input=text.encode("utf-8", "surrogatepass"),
+                              capture_output=True, timeout=CHILD_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired, UnicodeError):
+        return None
+    if proc.returncode != 0 or not proc.stdout:
+        return None
+    rewritten = proc.stdout.decode("utf-8", "surrogatepass")
+    return rewritten if rewritten != text else None
+
+
+def _rewrite(text: str) -> str | None:
+    """The rewriting itself, in the child process (standard library and libcst only)."""
     try:
         import libcst as cst
     except ImportError:  # a broken install: the file stays a QG001, as before
@@ -63,4 +93,30 @@ def downlevel(text: str) -> str | None:
         rewritten = module.visit(Rewrite()).code
     except Exception:
         return None
-    return rewritten if rewritten != text else None
+    return rewritten
+
+
+
+def _too_deep(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        elif ch in ")]}":
+            depth -= 1
+    return False
+
+
+if __name__ == "__main__":  # the child: source on stdin, the rewritten source (or nothing) on stdout
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crash on hostile input dumps no core
+    except (ImportError, ValueError, OSError):
+        pass
+    source = sys.stdin.buffer.read().decode("utf-8", "surrogatepass")
+    out = _rewrite(source)
+    if out is not None:
+        sys.stdout.buffer.write(out.encode("utf-8", "surrogatepass"))
