@@ -17,9 +17,9 @@ is hit by a warning-level finding inside its spans (of its codes, when it names 
 Figures are split by idiom and by where the backend lives (catalogue, project, installed).
 It measures and never fails: exit 0 unless a source cannot be had.
 
-Sources: PyPI releases are downloaded once with ``pip download --no-deps`` into --cache and
-unpacked under --dest; snapshots are exported with ``git archive`` from a local clone or bare
-mirror found under --mirror (``owner+name*``), else cloned from GitHub.
+Sources: PyPI releases are downloaded once from the registry's simple index into --cache and
+unpacked under --dest; snapshots are exported blob by blob from a local clone or bare mirror
+found under --mirror (``owner+name*``), else cloned from GitHub.
 """
 
 from __future__ import annotations
@@ -70,11 +70,9 @@ def fetch_release(spec: str, wheel: bool, cache: Path, dest: Path) -> Path:
                 and (p.suffix == ".whl") == wheel]
 
     if not cached():
-        cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(cache), spec,
-               *(["--only-binary", ":all:"] if wheel else ["--no-binary", ":all:"])]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0 or not cached():
-            raise SystemExit(f"cannot download {spec} ({kind}): {proc.stderr.strip()[-300:]}")
+        _download(name, version, wheel, cache)
+        if not cached():
+            raise SystemExit(f"cannot download {spec} ({kind})")
     archive = cached()[0]
     staging = dest / (out.name + ".partial")
     if staging.exists():
@@ -92,6 +90,25 @@ def fetch_release(spec: str, wheel: bool, cache: Path, dest: Path) -> Path:
     if staging.exists():
         subprocess.run(["rm", "-rf", str(staging)], check=True)
     return out
+
+
+def _download(name: str, version: str, wheel: bool, cache: Path) -> None:
+    """The release's sdist (or a wheel) from the registry's simple index: unlike ``pip download``,
+    nothing is built (some sdists import torch in setup.py) and no Python version is matched."""
+    import re
+    import urllib.request
+
+    project = re.sub(r"[-_.]+", "-", name).lower()
+    with urllib.request.urlopen(f"https://pypi.org/simple/{project}/", timeout=120) as resp:
+        page = resp.read().decode()
+    stem = re.sub(r"[-_.]+", "[-_.]", re.escape(name).replace("\\", ""))
+    pattern = re.compile(rf'href="([^"#]+/({stem}-{re.escape(version)}(?:\.tar\.gz|\.zip|-[^"#/]*\.whl)))', re.I)
+    files = [{"url": m.group(1), "filename": m.group(2)} for m in pattern.finditer(page)]
+    want = [f for f in files if f["filename"].endswith(".whl") == wheel]
+    target = cache / want[0]["filename"]
+    with urllib.request.urlopen(want[0]["url"], timeout=600) as resp, open(str(target) + ".part", "wb") as out:
+        out.write(resp.read())
+    os.replace(str(target) + ".part", target)
 
 
 def _git_dir(repo: str, mirror: Path) -> Path | None:
@@ -113,15 +130,44 @@ def fetch_snapshot(repo: str, commit: str, mirror: Path, dest: Path) -> Path:
         git_dir = dest / ".clones" / repo.replace("/", "+")
         if not git_dir.is_dir():
             subprocess.run(["git", "clone", "--bare", "-q", f"https://github.com/{repo}", str(git_dir)], check=True)
+    git = ["git", f"--git-dir={git_dir / '.git' if (git_dir / '.git').is_dir() else git_dir}"]
     staging = dest / (out.name + ".partial")
-    staging.mkdir(parents=True, exist_ok=True)
-    archive = subprocess.run(["git", f"--git-dir={git_dir / '.git' if (git_dir / '.git').is_dir() else git_dir}",
-                              "archive", commit], capture_output=True)
-    if archive.returncode != 0:
-        raise SystemExit(f"cannot export {repo}@{commit[:12]} from {git_dir}: {archive.stderr.decode()[-300:]}")
-    subprocess.run(["tar", "-x", "-C", str(staging)], input=archive.stdout, check=True)
+    if staging.exists():
+        subprocess.run(["rm", "-rf", str(staging)], check=True)
+    staging.mkdir(parents=True)
+    _export(git, commit, staging)
     staging.rename(out)
     return out
+
+
+def _export(git: list[str], commit: str, into: Path) -> None:
+    """The commit's files, blob by blob: a snapshot may lack its largest blobs (meshes, images,
+    LFS), which ``git archive`` refuses; a missing blob is left out (no code file is that big)."""
+    listing = subprocess.run([*git, "ls-tree", "-r", "-z", commit], capture_output=True, check=True).stdout
+    entries = []
+    for row in listing.split(b"\0"):
+        if not row:
+            continue
+        meta, path = row.split(b"\t", 1)
+        mode, kind, sha = meta.split()
+        if kind == b"blob" and mode != b"120000":
+            entries.append((sha, path))
+    proc = subprocess.Popen([*git, "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    for sha, path in entries:
+        proc.stdin.write(sha + b"\n")
+        proc.stdin.flush()
+        header = proc.stdout.readline().split()
+        if len(header) < 3 or header[1] != b"blob":
+            continue  # "<sha> missing"
+        data = proc.stdout.read(int(header[2]))
+        proc.stdout.read(1)
+        target = into / os.fsdecode(path)
+        if ".." in target.relative_to(into).parts:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    proc.stdin.close()
+    proc.wait()
 
 
 def source_root(name: str, src: dict, args) -> Path:
