@@ -31,10 +31,9 @@ from typing import Any
 
 from auditor.flow import resolve as flow
 from auditor.keys import norm_key
-from auditor.model import ROLES, Knob, ScanResult, Site
+from auditor.model import CONFIG_KINDS, ROLES, Knob, ScanResult, Site
 from auditor.vocab import normalise
 
-CONFIG_KINDS = ("yaml", "toml", "json")
 MAX_REFERENCE_DEPTH = 8  # ${a} -> ${b} -> ... chains longer than this are left unresolved
 
 

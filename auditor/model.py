@@ -22,6 +22,7 @@ from typing import Any
 ROLES = ("define", "read", "override", "consume")
 SOURCE_MAX = 200  # characters of a site's source line kept in every format (a minified line can be 50 MB)
 SEVERITIES = ("note", "warning", "error")  # ordered, lowest first
+CONFIG_KINDS = ("yaml", "toml", "json", "ini")  # site kinds of configuration files (python, shell besides)
 
 
 @dataclass

@@ -54,6 +54,9 @@ def consumer_keywords() -> tuple[str, ...]:
     data = catalogue.data("consumers.yaml")
     words: set[str] = set()
     for entry in data.get("consumers", []):
+        if entry.get("methods"):  # `ds.map(f, num_proc=8)`: matched by its keyword, not by `map`
+            words.add(str(entry["when_keyword"]))
+            continue
         for name in [entry.get("backend", ""), *entry.get("names", [])]:
             parts = [p for p in name.split(".") if p]
             if not parts or not parts[-1].isidentifier():
@@ -119,7 +122,8 @@ class Prefilter:
                         for w in generic]
         consumers = consumer_keywords()
         plain = sorted(c for c in consumers if c.isalpha() and (c.istitle() or c.isupper()))
-        self.backends = [c.encode() for c in minimal(c for c in consumers if c not in plain)]
+        self.backends = [c.encode() for c in minimal(c for c in consumers if c not in plain
+                                                     and c.encode() not in self.specific)]  # num_proc: both
         self.called = [((c + "(").encode(), re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(c.encode()) + rb"\("))
                        for c in plain]
         self.groups = _group_by_stem(self.backends, self.called, self.specific, self.generic)
@@ -132,13 +136,23 @@ class Prefilter:
                              for w, _ in self.generic]
         self.code_groups = _group_by_stem(self.backends, self.called, self.specific, self.code_generic)
 
+        self.structural = vocab.structure.finder() if vocab.structure is not None else None
+
     def __call__(self, data: bytes) -> bool:
-        return self._match(data, self.groups)
+        return self._match(data, self.groups) or self._structural(data)
+
+    def _structural(self, data: bytes) -> bool:
+        """Knob names built from a count word and a unit (collector_env_num, numEnvs): read
+        only where no vocabulary word or backend already kept the file."""
+        return self.structural is not None and self.structural(data.translate(_FOLD))
 
     def in_code(self, data: bytes) -> bool:
         """Does a Python file that passed still pass without its comments and triple-quoted
         strings, with prose-like keywords counted only next to code punctuation?"""
-        return not self.gates or self._match(strip_python(data), self.code_groups)
+        if not self.gates:
+            return True
+        code = strip_python(data)
+        return self._match(code, self.code_groups) or self._structural(code)
 
     @staticmethod
     def _match(data: bytes, groups) -> bool:

@@ -292,7 +292,7 @@ def _consider(path: str, rel: str, st: os.stat_result, candidates, errors, max_b
     if kind is None:
         if explicit:
             errors.append(FileError(rel, None, "not a file kind qg-audit reads "
-                                    "(.py .yaml .yml .toml .json .sh .bash or a #!/bin/sh script)"))
+                                    "(.py .yaml .yml .toml .json .ini .sh .bash or a #!/bin/sh script)"))
         return
     if not stat.S_ISREG(st.st_mode):
         what = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) \

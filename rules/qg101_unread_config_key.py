@@ -58,6 +58,15 @@ shipped beside its Python client)."""
                               "turbo = to_dataclass(cfg['engine']['turbo_config'])\n"
                               "loader = DataLoader(ds, num_workers=cfg['data']['num_workers'])\n"},
                 "a configuration section handed whole to another package"),
+        Example({"config/default.ini": "[vec]\nnum_envs = 2\n[env]\n",
+                 "config/craftax.ini": "[env]\nnum_envs = 1024\n",
+                 "run.py": "import configparser\nfrom envs import make\n"
+                           "def load(args):\n"
+                           "    return make(creator, env_kwargs=args['env'], num_envs=args['vec']['num_envs'])\n",
+                 "envs.py": "import multiprocessing as mp\n"
+                            "def make(creator, env_kwargs=None, num_envs=1):\n"
+                            "    return mp.Pool(processes=num_envs)\n"},
+                "a section handed on as keyword arguments may carry any key"),
     ]
     INVALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
@@ -82,6 +91,19 @@ shipped beside its Python client)."""
                              "loader = DataLoader(ds, num_workers=cfg['data']['num_workers'])\n"},
                 "a file of which no key is read may configure another program (a note)",
                 expect=[("daemon/store.yaml", 2)], severity="note"),
+        Example({"config/default.ini": "[vec]\nnum_envs = 2\n[train]\nbatch_size = 64\n",
+                 "config/box2d.ini": "[train]\nnum_envs = 48\nbatch_size = 128\n",
+                 "run.py": "import configparser\nfrom envs import make\n"
+                           "def load(args):\n"
+                           "    trainer = Trainer(config=args['train'])\n"
+                           "    return make(creator, num_envs=args['vec']['num_envs'])\n",
+                 "envs.py": "import multiprocessing as mp\n"
+                            "def make(creator, num_envs=1):\n"
+                            "    return mp.Pool(processes=num_envs)\n"
+                            "def report(vecenv):\n"
+                            "    return vecenv.num_envs\n"},
+                "a variant sets the key in a section where the base configuration does not have it",
+                expect=[("config/box2d.ini", 2)], severity="warning"),
     ]
 
     def check(self, result):
@@ -117,6 +139,44 @@ shipped beside its Python client)."""
                                    near=_near_text(near) if not foreign else
                                    "; code reads no parallelism key of this file: it may configure another program",
                                    **({"severity": "note", "confidence": "low"} if foreign else {}))
+        yield from self._misplaced(result, read_keys, splats, handed, unread_ids)
+
+    def _misplaced(self, result, read_keys, splats, handed, reported):
+        """A key a config variant sets in a section where the base configuration does not have
+        it, while the base sets the same name in another section: `[train] num_envs = 48` in
+        box2d.ini when default.ini, which every variant extends, has `num_envs` under `[vec]`.
+        Code reading `num_envs` somewhere says nothing about this section; no code reads
+        `train.num_envs` (two or more dotted names), so the base's `vec.num_envs` is what runs."""
+        by_leaf: dict[str, list] = {}
+        for knob in result.knobs:
+            by_leaf.setdefault(knob.leaf.lower(), []).append(knob)
+        as_keywords = None
+        for knob in result.knobs:
+            if id(knob) in reported or "." not in knob.name or len(by_leaf.get(knob.leaf.lower(), ())) < 2:
+                continue
+            defines = [s for s in knob.sites if s.role == "define" and s.kind in CONFIG_KINDS
+                       and not s.detail.get("generated")]
+            if not defines or len(defines) != len(knob.sites) or \
+                    _is_read(knob, read_keys, splats, handed, min_parts=2):
+                continue
+            section = knob.name.rpartition(".")[0]
+            if as_keywords is None:
+                as_keywords = _sections_as_keywords(result)
+            if any(s == section.lower() or s.endswith("." + section.lower()) for s in as_keywords):
+                continue  # `env_kwargs=args["env"]`: every key of it may become some callee's argument
+            for site in defines:
+                if site.value is None:
+                    continue
+                base = _base_define(site, section, by_leaf[knob.leaf.lower()])
+                if base is None:
+                    continue
+                yield self.finding(site, knob=knob.name, related=[base, site], flow=_path(result, site, None) + [
+                    {"file": base.file, "line": base.line, "column": base.column, "kind": "define", "role": "sink",
+                     "key": base.key, "value": base.value, "text": base.source}],
+                    value=show(site.value),
+                    near=f" from this section; the base configuration {base.file} sets `{knob.leaf}` under "
+                         f"`{base.key.rpartition('.')[0]}` ({base.key} = {show(base.value)} at {where(base)}) "
+                         f"and has no `{knob.name}`, so the base's value runs")
 
 
 def _is_read(knob, read_keys, splats, handed, min_parts: int = 1) -> bool:
@@ -206,3 +266,45 @@ def _path(result, define, near):
             return head + flow
     return head + [{"file": near.file, "line": near.line, "column": near.column, "kind": "config", "role": "step",
                     "key": near.key, "default": near.default, "text": near.source}]
+
+
+def _sections_as_keywords(result) -> set[str]:
+    """Config sections code hands on as keyword arguments: splatted (`**args["vec"]`) or passed
+    to a `*kwargs` parameter (`env_kwargs=args["env"]`), from the flow layer's call edges."""
+    out: set[str] = set()
+    for meta in result.meta.values():
+        flow = meta.get("flow") if isinstance(meta, dict) else None
+        for edge in (flow or {}).get("calls", ()):
+            trees = list(edge.get("splats", ())) + [t for name, t in edge.get("kwargs", {}).items()
+                                                      if name.lower().endswith("kwargs")]
+            for t in trees:
+                if t.get("k") == "config" and t.get("key"):
+                    out.add(t["key"].lower())
+    return out
+
+
+BASE_CONFIG_STEMS = ("default", "defaults", "base", "common", "_base_", "base_config", "default_config")
+
+
+def _base_define(site, section: str, knobs):
+    """The define of the same leaf, under another section, in a base configuration of SITE's
+    family (a default / base file in its folder or one above), when that base file does not
+    set the leaf under SECTION itself; else None."""
+    folder = site.file.rpartition("/")[0]
+    suffix = site.file.rpartition(".")[2]
+    for knob in knobs:
+        if knob.name.rpartition(".")[0] == section:
+            continue
+        for other in knob.sites:
+            if other.role != "define" or other.file == site.file or other.file.rpartition(".")[2] != suffix:
+                continue
+            stem = other.file.rpartition("/")[2].rpartition(".")[0].lower()
+            other_folder = other.file.rpartition("/")[0]
+            if stem not in BASE_CONFIG_STEMS or not (folder == other_folder or folder.startswith(other_folder + "/")
+                                                     or not other_folder):
+                continue
+            same_section = any(s.file == other.file for k in knobs if k.name.rpartition(".")[0] == section
+                               for s in k.sites)
+            if not same_section:
+                return other
+    return None

@@ -1,6 +1,6 @@
 """QG102 unknown-override: a launch script overrides a key that no config or parser defines."""
 
-from auditor.lint.base import Example, Rule, is_config_define, is_launch_override, show
+from auditor.lint.base import CONFIG_KINDS, Example, Rule, is_config_define, is_launch_override, show
 
 _TRAIN = ("import argparse\np = argparse.ArgumentParser()\n"
           "p.add_argument('--num-workers', type=int, default=2)\n"
@@ -47,7 +47,7 @@ Fix the spelling so it matches the parser's flag or the config key."""
 
     def check(self, result):
         has_parser = any(s.kind == "python" and s.detail.get("via") == "argparse" for s in result.sites)
-        has_config = any(s.kind in ("yaml", "toml", "json") and s.role == "define" for s in result.sites)
+        has_config = any(s.kind in CONFIG_KINDS and s.role == "define" for s in result.sites)
         python_files = {s.file for s in result.sites if s.kind == "python"}
         known_args = sorted(f for f, m in result.meta.items() if m.get("parse_known_args"))
         for knob in result.knobs:

@@ -320,7 +320,7 @@ def test_json_sites_with_positions():
         ("define", 8, "aio.thread_count", 1, None),
         ("define", 9, "env.0.OMP_NUM_THREADS", "2", None),
     }
-    assert [(s.column, s.detail["match"]) for s in r.sites] == [(5, "exact"), (11, "near"), (12, "exact")]
+    assert [(s.column, s.detail["match"]) for s in r.sites] == [(5, "exact"), (11, "exact"), (12, "exact")]  # thread_count: a count and a unit
 
 
 def test_json_structured_values():
@@ -334,3 +334,27 @@ def test_json_invalid_is_one_parse_error_with_line(text, line):
     with pytest.raises(ParseError) as err:
         json_config.extract(text, "bad.json", V)
     assert err.value.line == line and err.value.message.startswith("invalid JSON: ")
+
+
+# ---- INI ----------------------------------------------------------------------------------------
+
+def test_ini_sections_keys_and_typed_values():
+    from auditor.extract import ini_config
+
+    text = ("; a pufferlib-style config\n[base]\nenv_name = car-racing\n\n[vec]\nnum_envs = 48\n"
+            "num_workers = auto   ; resolved in code\nbackend: Multiprocessing\n\n[train]\n"
+            "batch_size = 16384\nnum_workers = 24\n  continued line\n")
+    r = ini_config.extract(text, "conf/box2d.ini", V)
+    assert [(s.line, s.column, s.key, s.value) for s in r.sites] == [
+        (6, 1, "vec.num_envs", 48), (7, 1, "vec.num_workers", "auto"), (12, 1, "train.num_workers", 24)]
+    assert r.meta["values"]["train.batch_size"] == (11, 1, 16384)
+    assert r.meta["values"]["vec.backend"] == (8, 1, "Multiprocessing")
+    assert all(s.kind == "ini" for s in r.sites)
+
+
+def test_ini_garbage_line_is_one_parse_error_with_line():
+    from auditor.extract import ini_config
+
+    with pytest.raises(ParseError) as info:
+        ini_config.extract("[vec]\nnum_envs = 4\nthis is not ini\n", "x.ini", V)
+    assert info.value.line == 3 and "invalid INI" in info.value.message

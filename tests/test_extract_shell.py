@@ -32,6 +32,9 @@ def test_verl_launch_script_fixture():
     rel = "scripts/run_ppo.sh"
     r = extractor(kind_of(rel)).extract((ROOT / rel).read_text(), rel, V)
     assert table(r) == {
+        ("define", 5, "NGPUS", 8, None),  # a count word glued to its unit: a knob by its structure
+        ("read", 5, "NGPUS", None, 8),  # ${NGPUS:-8}: the environment's value, else 8
+        ("read", 16, "NGPUS", 8, None),
         ("define", 7, "NUM_WORKERS", 8, None),
         ("define", 8, "OMP_NUM_THREADS", 1, None),
         ("read", 9, "NUM_WORKERS", 8, None),  # used inside the EXTRA array

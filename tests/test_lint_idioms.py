@@ -103,7 +103,7 @@ def test_text_report_shows_a_script_default_without_the_main_guard(tmp_path):
                                                 "if __name__ == '__main__':\n"
                                                 "    p = argparse.ArgumentParser()\n"
                                                 "    p.add_argument('--num-workers', type=int, default=4)\n"})
-    proc = run_cli("scan", str(root), "--no-progress")
+    proc = run_cli("scan", str(root), "--no-progress", "--knobs")
     assert proc.returncode == 0, proc.stderr
     assert "num_workers" in proc.stdout and "__main__" not in proc.stdout
 

@@ -26,7 +26,7 @@ HOUR_AGO = time.time() - 3600
 
 def mask(text: str) -> str:
     text = re.sub(r'"elapsed_s": [0-9.e-]+', '"elapsed_s": X', text)
-    return re.sub(r"; [0-9]+\.[0-9]{2} s(\x1b\[0m)?\n\Z", r"; X s\1\n", text)
+    return re.sub(r"; [0-9]+\.[0-9]{2} s(\x1b\[0m)?\n", r"; X s\1\n", text)
 
 
 def project(tmp_path: Path, old: bool = True) -> Path:

@@ -92,7 +92,7 @@ def test_default_text_is_findings_then_a_summary():
     lines = out.splitlines()
     finding_lines = [i for i, ln in enumerate(lines) if " QG1" in ln and "[warning]" in ln]
     assert len(finding_lines) == sum(f["severity"] == "warning" for f in doc["findings"]) > 0
-    summary = next(i for i, ln in enumerate(lines) if ln.startswith(f"{len(doc['findings'])} findings ("))
+    summary = next(i for i, ln in enumerate(lines) if ln.startswith(f"{len(doc['findings'])} finding"))
     assert summary > max(finding_lines)
     by_rule = {}
     for f in doc["findings"]:

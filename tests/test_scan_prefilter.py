@@ -27,6 +27,13 @@ PREFILTER = scan.Prefilter(vocab.load())
     "envs = gym.vector.SyncVectorEnv(fns)\n",
     "torch.set_num_threads(1)\n",
     "def f(threads=4):\n",
+    # names built from a count word and a unit, outside the name list
+    "env:\n  collector_env_num: 8\n",
+    "numEnvs: 128\n",
+    "NUM_NODES=2 torchrun train.py\n",
+    "[vec]\ncpus-per-task = 4\n",
+    "tp_size: 2\n",
+    "ds = ds.map(f, num_proc=8)\n",
 ])
 def test_keeps(text):
     assert PREFILTER(text.encode())
@@ -40,6 +47,8 @@ def test_keeps(text):
     "t = threading.Thread(target=f)\n",
     "lr: 0.001\nepochs: 3\n",
     "parallelism is great\n",
+    "total_timesteps: 1000000\nbatch_size: 64\nhidden_size: 256\n",  # counts of steps and sizes, not units
+    "gpu_name = fn_gpu(x)\n",
 ])
 def test_skips(text):
     assert not PREFILTER(text.encode())

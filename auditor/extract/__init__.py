@@ -30,6 +30,7 @@ SUFFIX_KINDS = {
     ".yml": "yaml",
     ".toml": "toml",
     ".json": "json",
+    ".ini": "ini",
     ".sh": "shell",
     ".bash": "shell",
 }
@@ -38,6 +39,7 @@ MODULES = {
     "yaml": "auditor.extract.yaml_config",
     "toml": "auditor.extract.toml_config",
     "json": "auditor.extract.json_config",
+    "ini": "auditor.extract.ini_config",
     "shell": "auditor.extract.shell_script",
 }
 

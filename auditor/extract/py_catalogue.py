@@ -66,6 +66,18 @@ class Consumer:
 class Catalogue:
     by_name: dict[str, Consumer] = field(default_factory=dict)
     by_pkg_leaf: dict[tuple[str, str], Consumer | None] = field(default_factory=dict)
+    # method name -> [(Consumer, keyword the call must pass)]: `ds.map(fn, num_proc=8)` on an
+    # object whose class the scan cannot know, told apart from other `.map(` calls by its keyword
+    by_method: dict[str, list[tuple[Consumer, str]]] = field(default_factory=dict)
+
+    def method(self, call) -> Consumer | None:
+        """The consumer a method call is, by its name and a keyword only that backend takes."""
+        func = call.func
+        entries = self.by_method.get(getattr(func, "attr", None) or "")
+        if not entries:
+            return None
+        given = {k.arg for k in call.keywords if k.arg}
+        return next((c for c, keyword in entries if keyword in given), None)
 
     def lookup(self, qualname: str | None) -> Consumer | None:
         """Exact qualified name first; else a unique (top package, class name) match, so
@@ -79,8 +91,10 @@ class Catalogue:
         return self.by_pkg_leaf.get((pkg, leaf))
 
     def keywords(self) -> list[str]:
-        """Leaf names of every backend: a file mentioning one is worth parsing."""
-        return sorted({name.rsplit(".", 1)[-1] for name in self.by_name if name[0].isalpha()})
+        """Leaf names of every backend: a file mentioning one is worth parsing (a method-matched
+        backend by its keyword)."""
+        words = {name.rsplit(".", 1)[-1] for name in self.by_name if name[0].isalpha()}
+        return sorted(words | {kw for entries in self.by_method.values() for _c, kw in entries})
 
 
 def _literal_key(key: Any) -> Any:
@@ -120,6 +134,10 @@ def load() -> Catalogue:
     cat = Catalogue()
     for entry in data["consumers"]:
         consumer = _consumer(entry)
+        if entry.get("methods"):
+            for method in entry["methods"]:
+                cat.by_method.setdefault(method, []).append((consumer, entry["when_keyword"]))
+            continue
         for name in [consumer.backend, *entry.get("names", [])]:
             cat.by_name[name] = consumer
     for name, consumer in cat.by_name.items():

@@ -784,6 +784,8 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
             self.consume(node, c, via_variable=func.id, condition=cond)
         if consumer is None and attr == "options" and self.imports_ray:
             consumer = self.cat.by_name.get(py_catalogue.OPTIONS_BACKEND)
+        if consumer is None and attr and q is None:
+            consumer = self.cat.method(node)
         if consumer is not None:
             self.consume(node, consumer)
         elif local:

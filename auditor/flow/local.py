@@ -463,7 +463,19 @@ class Builder:
             if base in self.imports:
                 target = self.imports[base]
                 return [] if target.split(".", 1)[0] in EXTERNAL else [f"{target}.{func.attr}"]
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute):
+            dotted = self.dotted(func)  # pufferlib.vector.make(...): a module path through an import
+            root = dotted.split(".", 1)[0]
+            if dotted and root not in EXTERNAL and func.value.value.__class__ is not ast.Call and \
+                    self._root_name(func) in self.imports:
+                return [dotted]
         return []
+
+    @staticmethod
+    def _root_name(node: ast.AST) -> str:
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        return node.id if isinstance(node, ast.Name) else ""
 
     # -- config literals -------------------------------------------------------------------------
     def config_values(self) -> tuple[list[dict], list[str]]:
@@ -623,14 +635,19 @@ def _edge(b: Builder, fn: str, scope: _Scope, call: ast.Call, callees: list[str]
             break
         args.append(_pruned(b.trace(a, scope, EDGE_DEPTH)))
     kwargs = {}
+    splats = []
     for k in call.keywords:
         if k.arg is None:
             star = True
+            splats.append(_pruned(b.trace(k.value, scope, EDGE_DEPTH)))
         else:
             kwargs[k.arg] = _pruned(b.trace(k.value, scope, EDGE_DEPTH))
-    return {"fn": b.full(fn) if fn != "<module>" else "<module>", "callee": callees, "line": call.lineno,
+    edge = {"fn": b.full(fn) if fn != "<module>" else "<module>", "callee": callees, "line": call.lineno,
             "col": b.src.column(call), "text": b.src.text(call, TEXT_LIMIT), "args": args, "kwargs": kwargs,
             "star": star}
+    if splats:
+        edge["splats"] = splats  # **mapping: the keys of that mapping become the callee's arguments
+    return edge
 
 
 def _pruned(tree: dict) -> dict:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable, Iterator
 
-from auditor.model import SEVERITIES, Finding, Knob, ScanResult, Site
+from auditor.model import CONFIG_KINDS, SEVERITIES, Finding, Knob, ScanResult, Site  # noqa: F401 - CONFIG_KINDS: the rules import it from here
 
 CODE_RE = re.compile(r"^QG\d{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -113,7 +113,6 @@ def is_test_file(path: str) -> bool:
             or name.endswith("_test.py") or name == "conftest.py")
 
 
-CONFIG_KINDS = ("yaml", "toml", "json")
 
 
 def is_config_define(site: Site) -> bool:

@@ -158,7 +158,7 @@ def render(result: ScanResult, elapsed_s: float, file: IO[str] | None = None, wi
     by_rule = Counter(f.code for f in result.findings)
     rules = ", ".join(f"{code} {n}" for code, n in sorted(by_rule.items()))
     files = len({f.file for f in result.findings})
-    head = (f"{s['findings']} findings ({counts}) in {files} file{'s' if files != 1 else ''}: {rules}"
+    head = (f"{s['findings']} finding{'s' if s['findings'] != 1 else ''} ({counts}) in {files} file{'s' if files != 1 else ''}: {rules}"
             if result.findings else "No findings")
     console.print(T(f"{head} in {result.root}.", style="bold"))
     sites = ", ".join(f"{s['sites'].get(r, 0)} {r}" for r in ROLES)

@@ -1,0 +1,22 @@
+"""Each idiom of issue 20 on a multi-file fixture of its own (fixtures/idioms/), through the
+real pipeline: what is found, at which severity, and what stays quiet beside it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from auditor.lint.harness import scan_and_check
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "idioms"
+
+
+def findings(name: str, code: str | None = None) -> list[tuple[str, int, str, str]]:
+    r = scan_and_check(FIXTURES / name)
+    return sorted((f.file, f.line, f.code, f.severity) for f in r.findings if code in (None, f.code))
+
+
+def test_misplaced_section_in_a_config_variant():
+    found = findings("misplaced_section", "QG101")
+    assert ("config/cartpole.ini", 8, "QG101", "warning") in found  # [train] num_envs
+    assert ("config/cartpole.ini", 9, "QG101", "warning") in found  # [train] num_workers
+    assert not any(line == 5 for _f, line, _c, _s in found)  # [env] num_envs: handed on as env_kwargs

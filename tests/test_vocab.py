@@ -1,0 +1,33 @@
+"""The knob vocabulary: names from the list, patterns, look-alikes, and names built like knobs."""
+
+from __future__ import annotations
+
+import pytest
+
+from auditor import vocab
+
+V = vocab.load()
+
+
+@pytest.mark.parametrize("name", [
+    "collector_env_num", "evaluator_env_num", "num_gpus_per_node", "gpus_per_node", "NUM_NODES", "numEnvs",
+    "tp_size", "dp_shard_size", "fsdp_shard_degree", "cpus-per-task", "num_processors", "dataset_num_proc",
+    "envs_per_worker", "nprocs", "ngpus", "gpu_count", "num_inference_engines", "num_learners_per_node",
+    "fsdp_num_replicas", "max_num_workers", "num_cores", "worker_num", "thread_count",
+])
+def test_names_built_from_a_count_and_a_unit_are_knobs(name):
+    assert V.match(name) == "exact", name
+
+
+@pytest.mark.parametrize("name", [
+    "num_env_steps", "batch_size", "shard_size", "batch_size_per_gpu", "num_steps_per_env", "hidden_size",
+    "num_agents", "env_id", "local_rank", "node_rank", "total_timesteps", "max_num_seqs", "num_epochs",
+    "rollout_batch_size", "n", "tp", "envs", "device_count", "cpu_count",
+])
+def test_counts_of_other_things_and_measurements_are_not(name):
+    assert V.match(name) is None, name
+
+
+def test_misspellings_of_listed_names_stay_look_alikes():
+    assert V.match("num_worker") == "near" and V.match("n_env") == "near"
+    assert V.match("num_workers") == "exact" and V.match("num_proc") == "exact"
