@@ -20,3 +20,11 @@ def test_misplaced_section_in_a_config_variant():
     assert ("config/cartpole.ini", 8, "QG101", "warning") in found  # [train] num_envs
     assert ("config/cartpole.ini", 9, "QG101", "warning") in found  # [train] num_workers
     assert not any(line == 5 for _f, line, _c, _s in found)  # [env] num_envs: handed on as env_kwargs
+
+
+def test_kwargs_shadowing_by_splat_update_and_fill():
+    found = findings("kwargs_shadowing", "QG110")
+    assert ("serve/server.py", 11, "QG110", "warning") in found  # written only where model_kwargs lacks it
+    assert ("serve/server.py", 12, "QG110", "warning") in found  # setdefault with a configured value
+    assert ("serve/executor.py", 10, "QG110", "warning") in found  # then .update(ray_remote_kwargs)
+    assert not any(f == "serve/engine.py" for f, *_ in found)  # a computed default, meant to be replaced

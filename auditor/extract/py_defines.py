@@ -190,6 +190,8 @@ class DefineMixin:
         return keys is not None and key not in keys
 
     def visit_Dict(self, node: ast.Dict, prefix: str = "") -> None:
+        if None in node.keys:
+            self.shadow_display(node)
         for i, (k, v) in enumerate(zip(node.keys, node.values)):
             key = const_str(k) if k is not None else None
             if key is not None and isinstance(v, ast.Dict):

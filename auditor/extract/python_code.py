@@ -20,6 +20,7 @@ from auditor.extract.py_consume import ConsumeMixin, pool_name
 from auditor.extract.py_context import Context
 from auditor.extract.py_defines import DefineMixin, is_thread_var
 from auditor.extract.py_facts import Facts
+from auditor.extract.py_shadow import ShadowMixin
 from auditor.flow import local as flow_local
 from auditor.extract.py_refs import (
     CASTS, CPU_COUNT, HANDLE, NOT_LITERAL, Source, base_name, chain, const_str, getter_default, getter_key,
@@ -58,9 +59,10 @@ class Frame:
     conds: list[str] = field(default_factory=list)  # enclosing if-tests, innermost last
     loops: list[ast.AST] = field(default_factory=list)  # range(...) arguments of enclosing loops
     calls: set[str] = field(default_factory=set)  # called names, for the pool-use facts
+    displays: dict[str, list] = field(default_factory=dict)  # local dict displays' knob entries (QG110)
 
 
-class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
+class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
     def __init__(self, text: str, path: str, vocab):
         self.src = Source(text)
         self.path = path
@@ -401,6 +403,7 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
 
     # ---- control flow ---------------------------------------------------------------------------
     def visit_If(self, node: ast.If) -> None:
+        self.shadow_fill(node)
         self.visit(node.test)
         test = self.text(node.test)
         fn = self.function()
@@ -544,6 +547,7 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
         # what the name holds from now on
         fn.bound.add(name)
         self.bind_pool(name, value)
+        self.remember_display(name, value)
         backends = self.backend_refs(value)
         if backends:
             fn.backends[name] = backends
@@ -759,6 +763,8 @@ class Extractor(ConsumeMixin, DefineMixin, ast.NodeVisitor):
         attr = func.attr if isinstance(func, ast.Attribute) else ""
         if attr in ("parse_known_args", "parse_known_intermixed_args"):
             self.meta["parse_known_args"] = node.lineno
+        elif attr in ("update", "setdefault"):
+            self.shadow_call(node)
         if self.call_environ(node, q):
             return
         g = getter_key(node)

@@ -1,0 +1,107 @@
+"""Explicit parallelism values that a mapping can silently replace (facts for QG110).
+
+A mixin of the one visitor in python_code.py. Each fact is a dict in ``meta["shadowed"]``:
+``{"line", "col", "key", "expr", "mapping", "how"}`` where HOW says which mapping decides:
+
+- ``splat``: ``{"tensor_parallel_size": cfg.tp, **engine_kwargs}`` (a later ``**`` in the display);
+- ``update``: ``opts = {"num_cpus": self.cpus}`` then ``opts.update(user_opts)`` in the function;
+- ``fill``: ``if "tp-size" not in kwargs: kwargs["tp-size"] = cfg.tp``, or
+  ``kwargs.setdefault("tp-size", cfg.tp)``: the explicit value only fills a gap the mapping
+  leaves, so the mapping's value wins. A literal filled in (``setdefault("num_workers", 4)``)
+  is a default, not a second setting, and is not recorded.
+
+Literal values in a display followed by ``**`` are define sites already (``kwargs_after``).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from auditor.extract.py_refs import NOT_LITERAL, const_str, literal
+
+MAX_FACTS = 200  # per file
+
+
+class ShadowMixin:
+    def shadow(self, at: ast.AST, key: str, value: ast.AST, mapping: str, how: str) -> None:
+        facts = self.meta.setdefault("shadowed", [])
+        if len(facts) >= MAX_FACTS:
+            return
+        facts.append({"line": at.lineno, "col": self.src.column(at), "key": key, "expr": self.text(value),
+                      "mapping": mapping, "how": how, "function": self.function().qualname,
+                      "source": self.src.line(at.lineno)})
+
+    def _knob_value(self, key: str | None, value: ast.AST) -> bool:
+        """A knob-named key given a setting read from somewhere (cfg.tp, self.cpus_per_task), not
+        a literal and not a value computed here (`get_device_count() or 1`): a default computed
+        before a user mapping is the mapping's to replace."""
+        return bool(key) and bool(self.match(key)) and literal(value) is NOT_LITERAL and self._reads_setting(value)
+
+    def shadow_display(self, node: ast.Dict) -> None:
+        """{"k": cfg.x, **m}: a non-literal knob value followed by a splat."""
+        for i, (k, v) in enumerate(zip(node.keys, node.values)):
+            key = const_str(k) if k is not None else None
+            if not self._knob_value(key, v):
+                continue
+            later = [node.values[j] for j in range(i + 1, len(node.keys)) if node.keys[j] is None]
+            later = [m for m in later if not self.lacks_key(m, key)]
+            if later:
+                self.shadow(k, key, v, self.text(later[0]), "splat")
+
+    def remember_display(self, name: str, value: ast.AST) -> None:
+        """NAME = {...}: its knob entries, in case NAME.update(mapping) follows."""
+        held = self.function().displays
+        if isinstance(value, ast.Dict):
+            entries = [(k, const_str(k), v) for k, v in zip(value.keys, value.values) if k is not None]
+            entries = [(k, key, v) for k, key, v in entries if self._knob_value(key, v)]
+            if entries:
+                held[name] = entries
+                return
+        held.pop(name, None)
+
+    def shadow_call(self, node: ast.Call) -> None:
+        """NAME.update(mapping) after NAME = {...}; mapping.setdefault("k", cfg.x)."""
+        func = node.func
+        if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
+            return
+        name = func.value.id
+        if func.attr == "update" and len(node.args) == 1 and not node.keywords:
+            entries = self.function().displays.get(name)
+            arg = node.args[0]
+            if entries and not isinstance(arg, ast.Dict):
+                for k, key, v in entries:
+                    if not self.lacks_key(arg, key):
+                        self.shadow(k, key, v, self.text(arg), "update")
+        elif func.attr == "setdefault" and len(node.args) == 2:
+            key = const_str(node.args[0])
+            if self._knob_value(key, node.args[1]):
+                self.shadow(node.args[0], key, node.args[1], name, "fill")
+
+    def shadow_fill(self, node: ast.If) -> None:
+        """if "k" not in m: m["k"] = cfg.x (also `and`-ed with other tests)."""
+        tests = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) \
+            else [node.test]
+        absent = {}
+        for t in tests:
+            if isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.NotIn) \
+                    and isinstance(t.comparators[0], ast.Name):
+                key = const_str(t.left)
+                if key:
+                    absent[(t.comparators[0].id, key)] = True
+        if not absent:
+            return
+        for stmt in node.body:
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+                continue
+            target = stmt.targets[0]
+            if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                key = const_str(target.slice)
+                if (target.value.id, key) in absent and self._knob_value(key, stmt.value):
+                    self.shadow(target, key, stmt.value, target.value.id, "fill")
+
+    def _reads_setting(self, value: ast.AST) -> bool:
+        """cfg.tp, self.config.dp, args.num_workers: a value some configuration sets."""
+        node = value
+        while isinstance(node, ast.Call) and len(node.args) == 1 and getattr(node.func, "id", "") in ("int", "str"):
+            node = node.args[0]
+        return isinstance(node, (ast.Attribute, ast.Subscript)) and self.ref_key(node) is not None
