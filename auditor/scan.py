@@ -114,6 +114,9 @@ class Prefilter:
                 words.add(name[:-1])
         words |= {pattern.replace("*", "") for pattern in vocab.patterns}  # "*_workers" -> "_workers"
         words |= set(NEAR_STEMS)
+        # switches with an underscore (multi_gpu, local_mode); a one-word switch (distributed,
+        # vectorize) would keep most files of a tree: such a file is parsed for its other words
+        words |= {name for name in vocab.switches if "_" in name}
         words = {w.replace("-", "_") for w in words if w}
         specific = [w for w in words if "_" in w]
         generic = sorted(w for w in words if "_" not in w)

@@ -25,11 +25,12 @@ class Vocabulary:
     env_vars: set[str] = field(default_factory=set)
     near: list[re.Pattern] = field(default_factory=list)
     structure: "Structure | None" = None
+    switches: dict[str, frozenset] = field(default_factory=dict)  # name -> values that run serially
 
     def match(self, leaf: str) -> str | None:
         """'exact' for a knob, 'near' for a look-alike (misspelling), None otherwise."""
         n = normalise(leaf)
-        if n in self.names or leaf in self.env_vars or n.upper() in self.env_vars:
+        if n in self.names or leaf in self.env_vars or n.upper() in self.env_vars or n in self.switches:
             return "exact"
         if any(fnmatch.fnmatchcase(n, p) for p in self.patterns):
             return "exact"
@@ -39,6 +40,15 @@ class Vocabulary:
         if self.structure is not None and self.structure.counts_units(leaf):
             return "exact"  # numEnvs, collector_env_num
         return "near" if near else None
+
+    def serial_value(self, leaf: str, value) -> bool | None:
+        """For a switch (multi_gpu, local_mode, vec_env): does VALUE run serially? None for a
+        name that is no switch."""
+        serial = self.switches.get(normalise(leaf))
+        if serial is None:
+            return None
+        text = str(value).strip().strip("'\"").lower()
+        return text in serial or text.rsplit(".", 1)[-1] in serial
 
     def is_knob(self, leaf: str) -> bool:
         return self.match(leaf) == "exact"
@@ -147,6 +157,8 @@ def _base() -> tuple:
         frozenset(data["env_vars"]),
         tuple(data.get("near", [])),
         _structure(data.get("structure")),
+        tuple((normalise(k), frozenset(str(x).lower() for x in (v or {}).get("serial", ())))
+              for k, v in (data.get("switches") or {}).items()),
     )
 
 
@@ -163,8 +175,9 @@ def load(extra: dict | None = None, origin: str = "pyproject.toml") -> Vocabular
     ``extra`` is the whole ``[tool.qg-audit]`` table; keys this module does not own are
     ignored here (other modules validate them).
     """
-    names, patterns, env_vars, near, structure = _base()
-    vocab = Vocabulary(set(names), list(patterns), set(env_vars), [re.compile(r) for r in near], structure)
+    names, patterns, env_vars, near, structure, switches = _base()
+    vocab = Vocabulary(set(names), list(patterns), set(env_vars), [re.compile(r) for r in near], structure,
+                       dict(switches))
     for key, attr in EXTENSION_KEYS.items():
         if not extra or key not in extra:
             continue

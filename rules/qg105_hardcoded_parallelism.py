@@ -1,12 +1,16 @@
 """QG105 hardcoded-parallelism: a consumer gets a literal count no configuration reaches."""
 
 from auditor.lint import idioms
-from auditor.lint.base import (Example, Rule, backend_kind, is_config_define, is_test_file, show, steps_envs,
-                               where)
+from auditor.lint.base import (CONFIG_KINDS, Example, Rule, backend_kind, is_config_define, is_test_file, show,
+                               steps_envs, where)
 
 # Resource annotations and thread pinning have rules or meanings of their own.
 _SKIP_BACKENDS = ("torch.set_num_threads", "torch.set_num_interop_threads", "threadpoolctl.threadpool_limits",
                   "ray.remote", "ray.remote(...).options")
+
+
+SIBLINGS_MIN = 3  # configs routing the key before a literal among them stands out
+SIBLINGS_RATIO = 3  # routed files per literal file, at least
 
 
 def _int(value):
@@ -54,7 +58,13 @@ that name at all (hard-coded, but nothing promised otherwise). Literals of 0 or 
 knob, thread pools that do not step environments, tests, resource annotations
 (`@ray.remote(num_cpus=1)`) are not reported. A loader given 0 or 1 inside a function that
 is itself a worker (a process or thread `target=`, or one taking a `thread_id` /
-`worker_id`) is a note: nested workers are often avoided on purpose there."""
+`worker_id`) is a note: nested workers are often avoided on purpose there.
+
+In configuration, a file that writes a literal where most files of its folder route the
+user's setting (`numEnvs: 128` among task configs that say `numEnvs: ${...num_envs}`, at least
+3 of them and 3 per literal) is a warning: the setting the user passes reaches the others, not
+this one. Siblings that route it with a different default (`${resolve_default:128,...}`) are
+routing it too."""
     VALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "from torch.utils.data import DataLoader\n"
@@ -74,6 +84,13 @@ is itself a worker (a process or thread `target=`, or one taking a `thread_id` /
                 "a helper whose caller passes the configured value"),
     ]
     INVALID = [
+        Example({"cfg/task/Ant.yaml": "env:\n  numEnvs: ${resolve_default:4096,${...num_envs}}\n",
+                 "cfg/task/Humanoid.yaml": "env:\n  numEnvs: ${resolve_default:4096,${...num_envs}}\n",
+                 "cfg/task/Cartpole.yaml": "env:\n  numEnvs: ${resolve_default:512,${...num_envs}}\n",
+                 "cfg/task/Gears.yaml": "env:\n  numEnvs: 128\n",
+                 "cfg/config.yaml": "num_envs: ''\n"},
+                "one task config hard-codes what its siblings take from the user",
+                expect=[("cfg/task/Gears.yaml", 2)], severity="warning"),
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "from torch.utils.data import DataLoader\n"
                              "n = cfg['data']['num_workers']\n"
@@ -156,6 +173,38 @@ is itself a worker (a process or thread `target=`, or one taking a `thread_id` /
                     yield self.finding(site, knob=knob.name, related=[site], backend=_short(backend),
                                        what=what, why=" that no configuration reaches",
                                        severity="note", confidence="medium")
+        yield from self._sibling_literals(result)
+
+    def _sibling_literals(self, result):
+        """A config file that writes a literal where most of its siblings route the user's
+        setting: `numEnvs: 128` in one task config of a folder whose others say
+        `numEnvs: ${resolve_default:4096,${...num_envs}}`. `num_envs=N` reaches them, not it."""
+        groups: dict[tuple, list] = {}
+        for knob in result.knobs:
+            for site in knob.sites:
+                if site.role != "define" or site.kind not in CONFIG_KINDS or site.detail.get("generated") \
+                        or site.detail.get("via") == "interpolation":
+                    continue
+                folder = site.file.rpartition("/")[0]
+                key = site.detail.get("key_in_file") or site.key
+                groups.setdefault((folder, key), []).append(site)
+        for (folder, key), sites in sorted(groups.items()):
+            routed = [s for s in sites if s.detail.get("reference")]
+            fixed = [s for s in sites if not s.detail.get("reference") and s.value is not None
+                     and not s.detail.get("structured")]
+            files = {s.file for s in routed}
+            if len(files) < SIBLINGS_MIN or len(files) < SIBLINGS_RATIO * len({s.file for s in fixed}):
+                continue
+            example = routed[0]
+            for site in fixed:
+                yield self.finding(
+                    site, knob=site.key, related=[routed[0], site], backend=f"{key} in {site.file}",
+                    what=f"the literal {show(site.value)}",
+                    why=f", while {len(files)} of the {len(files | {s.file for s in fixed})} configs in "
+                        f"{folder or '.'}/ take it from the user's `{example.detail['reference']}` (interpolated "
+                        f"at {where(example)}): a value set there never reaches this one",
+                    flow=[{"file": site.file, "line": site.line, "column": site.column, "kind": "define",
+                           "role": "source", "key": site.key, "value": site.value, "text": site.source}])
 
 
 def _short(backend: str) -> str:

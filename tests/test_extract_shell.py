@@ -79,6 +79,7 @@ def test_launcher_fixture():
         ("define", 8, "rollout.num_envs", 16, None),
         ("define", 8, "serial_mode", True, None),
         ("define", 9, "num_processes", 8, None),
+        ("define", 9, "multi_gpu", True, None),  # accelerate's --multi_gpu: a parallel switch
         ("define", 9, "dataloader_num_workers", 2, None),
         ("define", 10, "num_gpus", 2, None),
         ("define", 11, "nproc_per_node", 2, None),

@@ -28,3 +28,11 @@ def test_kwargs_shadowing_by_splat_update_and_fill():
     assert ("serve/server.py", 12, "QG110", "warning") in found  # setdefault with a configured value
     assert ("serve/executor.py", 10, "QG110", "warning") in found  # then .update(ray_remote_kwargs)
     assert not any(f == "serve/engine.py" for f, *_ in found)  # a computed default, meant to be replaced
+
+
+def test_a_literal_where_sibling_configs_route_the_setting():
+    found = findings("sibling_literal", "QG105")
+    assert ("cfg/task/Gears.yaml", 3, "QG105", "warning") in found
+    assert ("cfg/task/Gears.yaml", 6, "QG105", "warning") in found
+    assert ("cfg/train/GearsPPO.yaml", 4, "QG105", "warning") in found  # a switch: multi_gpu
+    assert not any(f == "cfg/task/Factory.yaml" for f, *_ in found)  # routed, with its own default
