@@ -160,6 +160,18 @@ is None`, the last branch of a default chain)."""
                 "a worker option turned off when there are no workers"),
     ]
     INVALID = [
+        Example({"args.py": "from dataclasses import dataclass\n"
+                            "@dataclass\n"
+                            "class Args:\n"
+                            "    dataset_num_proc: int = 8\n",
+                 "prep.py": "from datasets import Dataset\n"
+                            "def prepare(dataset, args):\n"
+                            "    map_kwargs = {}\n"
+                            "    if isinstance(dataset, Dataset):\n"
+                            "        map_kwargs['num_proc'] = args.dataset_num_proc\n"
+                            "    return dataset.map(tokenize, batched=True, **map_kwargs)\n"},
+                "a count handed on in a kwargs mapping only under a condition", expect=[("prep.py", 5)],
+                severity="warning"),
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "num_workers = cfg['data']['num_workers']\n"
                              "if dataset_type == 'iterable':\n"
@@ -246,6 +258,7 @@ is None`, the last branch of a default chain)."""
     ]
 
     def check(self, result):
+        yield from self._dropped(result)
         reads = {}  # (file, function, leaf) -> first line code reads it there
         for s in result.sites:
             if s.role == "read" and s.kind == "python":
@@ -294,6 +307,34 @@ is None`, the last branch of a default chain)."""
                     configured=lost,
                     **_severity(site, cited, logged or settings or untouched),
                 )
+
+    def _dropped(self, result):
+        """`kwargs = {}; if not streaming: kwargs["num_proc"] = cfg.n` then `ds.map(f, **kwargs)`:
+        the configured count reaches the backend only under a condition the call does not
+        share; otherwise the mapping lacks it and the backend's own default runs."""
+        for knob in result.knobs:
+            # a user-settable field even when its default is None (`dataset_num_proc: int = None`)
+            configured = [s for s in knob.sites if is_config_define(s)]
+            for site in knob.sites:
+                cond = site.detail.get("mapping_condition")
+                if site.role != "consume" or not cond or is_test_file(site.file) or idioms.is_debug_condition(cond):
+                    continue
+                if site.detail.get("literal"):
+                    continue  # a literal written under a condition: a default of this code, not the user's
+                # a field of that exact name (a dataclass or parser of the project) is the setting the
+                # read `args.dataset_num_proc` takes, wherever it is declared
+                cited = [s for s in configured if s.kind in CONFIG_KINDS or s.file == site.file
+                         or (site.match in ("flow", "key") and s.key == knob.name)][:1]
+                backend = str(site.detail.get("backend") or "its backend").rsplit(".", 1)[-1]
+                lost = (f"; the value configured at {where(cited[0])} ({show(cited[0].value)}) is ignored then"
+                        if cited and cited[0].value is not None else
+                        f"; a value the user sets for it ({where(cited[0])}) is ignored then" if cited else "")
+                yield self.finding(
+                    site, knob=knob.name, related=[*cited, site], alias="",
+                    effect=f"dropped unless `{idioms.short_condition(cond)}`: it reaches {backend} only "
+                           f"through `**{site.detail['via_mapping']}`, which otherwise lacks "
+                           f"{site.detail.get('param')}, so {backend}'s own default runs",
+                    condition="", configured=lost, **({} if cited else {"severity": "note", "confidence": "medium"}))
 
     def _copy(self, site, knob, configured):
         """cfg.data.num_workers = cfg.legacy.num_workers: one knob overwritten with another.

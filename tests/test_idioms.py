@@ -36,3 +36,9 @@ def test_a_literal_where_sibling_configs_route_the_setting():
     assert ("cfg/task/Gears.yaml", 6, "QG105", "warning") in found
     assert ("cfg/train/GearsPPO.yaml", 4, "QG105", "warning") in found  # a switch: multi_gpu
     assert not any(f == "cfg/task/Factory.yaml" for f, *_ in found)  # routed, with its own default
+
+
+def test_a_count_handed_on_in_a_kwargs_mapping_only_under_a_condition():
+    found = findings("conditional_kwargs")
+    assert ("data/loader.py", 4, "QG104", "warning") in found
+    assert not [f for f in found if f[0] == "data/eval.py" and f[3] == "warning"]

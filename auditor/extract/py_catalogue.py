@@ -70,13 +70,14 @@ class Catalogue:
     # object whose class the scan cannot know, told apart from other `.map(` calls by its keyword
     by_method: dict[str, list[tuple[Consumer, str]]] = field(default_factory=dict)
 
-    def method(self, call) -> Consumer | None:
-        """The consumer a method call is, by its name and a keyword only that backend takes."""
+    def method(self, call, mapped=()) -> Consumer | None:
+        """The consumer a method call is, by its name and a keyword only that backend takes
+        (given directly, or in MAPPED: the keys of a local `**kwargs` mapping)."""
         func = call.func
         entries = self.by_method.get(getattr(func, "attr", None) or "")
         if not entries:
             return None
-        given = {k.arg for k in call.keywords if k.arg}
+        given = {k.arg for k in call.keywords if k.arg} | set(mapped)
         return next((c for c, keyword in entries if keyword in given), None)
 
     def lookup(self, qualname: str | None) -> Consumer | None:

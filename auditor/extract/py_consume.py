@@ -15,8 +15,18 @@ from auditor.model import Site
 
 class ConsumeMixin:
     def consume(self, node: ast.Call, consumer, via_variable: str | None = None,
-                condition: str | None = None) -> list[Site]:
+                condition: str | None = None, mapped: dict | None = None) -> list[Site]:
         kws = {k.arg: k.value for k in node.keywords if k.arg}
+        # keywords that arrive through `**kwargs` of a local mapping, with the conditions they
+        # were written under: `kwargs["num_proc"] = n` only `if not streaming`
+        through = {}
+        for param, (conds, value, name) in (mapped or {}).items():
+            if param not in kws:
+                kws[param] = value
+                call_conds = tuple(self.function().conds)
+                extra_conds = [c for c in conds if c not in call_conds]
+                through[param] = {"via_mapping": name,
+                                  "mapping_condition": " and ".join(extra_conds) if extra_conds else None}
         positional = []
         for a in node.args:
             if isinstance(a, ast.Starred):
@@ -120,6 +130,7 @@ class ConsumeMixin:
                 extra["cap"] = self.text(a)
             if self.has_cpu_count(a):
                 extra["cpu_count"] = True
+            extra.update({k: v for k, v in through.get(count.param, {}).items() if v is not None})
             site(key, a, None if v is NOT_LITERAL else v, count.param, serial,
                  literal=literal(a) is not NOT_LITERAL, expr=self.text(a), **extra)
             self.flow_sinks.append((len(self.sites) - 1, a, self.function().qualname, count.measure == "len"))

@@ -60,6 +60,8 @@ class Frame:
     loops: list[ast.AST] = field(default_factory=list)  # range(...) arguments of enclosing loops
     calls: set[str] = field(default_factory=set)  # called names, for the pool-use facts
     displays: dict[str, list] = field(default_factory=dict)  # local dict displays' knob entries (QG110)
+    # local kwargs mappings: name -> {key: (conditions when written, value node)} for `**name` calls
+    mapkeys: dict[str, dict[str, tuple]] = field(default_factory=dict)
 
 
 class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
@@ -530,6 +532,13 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             return
         if isinstance(target, ast.Name):
             self.assign_name(target, value)
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+                and target.value.id in self.function().mapkeys and const_str(target.slice):
+            self.function().mapkeys[target.value.id][const_str(target.slice)] = (tuple(self.function().conds), value)
+            self.visit_target_children(target)
+            key = self.key_of(target)[0]
+            if key and self.match(key):
+                self.assign_attr(target, key, value)
         elif isinstance(target, (ast.Attribute, ast.Subscript)):
             self.visit_target_children(target)
             key = self.key_of(target)[0]
@@ -548,6 +557,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         fn.bound.add(name)
         self.bind_pool(name, value)
         self.remember_display(name, value)
+        self.remember_mapping(name, value)
         backends = self.backend_refs(value)
         if backends:
             fn.backends[name] = backends
@@ -586,6 +596,38 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             self.emit("override", target, key, v, how=how, target=name if key != name else None, **extra)
         elif how == "literal":
             self.emit("define", target, key, v, via="constant" if fn.kind == "module" else "assign")
+
+    def remember_mapping(self, name: str, value: ast.AST) -> None:
+        """NAME = {} / {"k": v} / dict(k=v): a kwargs mapping built here, key by key, with the
+        conditions each key was written under (a later `**NAME` hands them to a call)."""
+        fn = self.function()
+        conds = tuple(fn.conds)
+        if isinstance(value, ast.Dict) and all(k is not None and const_str(k) for k in value.keys):
+            entries = {const_str(k): (conds, v) for k, v in zip(value.keys, value.values)}
+        elif isinstance(value, ast.Call) and getattr(value.func, "id", "") == "dict" and not value.args \
+                and all(k.arg for k in value.keywords) and not self.shadowed("dict"):
+            entries = {k.arg: (conds, k.value) for k in value.keywords}
+        else:
+            fn.mapkeys.pop(name, None)
+            return
+        if name in fn.mapkeys and conds:
+            # `kwargs = {}` then, under a condition, `kwargs = dict(num_proc=...)`: the keys of
+            # either may reach the call
+            fn.mapkeys[name] = {**fn.mapkeys[name], **entries}
+        else:
+            fn.mapkeys[name] = entries
+
+    def mapped_arguments(self, node: ast.Call) -> dict[str, tuple]:
+        """Keywords a call receives through `**name` of a local mapping built in this function."""
+        out: dict[str, tuple] = {}
+        for k in node.keywords:
+            if k.arg is None and isinstance(k.value, ast.Name):
+                for f in reversed(self.frames):
+                    if k.value.id in f.mapkeys:
+                        for key, (conds, value) in f.mapkeys[k.value.id].items():
+                            out.setdefault(key, (conds, value, k.value.id))
+                        break
+        return out
 
     def assign_attr(self, target: ast.AST, key: str, value: ast.AST) -> None:
         fn = self.function()
@@ -790,10 +832,11 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             self.consume(node, c, via_variable=func.id, condition=cond)
         if consumer is None and attr == "options" and self.imports_ray:
             consumer = self.cat.by_name.get(py_catalogue.OPTIONS_BACKEND)
+        mapped = self.mapped_arguments(node) if any(k.arg is None for k in node.keywords) else {}
         if consumer is None and attr and q is None:
-            consumer = self.cat.method(node)
+            consumer = self.cat.method(node, mapped)
         if consumer is not None:
-            self.consume(node, consumer)
+            self.consume(node, consumer, mapped=mapped)
         elif local:
             pass
         elif attr in POOL_METHODS and node.args:
