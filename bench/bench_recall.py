@@ -178,10 +178,11 @@ def source_root(name: str, src: dict, args) -> Path:
 
 # -- scanning and scoring --------------------------------------------------------------------
 
-def scan(root: Path, report: Path, qg: list[str], env: dict) -> tuple[list[dict], float]:
-    cmd = [*qg, "scan", str(root), "--no-cache", "--exit-zero", "--format", "json", "-o", str(report)]
+def scan(root: Path, report: Path, qg: list[str], env: dict, tree: Path) -> tuple[list[dict], float]:
+    cmd = [*qg, "scan", str(root.resolve()), "--no-cache", "--exit-zero", "--format", "json", "-o", str(report.resolve())]
     start = os.times()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    # run from the tree: `python -m` puts the working directory first on sys.path
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tree)
     end = os.times()
     cpu = (end.children_user - start.children_user) + (end.children_system - start.children_system)
     if proc.returncode not in (0, 1):
@@ -271,7 +272,7 @@ def main(argv=None) -> int:
     wall = time.monotonic()
     for name in names:
         root = source_root(name, truth["packages"][name], args)
-        findings[name], cpu = scan(root, args.reports / f"{name}.json", qg, env)
+        findings[name], cpu = scan(root, args.reports / f"{name}.json", qg, env, tree)
         cpu_total += cpu
     truth["instances"] = [i for i in truth["instances"] if i["pkg"] in names]
     truth["traps"] = [t for t in truth["traps"] if t["pkg"] in names]

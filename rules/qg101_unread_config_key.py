@@ -1,7 +1,10 @@
 """QG101 unread-config-key: a parallelism key is set in configuration but no code reads it."""
 
 from auditor.lint import idioms
-from auditor.lint.base import CONFIG_KINDS, Example, Rule, _one_typo, show, similar, where
+from auditor.lint.base import (CONFIG_KINDS, Example, Rule, _one_typo, is_launch_override, is_test_file, show, similar,
+                               where)
+
+FIELD_VIAS = ("dataclass", "pydantic", "attrs", "argparse")
 
 _LOADER = "import yaml\ncfg = yaml.safe_load(open('conf.yaml'))\n"
 
@@ -15,7 +18,7 @@ class UnreadConfigKey(Rule):
     NAME = "unread-config-key"
     SEVERITY = "warning"
     CONFIDENCE = "medium"
-    MESSAGE = "{knob} = {value} is set here but no scanned code reads it, so it never takes effect{near}"
+    MESSAGE = "{subject} but no scanned code reads it, so {effect}{near}"
     RATIONALE = """\
 A parallelism key set in a config file that no code reads, interpolates, splats (`**cfg`) or
 hands to a `_target_` consumer does nothing: the program runs with whatever default its code
@@ -29,7 +32,15 @@ For that reason a key is not reported when its section, named as a configuration
 (`_dict_to_dataclass(FSDPTurboConfig, self.engine_config.turbo_config)`): that package
 reads it, out of sight. A key in a file of which code reads no parallelism key, with no
 near-miss read either, is a note: the file may configure another program (a daemon's YAML
-shipped beside its Python client)."""
+shipped beside its Python client). A config file of a tool that reads it itself (an
+accelerate or DeepSpeed config, told by its top-level keys: rules/tool_configs.yaml) is not
+reported.
+
+A setting declared in code for users to set - a dataclass, pydantic or attrs field, a parser
+flag (also gymutil's `{"name": "--flag"}` dicts) - that no scanned code reads is reported at
+its declaration: a warning when a config file or launch script of the project sets it, a note
+otherwise. Not for a class that extends another package's class (its fields may be that
+package's to read), nor for `parser.set_defaults(...)`."""
     VALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": _LOADER + "from torch.utils.data import DataLoader\n"
@@ -67,6 +78,19 @@ shipped beside its Python client)."""
                             "def make(creator, env_kwargs=None, num_envs=1):\n"
                             "    return mp.Pool(processes=num_envs)\n"},
                 "a section handed on as keyword arguments may carry any key"),
+        Example({"accelerate_configs/multi_gpu.yaml": "compute_environment: LOCAL_MACHINE\n"
+                                                      "distributed_type: MULTI_GPU\nnum_machines: 1\n"
+                                                      "num_processes: 8\n",
+                 "train.py": _LOADER + "from torch.utils.data import DataLoader\n"
+                             "loader = DataLoader(ds, num_workers=cfg['data']['num_workers'])\n"},
+                "an accelerate config: accelerate reads its keys (rules/tool_configs.yaml)"),
+        Example({"args.py": "from dataclasses import dataclass\nfrom transformers import TrainingArguments\n"
+                            "@dataclass\n"
+                            "class MyArgs(TrainingArguments):\n"
+                            "    dataloader_num_workers: int = 4\n",
+                 "train.py": "from torch.utils.data import DataLoader\n"
+                             "loader = DataLoader(ds, num_workers=cfg.num_workers)\n"},
+                "a field of a class that extends another package's: that package may read it"),
     ]
     INVALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
@@ -91,6 +115,18 @@ shipped beside its Python client)."""
                              "loader = DataLoader(ds, num_workers=cfg['data']['num_workers'])\n"},
                 "a file of which no key is read may configure another program (a note)",
                 expect=[("daemon/store.yaml", 2)], severity="note"),
+        Example({"args.py": "from dataclasses import dataclass\n"
+                            "@dataclass\n"
+                            "class FlatArguments:\n"
+                            "    preprocessing_num_workers: int = None\n"
+                            "    max_seq_length: int = 2048\n",
+                 "configs/sft.yaml": "preprocessing_num_workers: 128\nmax_seq_length: 4096\n",
+                 "finetune.py": "import os\nfrom torch.utils.data import DataLoader\n"
+                                "def main(args, ds):\n"
+                                "    n = int(os.environ.get('CPU_COUNT', os.cpu_count()))\n"
+                                "    return ds.map(tokenize, num_proc=n), args.max_seq_length\n"},
+                "a field users set in config files, which no code reads (a warning at the field; the "
+                "config lines are notes that point to it)", expect=[("args.py", 4)]),
         Example({"config/default.ini": "[vec]\nnum_envs = 2\n[train]\nbatch_size = 64\n",
                  "config/box2d.ini": "[train]\nnum_envs = 48\nbatch_size = 128\n",
                  "run.py": "import configparser\nfrom envs import make\n"
@@ -124,6 +160,13 @@ shipped beside its Python client)."""
         read_files = {s.file for k in result.knobs if id(k) not in unread_ids
                       and _is_read(k, read_keys, splats, handed, min_parts=2) for s in k.sites
                       if s.role == "define" and s.kind in CONFIG_KINDS}
+        tools: dict[str, str | None] = {}
+        declared = {}  # leaf -> the project's own declaration (dataclass field, flag), when unread too
+        for knob in unread:
+            for s in knob.sites:
+                if s.role == "define" and s.kind == "python" and s.detail.get("via") in FIELD_VIAS \
+                        and not s.detail.get("set_defaults"):
+                    declared.setdefault(knob.leaf.lower(), s)
         for knob in unread:
             for site in knob.sites:
                 if site.role != "define" or site.kind not in CONFIG_KINDS or site.detail.get("generated"):
@@ -132,14 +175,54 @@ shipped beside its Python client)."""
                     continue  # `num_workers: null` / `${ref}`: a placeholder, the read decides
                 if site.file.rsplit("/", 1)[-1] in ("pyproject.toml", "package.json", "setup.cfg"):
                     continue
+                if _tool_config(result, site.file, tools):
+                    continue  # an accelerate / DeepSpeed config: that tool reads its keys
                 near = _near_read(result, knob)
                 foreign = near is None and site.file not in read_files
+                field = declared.get(knob.leaf.lower()) if foreign else None
+                if field is not None:  # the program's own field of that name, read by nobody either
+                    yield self.finding(site, knob=knob.name, related=[field, site], flow=_path(result, site, None),
+                                       subject=f"{knob.name} = {show(site.value) if site.value is not None else site.source}"
+                                               f" is set here", effect="it never takes effect",
+                                       near=f"; it fills {field.key} ({where(field)}), which nothing reads either",
+                                       severity="note", confidence="medium")
+                    continue
                 yield self.finding(site, knob=knob.name, related=knob.sites, flow=_path(result, site, near),
-                                   value=show(site.value) if site.value is not None else site.source,
-                                   near=_near_text(near) if not foreign else
+                                   subject=f"{knob.name} = {show(site.value) if site.value is not None else site.source} is set here",
+                                   effect="it never takes effect", near=_near_text(near) if not foreign else
                                    "; code reads no parallelism key of this file: it may configure another program",
                                    **({"severity": "note", "confidence": "low"} if foreign else {}))
         yield from self._misplaced(result, read_keys, splats, handed, unread_ids)
+        yield from self._unread_fields(result, read_keys, splats, handed)
+
+    def _unread_fields(self, result, read_keys, splats, handed):
+        """A setting declared in code for users to set - a dataclass / pydantic field, a parser
+        flag - that no scanned code reads: `preprocessing_num_workers` in a dataclass that a
+        hundred configs set, while the loader computes its own count. A warning when a config
+        file or launch script of the project sets it (users do), else a note. Not for a class
+        extending another package's (its fields may be that package's: TrainingArguments)."""
+        ours = {m["flow"]["module"].split(".")[0] for m in result.meta.values()
+                if isinstance(m, dict) and isinstance(m.get("flow"), dict) and m["flow"].get("module")}
+        for knob in result.knobs:
+            fields = [s for s in knob.sites if s.role == "define" and s.kind == "python"
+                      and s.detail.get("via") in FIELD_VIAS and not s.detail.get("set_defaults")
+                      and not is_test_file(s.file)]
+            if not fields or any(_is_reader(s) for s in knob.sites) or knob.leaf.lower() in read_keys \
+                    or _is_read(knob, read_keys, splats, handed):
+                continue
+            users = [s for s in knob.sites if s.role == "define" and not s.detail.get("generated")
+                     and (s.kind in CONFIG_KINDS or is_launch_override(s))]
+            for field in fields:
+                if any(b.split(".")[0] not in ours and "." in b for b in field.detail.get("bases") or ()):
+                    continue
+                kind = "a parser flag" if field.detail.get("via") == "argparse" else \
+                    f"a field of {field.detail.get('owner')}"
+                set_by = (f"; {len(users)} config file{'s' if len(users) > 1 else ''} or launch script"
+                          f"{'s' if len(users) > 1 else ''} set it (e.g. {where(users[0])})") if users else ""
+                yield self.finding(field, knob=knob.name, related=[field, *users[:3]], flow=_path(result, field, None),
+                                   subject=f"{knob.name} is declared here as a setting users set ({kind})",
+                                   effect="setting it changes nothing", near=set_by,
+                                   **({} if users else {"severity": "note", "confidence": "low"}))
 
     def _misplaced(self, result, read_keys, splats, handed, reported):
         """A key a config variant sets in a section where the base configuration does not have
@@ -173,7 +256,7 @@ shipped beside its Python client)."""
                 yield self.finding(site, knob=knob.name, related=[base, site], flow=_path(result, site, None) + [
                     {"file": base.file, "line": base.line, "column": base.column, "kind": "define", "role": "sink",
                      "key": base.key, "value": base.value, "text": base.source}],
-                    value=show(site.value),
+                    subject=f"{knob.name} = {show(site.value)} is set here", effect="it never takes effect",
                     near=f" from this section; the base configuration {base.file} sets `{knob.leaf}` under "
                          f"`{base.key.rpartition('.')[0]}` ({base.key} = {show(base.value)} at {where(base)}) "
                          f"and has no `{knob.name}`, so the base's value runs")
@@ -266,6 +349,26 @@ def _path(result, define, near):
             return head + flow
     return head + [{"file": near.file, "line": near.line, "column": near.column, "kind": "config", "role": "step",
                     "key": near.key, "default": near.default, "text": near.source}]
+
+
+def _tool_config(result, rel: str, memo: dict) -> str | None:
+    """The tool (rules/tool_configs.yaml) whose config file REL is, by its top-level keys."""
+    from auditor import catalogue
+
+    if rel in memo:
+        return memo[rel]
+    if not memo:  # the first call: every file's top-level knob keys at once
+        memo["\0sites"] = {}
+        for s in result.sites:
+            memo["\0sites"].setdefault(s.file, set()).add(s.key.split(".", 1)[0])
+    meta = result.meta.get(rel)
+    keys = {k.split(".", 1)[0] for k in ((meta or {}).get("values") or {})} if isinstance(meta, dict) else set()
+    keys |= memo["\0sites"].get(rel, set())
+    memo[rel] = None
+    for entry in catalogue.data("tool_configs.yaml").get("tool_configs", []):
+        if set(entry.get("all_of", ())) <= keys and entry.get("all_of") or keys & set(entry.get("any_of", ())):
+            memo[rel] = entry["tool"]
+    return memo[rel]
 
 
 def _sections_as_keywords(result) -> set[str]:

@@ -21,7 +21,11 @@ A launch script or CLI string that overrides a key nobody defines is dropped wit
 `+key=value` adds a brand-new key that no code reads. The program runs with its own default
 while the launch script says otherwise.
 
-Fix the spelling so it matches the parser's flag or the config key."""
+Fix the spelling so it matches the parser's flag or the config key. A flag given to a program
+whose parser does not call `parse_known_args()` is a note: that parser rejects it and the run
+fails, which is loud (or the flag belongs to another program the script starts). A wrapper's
+`-- torchrun ...` starts another command: its flags are that command's. `--env NAME=VALUE` is
+an option's value, not a configuration key."""
     VALID = [
         Example({"train.py": _TRAIN, "run.sh": "#!/bin/bash\npython train.py --num-workers 8\n"},
                 "the flag matches the parser"),
@@ -30,6 +34,14 @@ Fix the spelling so it matches the parser's flag or the config key."""
                 "a commented-out flag does not count"),
     ]
     INVALID = [
+        Example({"train.py": "import argparse\np = argparse.ArgumentParser()\n"
+                             "p.add_argument('--num-workers', type=int, default=2)\nargs = p.parse_args()\n",
+                 "launch.py": "import argparse\np = argparse.ArgumentParser()\np.add_argument('--gpus', type=int)\n"
+                              "args, cmd = p.parse_known_args()\n",
+                 "run.sh": "#!/bin/bash\npython launch.py --gpus 8 -- torchrun --nnodes=2 --nproc_per_node=8 \\\n"
+                           "    train.py --num-worker 8\n"},
+                "an unknown flag to a parser that rejects it: the run fails (a note)", expect=[("run.sh", 3)],
+                severity="note"),
         Example({"train.py": _TRAIN, "run.sh": "#!/bin/bash\npython train.py --num-worker 8\n"},
                 "a misspelt flag, dropped by parse_known_args", expect=[("run.sh", 2)]),
         Example({"conf/config.yaml": "data:\n  num_workers: 4\n",
@@ -65,8 +77,13 @@ Fix the spelling so it matches the parser's flag or the config key."""
                     if script and not any(f == script.lstrip("./") or f.endswith("/" + script.rsplit("/", 1)[-1])
                                           for f in python_files):
                         continue  # passed to a program outside the scanned tree
-                    why = (f"; parse_known_args() in {known_args[0]} drops it silently" if known_args
-                           else "; the parser rejects it or another program receives it")
+                    # only the program the script runs can drop it silently; a parser that rejects
+                    # unknown flags fails the run, which is loud (a note)
+                    dropper = next((f for f in known_args if _runs(script, f)), None)
+                    why = (f"; parse_known_args() in {dropper} drops it silently" if dropper
+                           else f"; the parser of {script or 'the program'} rejects it (the run fails), or another "
+                                f"program receives it")
+                    severity = {} if dropper else {"severity": "note", "confidence": "medium"}
                     spelling = site.detail.get("flag") or f"--{site.key.replace('_', '-')}"
                 else:
                     add = site.detail.get("hydra_add") or ""
@@ -76,8 +93,18 @@ Fix the spelling so it matches the parser's flag or the config key."""
                         continue  # the configs live outside the scanned tree
                     why = (f"; `{add}` adds it as a new key that no code reads" if add
                            else "; Hydra rejects it, or it lands on a key nothing reads")
+                    severity = {}
                     spelling = f"{add}{site.key}="
                 ref = site.detail.get("reference")
                 value = show(site.value) if site.value is not None else (f"${ref}" if ref else "?")
                 yield self.finding(site, knob=knob.name, related=knob.sites, spelling=spelling,
-                                   value=value, why=why)
+                                   value=value, why=why, **severity)
+
+
+def _runs(script: str, path: str) -> bool:
+    """The launch script's program is PATH: `python train.py`, `python -m pkg.train`."""
+    if not script:
+        return False
+    script = script.lstrip("./")
+    module = script.replace(".", "/") + ".py" if not script.endswith(".py") else script
+    return path == script or path.endswith("/" + script.rsplit("/", 1)[-1]) or path.endswith(module)

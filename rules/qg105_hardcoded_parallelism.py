@@ -1,14 +1,16 @@
 """QG105 hardcoded-parallelism: a consumer gets a literal count no configuration reaches."""
 
 from auditor.lint import idioms
-from auditor.lint.base import (CONFIG_KINDS, Example, Rule, backend_kind, is_config_define, is_test_file, show,
-                               steps_envs, where)
+from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, backend_kind, is_config_define, is_test_file,
+                               show, steps_envs, where)
 
 # Resource annotations and thread pinning have rules or meanings of their own.
 _SKIP_BACKENDS = ("torch.set_num_threads", "torch.set_num_interop_threads", "threadpoolctl.threadpool_limits",
                   "ray.remote", "ray.remote(...).options")
 
 
+EXAMPLE_DIRS = ("examples", "example", "tutorials", "tutorial", "docs", "notebooks", "benchmarks")
+TABLE = 3  # literal defines of one key in one file: a table of settings written in code
 SIBLINGS_MIN = 3  # configs routing the key before a literal among them stands out
 SIBLINGS_RATIO = 3  # routed files per literal file, at least
 
@@ -64,7 +66,16 @@ In configuration, a file that writes a literal where most files of its folder ro
 user's setting (`numEnvs: 128` among task configs that say `numEnvs: ${...num_envs}`, at least
 3 of them and 3 per literal) is a warning: the setting the user passes reaches the others, not
 this one. Siblings that route it with a different default (`${resolve_default:128,...}`) are
-routing it too."""
+routing it too.
+
+A literal given to a keyword named like a setting the user sets elsewhere (a dataclass or
+parser field, a config key) - `get_infer_args(dict(preprocessing_num_workers=16))`,
+`PromptDataset(num_workers=8)` inside a function - is a warning (a note under examples/,
+docs/, tutorials/): on that path the user's value never arrives (0 and 1 are not reported: one process is
+usually on purpose). So is one given where other
+calls of the same function pass a configured value for that keyword. Not when the literal
+equals the field's default, nor in a file that writes the key as a literal 3 or more times
+(a table of per-model settings in code)."""
     VALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "from torch.utils.data import DataLoader\n"
@@ -84,6 +95,16 @@ routing it too."""
                 "a helper whose caller passes the configured value"),
     ]
     INVALID = [
+        Example({"hparams/data_args.py": "from dataclasses import dataclass, field\n"
+                                         "@dataclass\n"
+                                         "class DataArguments:\n"
+                                         "    preprocessing_num_workers: int = field(default=None)\n",
+                 "webui/runner.py": "from hparams import get_infer_args\n"
+                                    "def predict(model):\n"
+                                    "    args = dict(model=model, preprocessing_num_workers=16)\n"
+                                    "    return get_infer_args(args)\n"},
+                "a literal given to a keyword the user sets elsewhere", expect=[("webui/runner.py", 3)],
+                severity="warning"),
         Example({"cfg/task/Ant.yaml": "env:\n  numEnvs: ${resolve_default:4096,${...num_envs}}\n",
                  "cfg/task/Humanoid.yaml": "env:\n  numEnvs: ${resolve_default:4096,${...num_envs}}\n",
                  "cfg/task/Cartpole.yaml": "env:\n  numEnvs: ${resolve_default:512,${...num_envs}}\n",
@@ -174,6 +195,57 @@ routing it too."""
                                        what=what, why=" that no configuration reaches",
                                        severity="note", confidence="medium")
         yield from self._sibling_literals(result)
+        yield from self._keyword_literals(result)
+
+    def _keyword_literals(self, result):
+        """`get_infer_args(dict(..., preprocessing_num_workers=16))`, `PromptDataset(num_workers=8)`:
+        a literal given to a keyword named like a setting the user sets elsewhere (a field of a
+        dataclass or parser, a config key). On this path the user's value never arrives."""
+        fields: dict[str, list] = {}
+        for s in result.sites:
+            if s.role == "define" and is_config_define(s) and not is_test_file(s.file) and \
+                    (s.kind in CONFIG_KINDS or s.detail.get("via") in ("dataclass", "argparse", "pydantic", "attrs")):
+                fields.setdefault(s.leaf.lower(), []).append(s)
+        knob_of = {id(s): k for k in result.knobs for s in k.sites}
+        routes = _routed_keywords(result)
+        # a file writing the same key as a literal many times is a table of settings in code (one
+        # model per entry), not a call that drops the user's value
+        per_file: dict[tuple, int] = {}
+        for site in result.sites:
+            if site.role == "define" and site.kind == "python" and site.detail.get("via") in ("keyword", "dict"):
+                per_file[(site.file, site.leaf)] = per_file.get((site.file, site.leaf), 0) + 1
+        for site in result.sites:
+            d = site.detail
+            if site.role != "define" or site.kind != "python" or d.get("via") != "keyword" \
+                    or d.get("function") in (None, "<module>") or per_file.get((site.file, site.leaf), 0) >= TABLE \
+                    or is_test_file(site.file) or d.get("kwargs_after"):
+                continue
+            value = _int(site.value)
+            if value is None or value < 0:
+                continue
+            callee = str(d.get("callee") or "the call").rsplit(".", 1)[-1]
+            knob = knob_of.get(id(site))
+            example = any(p in EXAMPLE_DIRS for p in site.file.split("/")[:-1])
+            declared = [f for f in fields.get(site.leaf.lower(), ()) if f.file != site.file
+                        and as_number(f.value) != value]
+            routed = [] if declared else [r for r in routes.get((_tail(d.get("callee")), site.leaf), ())
+                                          if r[0] != site.file or r[1] != site.line]
+            if declared:
+                field = declared[0]
+                why = (f", while {site.leaf} is a setting users set ({where(field)}"
+                       f"{', default ' + show(field.value) if field.value is not None else ''}): "
+                       f"on this path their value never arrives")
+                related = [field, site]
+            elif routed:
+                file, line, text = routed[0]
+                why = (f", while {len(routed)} other call{'s' if len(routed) > 1 else ''} of {callee}() pass a "
+                       f"configured value (`{text}` at {file}:{line}): on this path the user's setting never arrives")
+                related = [site]
+            else:
+                continue
+            yield self.finding(site, knob=knob.name if knob else site.key, related=related,
+                               backend=f"{callee}()", what=f"the literal {site.leaf}={show(value)}", why=why,
+                               **({"severity": "note", "confidence": "medium"} if example else {}))
 
     def _sibling_literals(self, result):
         """A config file that writes a literal where most of its siblings route the user's
@@ -205,6 +277,33 @@ routing it too."""
                         f"at {where(example)}): a value set there never reaches this one",
                     flow=[{"file": site.file, "line": site.line, "column": site.column, "kind": "define",
                            "role": "source", "key": site.key, "value": site.value, "text": site.source}])
+
+
+def _tail(callee) -> str:
+    """LeRobotDataset.create: the last two names of a callee, what two files calling it share."""
+    return ".".join(str(callee or "").split(".")[-2:])
+
+
+def _routed_keywords(result) -> dict[tuple, list]:
+    """(callee's last two names, keyword) -> [(file, line, text)] of calls passing it a value read
+    from configuration (the flow layer's call edges), not a literal."""
+    out: dict[tuple, list] = {}
+    for rel, meta in result.meta.items():
+        flow = meta.get("flow") if isinstance(meta, dict) else None
+        for edge in (flow or {}).get("calls", ()):
+            if not edge.get("callee"):
+                continue
+            tail = _tail(edge["callee"][0])
+            for name, tree in edge.get("kwargs", {}).items():
+                if tree.get("k") != "literal" and _reads_configuration(tree):
+                    out.setdefault((tail, name), []).append((rel, edge["line"], tree.get("text", "")))
+    return out
+
+
+def _reads_configuration(tree: dict) -> bool:
+    from auditor.flow.values import leaves
+
+    return any(n["k"] in ("config", "env") for n in leaves(tree))
 
 
 def _short(backend: str) -> str:

@@ -30,6 +30,9 @@ class DefineMixin:
             self.facts.workers.add(qualname)
             via = "class"
         self.enter_class(qualname)
+        # what the class extends (a field of a TrainingArguments subclass is read by transformers)
+        bases = [b for b in (self.qual(base) or self.text(base) for base in node.bases) if b != "object"]
+        outer_bases, self.class_bases = self.class_bases, bases
         for stmt in node.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                 self.class_field(stmt, stmt.target.id, stmt.value, via, qualname)
@@ -42,6 +45,7 @@ class DefineMixin:
                 self.visit(stmt.value)
             else:
                 self.visit(stmt)
+        self.class_bases = outer_bases
         self.leave_frame()
 
     def class_kind(self, node: ast.ClassDef) -> str:
@@ -68,6 +72,8 @@ class DefineMixin:
         if not self.match(name):
             return
         detail: dict[str, Any] = {"via": via, "owner": owner}
+        if self.class_bases and via != "class":
+            detail["bases"] = list(self.class_bases)
         if value is None:
             if via == "class":
                 return  # a bare annotation on a plain class defines nothing
@@ -135,6 +141,33 @@ class DefineMixin:
         if not self.match(dest):
             site.detail["match"] = next(m for n in names if (m := self.match(n)))
 
+    def argument_spec(self, node: ast.Dict) -> None:
+        """`{"name": "--num_envs", "type": int, "help": ...}`: an argparse flag spelled as a dict,
+        as Isaac Gym's gymutil.parse_arguments(custom_parameters=[...]) takes them."""
+        spec = {const_str(k): v for k, v in zip(node.keys, node.values) if k is not None and const_str(k)}
+        flag = const_str(spec.get("name")) if "name" in spec else None
+        if not flag or not flag.startswith("--") or not ({"type", "action", "default", "help"} & set(spec)):
+            return
+        dest = flag.lstrip("-").replace("-", "_")
+        if not self.match(dest):
+            return
+        detail: dict[str, Any] = {"via": "argparse", "flags": [flag], "dest": dest, "spec": "dict"}
+        action = const_str(spec.get("action"))
+        if action:
+            detail["action"] = action
+        v = None
+        if "default" in spec:
+            v = literal(spec["default"])
+            if v is NOT_LITERAL:
+                detail["expr"] = self.text(spec["default"])
+                v = None
+        else:
+            v = {"store_true": False, "store_false": True}.get(action or "")
+            detail["default_given"] = False
+        if "help" in spec and const_str(spec["help"]):
+            detail["help"] = const_str(spec["help"])[:120]
+        self.emit("define", node, dest, v, **detail)
+
     def keyword_defines(self, node: ast.Call, q: str | None) -> None:
         """`f(num_workers=4)`: a literal given to a knob-named keyword of any other call."""
         for k in node.keywords:
@@ -192,6 +225,8 @@ class DefineMixin:
     def visit_Dict(self, node: ast.Dict, prefix: str = "") -> None:
         if None in node.keys:
             self.shadow_display(node)
+        if not prefix:
+            self.argument_spec(node)
         for i, (k, v) in enumerate(zip(node.keys, node.values)):
             key = const_str(k) if k is not None else None
             if key is not None and isinstance(v, ast.Dict):

@@ -39,6 +39,7 @@ NATIVE_VECTOR_ENVS = frozenset({"brax", "isaacgym", "isaacgymenvs", "isaaclab", 
                                 "mujoco_playground", "mjx", "jumanji", "madrona", "mani_skill", "warp", "pgx",
                                 "craftax", "navix", "xminigrid"})
 CONFIG_ROOT = re.compile(r"cfg|conf|config|args|opt|param|setting|hparam|flags|kwargs", re.IGNORECASE)
+CONFIG_ATTR = re.compile(r"(^|_)(cfg|config|conf|args|kwargs|options|opts|params|hparams|settings)$", re.IGNORECASE)
 WORKER_ID = re.compile(r"^(thread|worker|shard|actor)_?(id|idx|index)$", re.IGNORECASE)
 # a function writing this many literals into one object's attributes is a configuration in code
 SETTINGS_BLOCK = 6
@@ -84,6 +85,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.flow_sinks: list[tuple] = []  # (site index, count argument, function): auditor.flow.local
         self.flow_calls: list[tuple] = []  # (function, class, call) of calls that are no backend
         self.flow_defs: list[tuple] = []  # functions, classes, imports in visiting order
+        self.class_bases: list[str] = []  # the bases of the class whose body is being visited
 
     # ---- a faster walk: cached dispatch, no visits of leaves and contexts ------------------------
     def visit(self, node: ast.AST) -> None:
@@ -766,8 +768,10 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         parts, root = chain(node)
         key, root_text = self.key_of(node)
         leaf = parts[-1] if parts else ""
+        # self.num_workers is instance state; self.fsdp_config.fsdp_size reads a configuration
+        # the object holds (its name says so), as self.cfg.x does
         skip = isinstance(root, ast.Name) and root.id in ("self", "cls") and parts and not HANDLE.match(parts[0]) \
-            and via in ("attribute", "subscript")
+            and not (len(parts) > 1 and CONFIG_ATTR.search(parts[0])) and via in ("attribute", "subscript")
         if key and leaf and self.match(leaf) and not skip and not (
                 isinstance(root, ast.Name) and self.qual(root) and via == "attribute"
                 and self.cat.lookup(self.qual(node)) is not None):

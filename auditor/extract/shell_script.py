@@ -403,6 +403,10 @@ class _Script:
         i = 0
         while i < len(words):
             text = words[i][0].text
+            if text == "--" and i + 1 < len(words) and _starts_a_command(words[i + 1][0].text):
+                # `mason.py --gpus 8 -- torchrun --nnodes=2 dpo.py ...`: a wrapper's command to run
+                self.note_word(words[i])
+                return self.invocation(words[i + 1:], launcher)
             m = FLAG.match(text) if text.startswith("-") and not NUMBER.match(text) else None
             if m:
                 value_item = words[i + 1] if m.group(3) is None and self.takes(words, i + 1) else None
@@ -415,7 +419,9 @@ class _Script:
                 i += 2 if value_item is not None else 1
                 continue
             o = OVERRIDE.match(text)
-            if o and (o.group(4) is not None or o.group(1) == "~"):
+            if o and o.group(2).isupper() and i and words[i - 1][0].text.startswith("-"):
+                self.note_word(words[i])  # `--env OMP_NUM_THREADS=8`: an option's NAME=VALUE, not a config key
+            elif o and (o.group(4) is not None or o.group(1) == "~"):
                 self.override(words[i], o, launcher, script)
             else:
                 self.note_word(words[i])
@@ -531,6 +537,13 @@ class _Script:
         if self.generated:
             self.result.meta["generated"] = True
         return self.result
+
+
+def _starts_a_command(word: str) -> bool:
+    """After a wrapper's `--`: a launcher, an interpreter or a script, not one more argument."""
+    name = word.rsplit("/", 1)[-1]
+    return (name in LAUNCHERS or name in ("accelerate", "uv", "bash", "sh", "env") or re.fullmatch(r"python[\d.]*", name)
+            is not None or name.endswith((".py", ".sh")) or ASSIGN_START.match(word) is not None)
 
 
 def extract(text: str, path: str, vocab) -> FileResult:

@@ -57,6 +57,15 @@ class _Functions:
                 found = self.suffix.get(name, [])
                 if len(found) == 1:
                     return found[0]
+        for c in candidates:
+            # a re-export: `from pkg.dataset import PromptDataset` names pkg.dataset.PromptDataset,
+            # defined in pkg/dataset/dataset.py: its last names, when they name one function
+            parts = c.split(".")
+            for tail in (parts[-2:], parts[-1:]):
+                for name in (".".join(tail), ".".join([*tail, "__init__"])):
+                    found = self.suffix.get(name, [])
+                    if len(found) == 1 and name.count(".") >= 1:
+                        return found[0]
         return None
 
 
@@ -185,8 +194,14 @@ def _argument(info: dict, param: str, edge: dict, fn: str, rel: str) -> dict | N
         given, omitted = info["defaults"][param], True
     else:
         return None
-    return {"k": "arg", **at, "callee": fn.rsplit(".", 1)[-1],
+    return {"k": "arg", **at, "callee": _callable_name(fn),
             "param": param, "omitted": omitted or None, "of": [given]}
+
+
+def _callable_name(fn: str) -> str:
+    """What a caller writes: `start_pool`, or `PromptDataset` for PromptDataset.__init__."""
+    parts = fn.split(".")
+    return parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
 
 
 _LOCAL_DETAIL = {"function", "expr", "flow", "flow_key", "flow_keys", "effective", "effective_why", "match", "ref",
@@ -198,7 +213,7 @@ def _derived_site(rel: str, edge: dict, sink: Site, fn: str, param: str, arg: di
     # what the backend call itself says (backend, seriality, its condition), not where it sits
     detail: dict[str, Any] = {k: v for k, v in sink.detail.items() if k not in _LOCAL_DETAIL}
     given = arg["of"][0] if arg.get("of") else arg
-    detail.update(via="helper", helper=fn.rsplit(".", 1)[-1], helper_param=param, function=edge["fn"],
+    detail.update(via="helper", helper=_callable_name(fn), helper_param=param, function=edge["fn"],
                   helper_site=f"{sink.file}:{sink.line}", expr=given.get("text") or edge["text"])
     if arg.get("omitted"):
         detail["omitted"] = True
@@ -220,6 +235,13 @@ def _flow_key(site: Site, tree: dict, sink: Site) -> None:
             site.detail.setdefault("key_before_flow", site.key)
             site.key = keys[0]
         return
+    constant = _named_constant(tree)
+    if constant is not None and site.value is None and site.role == "consume":
+        # NUM_CPUS_FOR_DATASET_MAP = 4 ... map(f, num_proc=NUM_CPUS_FOR_DATASET_MAP): a literal by name
+        site.value = constant["value"]
+        site.detail["literal"] = True
+        site.detail["constant"] = f"{constant['text']} at {constant['file']}:{constant['line']}"
+        return
     if site.detail.get("via") == "helper":
         known, value, _why = values.evaluate(tree, lambda kind, key: None)
         leaves = values.leaves(tree)
@@ -229,6 +251,18 @@ def _flow_key(site: Site, tree: dict, sink: Site) -> None:
         elif known and site.detail.get("omitted"):
             site.value = value
             site.detail["literal"] = True
+
+
+def _named_constant(tree: dict) -> dict | None:
+    """The literal a chain of plain assignments ends in (`N = 4; n = N`), else None."""
+    node = tree
+    steps = 0
+    while node["k"] == "assign" and node.get("of") and len(node["of"]) == 1:
+        node = node["of"][0]
+        steps += 1
+    if steps and node["k"] == "literal" and isinstance(node.get("value"), int) and not isinstance(node["value"], bool):
+        return node
+    return None
 
 
 # -- define sites the flow needs -----------------------------------------------------------
