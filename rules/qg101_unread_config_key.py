@@ -1,8 +1,8 @@
 """QG101 unread-config-key: a parallelism key is set in configuration but no code reads it."""
 
 from auditor.lint import idioms
-from auditor.lint.base import (CONFIG_KINDS, Example, Rule, _one_typo, is_launch_override, is_test_file, show, similar,
-                               where)
+from auditor.lint.base import (CONFIG_KINDS, Example, Rule, _one_typo, is_launch_override, is_test_file,
+                               project_packages, show, similar, where)
 
 FIELD_VIAS = ("dataclass", "pydantic", "attrs", "argparse")
 
@@ -201,8 +201,7 @@ package's to read), nor for `parser.set_defaults(...)`."""
         hundred configs set, while the loader computes its own count. A warning when a config
         file or launch script of the project sets it (users do), else a note. Not for a class
         extending another package's (its fields may be that package's: TrainingArguments)."""
-        ours = {m["flow"]["module"].split(".")[0] for m in result.meta.values()
-                if isinstance(m, dict) and isinstance(m.get("flow"), dict) and m["flow"].get("module")}
+        ours = project_packages(result)
         for knob in result.knobs:
             fields = [s for s in knob.sites if s.role == "define" and s.kind == "python"
                       and s.detail.get("via") in FIELD_VIAS and not s.detail.get("set_defaults")

@@ -382,6 +382,8 @@ def _intended(site) -> bool:
     """Idioms a reviewer would keep (auditor.lint.idioms): debug modes, no-backend branches,
     initialise-then-set, temporary overrides, computed locals."""
     cond = site.detail.get("condition")
+    if site.detail.get("accumulates"):
+        return True  # tp_size = max(tp_size, tp_rank + 1) over a loop: a size found, not a value capped
     return (idioms.is_debug_condition(cond) or idioms.is_no_backend_branch(site)
             or idioms.is_option_without_workers(site) or idioms.is_initialised_then_set(site) or idioms.is_computed_local(site)
             or idioms.is_derived_size(site) or idioms.restates_condition(site)

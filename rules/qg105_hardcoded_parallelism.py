@@ -1,8 +1,10 @@
 """QG105 hardcoded-parallelism: a consumer gets a literal count no configuration reaches."""
 
+import re
+
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, backend_kind, is_config_define, is_test_file,
-                               show, steps_envs, where)
+                               project_packages, show, steps_envs, where)
 
 # Resource annotations and thread pinning have rules or meanings of their own.
 _SKIP_BACKENDS = ("torch.set_num_threads", "torch.set_num_interop_threads", "threadpoolctl.threadpool_limits",
@@ -10,6 +12,7 @@ _SKIP_BACKENDS = ("torch.set_num_threads", "torch.set_num_interop_threads", "thr
 
 
 EXAMPLE_DIRS = ("examples", "example", "tutorials", "tutorial", "docs", "notebooks", "benchmarks")
+CONSTRUCTS_CONFIG = re.compile(r"(Config|Configs|Args|Arguments|Spec|Settings|Options|Params)$")
 TABLE = 3  # literal defines of one key in one file: a table of settings written in code
 SIBLINGS_MIN = 3  # configs routing the key before a literal among them stands out
 SIBLINGS_RATIO = 3  # routed files per literal file, at least
@@ -75,7 +78,9 @@ docs/, tutorials/): on that path the user's value never arrives (0 and 1 are not
 usually on purpose). So is one given where other
 calls of the same function pass a configured value for that keyword. Not when the literal
 equals the field's default, nor in a file that writes the key as a literal 3 or more times
-(a table of per-model settings in code)."""
+(a table of per-model settings in code), nor for another package's function or a method of an
+object of unknown class (they have knobs of their own), nor for a call that builds a
+configuration (`ParallelismConfig(tensor_parallel_degree=8)`: a preset is the setting itself)."""
     VALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "from torch.utils.data import DataLoader\n"
@@ -203,11 +208,14 @@ equals the field's default, nor in a file that writes the key as a literal 3 or 
         dataclass or parser, a config key). On this path the user's value never arrives."""
         fields: dict[str, list] = {}
         for s in result.sites:
+            # a field or flag the project declares for users; a key of some config file of the tree
+            # (a store daemon's YAML) may be another program's setting of the same name
             if s.role == "define" and is_config_define(s) and not is_test_file(s.file) and \
-                    (s.kind in CONFIG_KINDS or s.detail.get("via") in ("dataclass", "argparse", "pydantic", "attrs")):
+                    s.detail.get("via") in ("dataclass", "argparse", "pydantic", "attrs"):
                 fields.setdefault(s.leaf.lower(), []).append(s)
         knob_of = {id(s): k for k in result.knobs for s in k.sites}
         routes = _routed_keywords(result)
+        ours = project_packages(result)
         # a file writing the same key as a literal many times is a table of settings in code (one
         # model per entry), not a call that drops the user's value
         per_file: dict[tuple, int] = {}
@@ -221,8 +229,14 @@ equals the field's default, nor in a file that writes the key as a literal 3 or 
                     or is_test_file(site.file) or d.get("kwargs_after"):
                 continue
             value = _int(site.value)
-            if value is None or value < 0:
-                continue
+            if value is None or value < 2:
+                continue  # `init_process_group(world_size=1)`: one process on purpose, as for consumers
+            callee_q = str(d.get("callee") or "")
+            kind = d.get("callee_kind")
+            if kind == "method" or (kind == "import" and callee_q.split(".")[0] not in ours and callee_q != "dict"):
+                continue  # another package's function (snapshot_download(max_workers=8)) has knobs of its own
+            if CONSTRUCTS_CONFIG.search(callee_q.rsplit(".", 1)[-1]):
+                continue  # ParallelismConfig(tensor_parallel_degree=8): a preset, the configuration itself
             callee = str(d.get("callee") or "the call").rsplit(".", 1)[-1]
             knob = knob_of.get(id(site))
             example = any(p in EXAMPLE_DIRS for p in site.file.split("/")[:-1])

@@ -92,12 +92,14 @@ call's result (`**_force_on_current_node()`) is a note: its keys are not visible
         for rel, meta in sorted(result.meta.items()):
             for fact in (meta.get("shadowed") or ()) if isinstance(meta, dict) else ():
                 yield self._finding(rel, fact["line"], fact["col"], fact["key"], fact["key"], fact["expr"],
-                                    fact["mapping"], fact["how"], function=fact.get("function"))
+                                    fact["mapping"], fact["how"], function=fact.get("function"),
+                                    opaque=fact.get("opaque", False))
 
-    def _finding(self, file, line, column, knob, param, value, mapping, how, related=(), function=None):
-        # a helper's result (`**_force_on_current_node()`) usually carries other keys
-        # (placement, scheduling); nothing here shows it carries this one
-        opaque = mapping.rstrip().endswith(")")
+    def _finding(self, file, line, column, knob, param, value, mapping, how, related=(), function=None, opaque=False):
+        # a helper's result (`**_force_on_current_node()`, `args.update(profiler_args)` with
+        # `profiler_args = build_profiler_args(...)`) usually carries other keys (placement,
+        # scheduling, profiling); nothing here shows it carries this one
+        opaque = opaque or mapping.rstrip().endswith(")")
         decider = {
             "splat": f"the later **{mapping} in the same dict display decides it when it carries {param}",
             "update": f"a later `.update({mapping})` replaces it when {mapping} carries {param}",

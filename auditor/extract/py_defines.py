@@ -170,12 +170,18 @@ class DefineMixin:
 
     def keyword_defines(self, node: ast.Call, q: str | None) -> None:
         """`f(num_workers=4)`: a literal given to a knob-named keyword of any other call."""
+        func = node.func
+        # what the callee is: an import (q), a name of this module, a method of this class, or a
+        # method of some object whose class the scan cannot know
+        kind = "import" if q else "local" if isinstance(func, ast.Name) else "self" if (
+            isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")
+        ) else "method"
         for k in node.keywords:
             if k.arg and self.match(k.arg):
                 v = literal(k.value)
                 if v is not NOT_LITERAL:
                     self.emit("define", k.value, k.arg, v, via="keyword",
-                              callee=q or self.text(node.func))
+                              callee=q or self.text(func), callee_kind=kind)
 
     def call_environ(self, node: ast.Call, q: str | None) -> bool:
         """os.environ.get / os.getenv reads; os.environ.setdefault / update / pop, os.putenv

@@ -16,26 +16,45 @@ Literal values in a display followed by ``**`` are define sites already (``kwarg
 from __future__ import annotations
 
 import ast
+import re
 
 from auditor.extract.py_refs import NOT_LITERAL, const_str, literal
 
 MAX_FACTS = 200  # per file
+# a dict that holds a call's arguments (`remote_options`, `engine_kwargs`, `args`), not one of
+# metric labels or results that merely shares a key name
+KWARGS_NAME = re.compile(r"(^|_)(kwargs|args|options|opts|config|cfg|params|settings|spec)$", re.IGNORECASE)
 
 
 class ShadowMixin:
-    def shadow(self, at: ast.AST, key: str, value: ast.AST, mapping: str, how: str) -> None:
+    def shadow(self, at: ast.AST, key: str, value: ast.AST, mapping: str, how: str, opaque: bool = False) -> None:
         facts = self.meta.setdefault("shadowed", [])
         if len(facts) >= MAX_FACTS:
             return
-        facts.append({"line": at.lineno, "col": self.src.column(at), "key": key, "expr": self.text(value),
-                      "mapping": mapping, "how": how, "function": self.function().qualname,
-                      "source": self.src.line(at.lineno)})
+        fact = {"line": at.lineno, "col": self.src.column(at), "key": key, "expr": self.text(value),
+                "mapping": mapping, "how": how, "function": self.function().qualname,
+                "source": self.src.line(at.lineno)}
+        if opaque:
+            fact["opaque"] = True  # the mapping is a call's result: whether it carries KEY is not visible
+        facts.append(fact)
+
+    def built_by_call(self, node: ast.AST) -> bool:
+        """NAME whose every assignment in the file is a call's result (`profiler_args =
+        build_profiler_args(...)`): its keys are the callee's, not visible here."""
+        if not isinstance(node, ast.Name) or self.ctx is None:
+            return isinstance(node, ast.Call)
+        values = [value for _, target, value in self.ctx.assigns if isinstance(target, ast.Name)
+                  and target.id == node.id]
+        return bool(values) and all(isinstance(v, ast.Call) and not _is_copy(v) for v in values)
 
     def _knob_value(self, key: str | None, value: ast.AST) -> bool:
         """A knob-named key given a setting read from somewhere (cfg.tp, self.cpus_per_task), not
-        a literal and not a value computed here (`get_device_count() or 1`): a default computed
-        before a user mapping is the mapping's to replace."""
-        return bool(key) and bool(self.match(key)) and literal(value) is NOT_LITERAL and self._reads_setting(value)
+        a literal, not a value computed here (`get_device_count() or 1`) and not a named default
+        (`self._DEFAULT_NUM_CPUS`): a default set before a user mapping is the mapping's to replace."""
+        if not key or not self.match(key) or literal(value) is not NOT_LITERAL or not self._reads_setting(value):
+            return False
+        last = value.attr if isinstance(value, ast.Attribute) else ""
+        return not (last.isupper() or "default" in last.lower())
 
     def shadow_display(self, node: ast.Dict) -> None:
         """{"k": cfg.x, **m}: a non-literal knob value followed by a splat."""
@@ -65,13 +84,14 @@ class ShadowMixin:
         if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
             return
         name = func.value.id
-        if func.attr == "update" and len(node.args) == 1 and not node.keywords:
+        if func.attr == "update" and len(node.args) == 1 and not node.keywords and KWARGS_NAME.search(name):
             entries = self.function().displays.get(name)
             arg = node.args[0]
             if entries and not isinstance(arg, ast.Dict):
+                opaque = self.built_by_call(arg)
                 for k, key, v in entries:
                     if not self.lacks_key(arg, key):
-                        self.shadow(k, key, v, self.text(arg), "update")
+                        self.shadow(k, key, v, self.text(arg), "update", opaque=opaque)
         elif func.attr == "setdefault" and len(node.args) == 2:
             key = const_str(node.args[0])
             if self._knob_value(key, node.args[1]):
@@ -105,3 +125,10 @@ class ShadowMixin:
         while isinstance(node, ast.Call) and len(node.args) == 1 and getattr(node.func, "id", "") in ("int", "str"):
             node = node.args[0]
         return isinstance(node, (ast.Attribute, ast.Subscript)) and self.ref_key(node) is not None
+
+
+def _is_copy(call: ast.Call) -> bool:
+    """`cfg.engine_kwargs.copy()`, `dict(user_kwargs)`, `deepcopy(x)`: the user's mapping itself."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name in ("copy", "deepcopy", "dict", "get") or name.endswith("to_container")

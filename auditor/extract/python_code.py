@@ -61,6 +61,7 @@ class Frame:
     loops: list[ast.AST] = field(default_factory=list)  # range(...) arguments of enclosing loops
     calls: set[str] = field(default_factory=set)  # called names, for the pool-use facts
     displays: dict[str, list] = field(default_factory=dict)  # local dict displays' knob entries (QG110)
+    loop_depth: int = 0  # for-loops around the statement being visited
     # local kwargs mappings: name -> {key: (conditions when written, value node)} for `**name` calls
     mapkeys: dict[str, dict[str, tuple]] = field(default_factory=dict)
 
@@ -86,6 +87,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.flow_calls: list[tuple] = []  # (function, class, call) of calls that are no backend
         self.flow_defs: list[tuple] = []  # functions, classes, imports in visiting order
         self.class_bases: list[str] = []  # the bases of the class whose body is being visited
+        self._assigning: str | None = None  # the name an Assign being visited binds
 
     # ---- a faster walk: cached dispatch, no visits of leaves and contexts ------------------------
     def visit(self, node: ast.AST) -> None:
@@ -443,8 +445,10 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         loop = range_arg(node.iter)
         if loop is not None:
             fn.loops.append(loop)
+        fn.loop_depth += 1
         for stmt in node.body:
             self.visit(stmt)
+        fn.loop_depth -= 1
         if loop is not None:
             fn.loops.pop()
         for stmt in node.orelse:
@@ -487,7 +491,9 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
         for target in node.targets:
+            self._assigning = target.id if isinstance(target, ast.Name) else None
             self.assign(target, node.value)
+        self._assigning = None
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
@@ -705,6 +711,9 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         if isinstance(value, ast.Call):
             name = self.qual(value.func) or getattr(value.func, "id", "")
             if name in ("min", "max") and not self.shadowed(name):
+                if self.function().loop_depth and any(isinstance(a, ast.Name) and a.id == self._assigning
+                                                      for a in value.args):
+                    extra["accumulates"] = True  # n = max(n, rank + 1) over a loop: a running maximum
                 knob = self.ref_key(value, knob_only=True)
                 caps = [a for a in value.args if self.ref_key(a, knob_only=True) != knob or knob is None]
                 extra["cap"] = ", ".join(self.text(a) for a in caps)

@@ -124,6 +124,22 @@ def is_config_define(site: Site) -> bool:
     return site.kind == "python" and site.detail.get("via") in ("argparse", "dataclass", "attrs", "pydantic")
 
 
+def project_packages(result: ScanResult) -> set[str]:
+    """Top-level package names of the scanned project's own modules (src/ layouts included):
+    what tells the project's functions and classes from another installed package's."""
+    out: set[str] = set()
+    for meta in result.meta.values():
+        flow = meta.get("flow") if isinstance(meta, dict) else None
+        module = flow.get("module") if isinstance(flow, dict) else None
+        if not module:
+            continue
+        parts = module.split(".")
+        out.add(parts[0])
+        if parts[0] in ("src", "lib", "python", "source") and len(parts) > 1:
+            out.add(parts[1])
+    return out
+
+
 def is_launch_override(site: Site) -> bool:
     """A launch script or CLI string setting a key: Hydra override or ``--flag value``.
 
