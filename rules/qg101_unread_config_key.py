@@ -40,7 +40,9 @@ A setting declared in code for users to set - a dataclass, pydantic or attrs fie
 flag (also gymutil's `{"name": "--flag"}` dicts) - that no scanned code reads is reported at
 its declaration: a warning when a config file or launch script of the project sets it, a note
 otherwise. Not for a class that extends another package's class (its fields may be that
-package's to read), nor for `parser.set_defaults(...)`."""
+package's to read), nor for `parser.set_defaults(...)`. A literal written into a configuration
+object's key that nothing reads (`cfg.num_envs = 1` where the program reads
+`cfg.num_envs_per_worker`) changes nothing: a note."""
     VALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": _LOADER + "from torch.utils.data import DataLoader\n"
@@ -127,6 +129,13 @@ package's to read), nor for `parser.set_defaults(...)`."""
                                 "    return ds.map(tokenize, num_proc=n), args.max_seq_length\n"},
                 "a field users set in config files, which no code reads (a warning at the field; the "
                 "config lines are notes that point to it)", expect=[("args.py", 4)]),
+        Example({"enjoy.py": "def enjoy(cfg):\n"
+                             "    cfg.num_envs = 1\n"
+                             "    return make_sampler(cfg)\n",
+                 "sampler.py": "import multiprocessing as mp\n"
+                               "def make_sampler(cfg):\n"
+                               "    return mp.Pool(processes=cfg.num_envs_per_worker)\n"},
+                "a write to a config key nothing reads (a note)", expect=[("enjoy.py", 2)], severity="note"),
         Example({"config/default.ini": "[vec]\nnum_envs = 2\n[train]\nbatch_size = 64\n",
                  "config/box2d.ini": "[train]\nnum_envs = 48\nbatch_size = 128\n",
                  "run.py": "import configparser\nfrom envs import make\n"
@@ -194,6 +203,31 @@ package's to read), nor for `parser.set_defaults(...)`."""
                                    **({"severity": "note", "confidence": "low"} if foreign else {}))
         yield from self._misplaced(result, read_keys, splats, handed, unread_ids)
         yield from self._unread_fields(result, read_keys, splats, handed)
+        yield from self._dead_writes(result)
+
+    def _dead_writes(self, result):
+        """`cfg.num_envs = 1` for evaluation, where the program reads `cfg.num_envs_per_worker`
+        and nothing reads `num_envs`: the write changes nothing. A note: code outside the tree may
+        read the object's attribute."""
+        # reads of a configuration (`cfg.x`, `args.x`, a parameter), not of another object's
+        # attribute (`getattr(env, "num_envs", n)` reads the env)
+        read_leaves = {s.leaf.lower() for s in result.sites if s.role == "consume" or (
+            s.role == "read" and (idioms.is_config_name(str(s.detail.get("root") or "").split(".")[-1])
+                                  or s.detail.get("via") not in ("getattr", "attribute")))}
+        for site in result.sites:
+            d = site.detail
+            target = str(d.get("target") or "")
+            if site.role != "override" or site.kind != "python" or d.get("how") != "literal" \
+                    or site.leaf.lower() in read_leaves or is_test_file(site.file) or "." not in target:
+                continue
+            if not idioms.is_config_name(target.split(".", 1)[0].split("[", 1)[0]):
+                continue
+            near = next((s for s in result.sites if s.role == "read" and _near(s.leaf, site.leaf)), None)
+            yield self.finding(site, knob=site.key, related=[site], flow=_path(result, site, near),
+                               subject=f"`{target} = {show(site.value)}` is written here",
+                               effect="the write changes nothing",
+                               near=_near_text(near).replace("instead, so", "instead (") + ")" if near else "",
+                               severity="note", confidence="medium")
 
     def _unread_fields(self, result, read_keys, splats, handed):
         """A setting declared in code for users to set - a dataclass / pydantic field, a parser

@@ -31,13 +31,23 @@ debug / sanity modes the user switches on, branches where no parallel backend ex
 saved and restored around one call, locals computed from runtime objects, sizes derived
 from a device mesh, caps by the amount of work (`min(n, len(paths))`), one environment in an
 evaluation or rendering function, and defaults filled in when nothing was configured (`if n
-is None`, the last branch of a default chain)."""
+is None`, the last branch of a default chain), nor a running maximum over a loop (`tp_size =
+max(tp_size, tp_rank + 1)`). A count the program computes for the job (`num_gpus =
+get_gpu_count(...)`) forced to a literal afterwards is a note."""
     VALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "num_workers = cfg['data']['num_workers']\n"
                              "from torch.utils.data import DataLoader\n"
                              "loader = DataLoader(ds, num_workers=num_workers)\n"},
                 "the loaded value is used as is"),
+        Example({"merger.py": "import os\n"
+                              "def sizes(path):\n"
+                              "    tp_size = 0\n"
+                              "    for shard in os.listdir(path):\n"
+                              "        tp_rank = int(shard.split('_')[1])\n"
+                              "        tp_size = max(tp_size, tp_rank + 1)\n"
+                              "    return tp_size\n"},
+                "a running maximum over a loop finds a size; it caps nothing"),
         Example({"train.py": "def build(num_workers=None):\n"
                              "    if num_workers is None:\n"
                              "        num_workers = 4\n"
@@ -160,6 +170,13 @@ is None`, the last branch of a default chain)."""
                 "a worker option turned off when there are no workers"),
     ]
     INVALID = [
+        Example({"evaluate.py": "def run(model):\n"
+                                "    num_gpus = get_gpu_count_for_vllm(model)\n"
+                                "    if param_count(model) < 30_000_000_000:\n"
+                                "        num_gpus = 2  # hack while the cluster is full\n"
+                                "    return launch(gres=f'gpu:{num_gpus}')\n"},
+                "a count the program computes, forced to a literal (a note)", expect=[("evaluate.py", 4)],
+                severity="note"),
         Example({"args.py": "from dataclasses import dataclass\n"
                             "@dataclass\n"
                             "class Args:\n"
@@ -276,6 +293,10 @@ is None`, the last branch of a default chain)."""
                 if _knob_copy(site):
                     yield from self._copy(site, knob, configured)
                     continue
+                if site.detail.get("computed_by") and _changes_the_value(site, knob.leaf) \
+                        and not _was_loaded(site, reads) and not idioms.is_debug_condition(site.detail.get("condition")):
+                    yield self._forced_over_computed(site, knob)
+                    continue
                 if not _changes_the_value(site, knob.leaf) or not _was_loaded(site, reads) or _intended(site):
                     continue
                 # cite a config file, or a parser in this file: a parser default in another
@@ -307,6 +328,17 @@ is None`, the last branch of a default chain)."""
                     configured=lost,
                     **_severity(site, cited, logged or settings or untouched),
                 )
+
+    def _forced_over_computed(self, site, knob):
+        """`num_gpus = get_gpu_count_for_vllm(model)` then, under a condition, `num_gpus = 2  # hack`:
+        the count the program computes for the job is replaced by a literal (a note: no user
+        setting is lost, the program's own judgement is)."""
+        cond = site.detail.get("condition")
+        return self.finding(site, knob=knob.name, related=[site], alias=_alias(site),
+                            effect=f"the count computed by `{site.detail['computed_by']}` is forced to "
+                                   f"{show(site.value)}",
+                            condition=f" when `{idioms.short_condition(cond)}`" if cond else " unconditionally",
+                            configured="", severity="note", confidence="medium")
 
     def _dropped(self, result):
         """`kwargs = {}; if not streaming: kwargs["num_proc"] = cfg.n` then `ds.map(f, **kwargs)`:

@@ -39,6 +39,8 @@ NATIVE_VECTOR_ENVS = frozenset({"brax", "isaacgym", "isaacgymenvs", "isaaclab", 
                                 "mujoco_playground", "mjx", "jumanji", "madrona", "mani_skill", "warp", "pgx",
                                 "craftax", "navix", "xminigrid"})
 CONFIG_ROOT = re.compile(r"cfg|conf|config|args|opt|param|setting|hparam|flags|kwargs", re.IGNORECASE)
+# a call that computes a count for the job: get_gpu_count_for_vllm(...), num_workers_for(...)
+COUNTING_CALL = re.compile(r"(count|num_|_num|gpus|workers|procs|world_size|parallel)", re.IGNORECASE)
 CONFIG_ATTR = re.compile(r"(^|_)(cfg|config|conf|args|kwargs|options|opts|params|hparams|settings)$", re.IGNORECASE)
 WORKER_ID = re.compile(r"^(thread|worker|shard|actor)_?(id|idx|index)$", re.IGNORECASE)
 # a function writing this many literals into one object's attributes is a configuration in code
@@ -62,6 +64,7 @@ class Frame:
     calls: set[str] = field(default_factory=set)  # called names, for the pool-use facts
     displays: dict[str, list] = field(default_factory=dict)  # local dict displays' knob entries (QG110)
     loop_depth: int = 0  # for-loops around the statement being visited
+    computed: dict[str, str] = field(default_factory=dict)  # local -> the counting call it was first set by
     # local kwargs mappings: name -> {key: (conditions when written, value node)} for `**name` calls
     mapkeys: dict[str, dict[str, tuple]] = field(default_factory=dict)
 
@@ -600,6 +603,10 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             return  # aliasing (n = cfg.num_workers): the read is the site, not this line
         if how == "expression" and not numeric_looking(value):
             return  # target_workers = list(worker_ids): a knob-like name holding no count
+        if earlier and how == "literal" and name in fn.computed:
+            extra = {**extra, "computed_by": fn.computed[name]}  # num_gpus = count_gpus(...); later = 2
+        if not earlier and isinstance(value, ast.Call) and COUNTING_CALL.search(self.text(value.func)):
+            fn.computed[name] = f"{self.src.text(value, 60)} at line {value.lineno}"
         if earlier or conds or how in ("min", "max", "cpu_count"):
             self.emit("override", target, key, v, how=how, target=name if key != name else None, **extra)
         elif how == "literal":
