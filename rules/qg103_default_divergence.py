@@ -10,7 +10,19 @@ from auditor.lint.base import CONFIG_KINDS, Example, Rule, as_number, is_config_
 _READ_VIAS = ("get", "getattr", "pop", "environ", "param", "dataclass", "subscript", "attribute")
 
 
+class MachineDefault(str):
+    """A fallback computed from this machine (`max(1, os.cpu_count() // 4)`): differs from any
+    configured literal, and from one machine to the next."""
+
+    def __repr__(self) -> str:
+        return f"`{str(self)}` (this machine's CPU count)"
+
+
 def _default_of(site):
+    expr = str(site.detail.get("expr") or "")
+    if site.role == "read" and site.kind == "python" and site.default is None and site.detail.get("via") != "param" \
+            and ("cpu_count" in expr or "sched_getaffinity" in expr):
+        return MachineDefault(expr)
     if site.role != "read" or site.kind != "python" or site.default is None:
         return None
     if site.detail.get("literal") is False or not is_literal(site.default) or idioms.is_sentinel_default(site.default):

@@ -57,7 +57,9 @@ configured elsewhere, the user tunes a number that never reaches this call. An o
 is the same: `make_vec_env(env_id)` runs its default `n_envs=1`.
 
 Pass the configured knob. Severity is per finding: a warning when the same file reads the
-knob; a note (confidence medium) when a knob of that name is only configured in another
+knob or reads the section of a configured key of that name (`config.data.train_batch_size` beside
+`num_workers=8` and `data.num_workers: 8` configured: that key is the one cited); a note
+(confidence medium) when a knob of that name is only configured in another
 file (it may be another setting), or when a literal count above 1 has no configured knob of
 that name at all (hard-coded, but nothing promised otherwise). Literals of 0 or 1 with no
 knob, thread pools that do not step environments, tests, resource annotations
@@ -100,6 +102,14 @@ configuration (`ParallelismConfig(tensor_parallel_degree=8)`: a preset is the se
                 "a helper whose caller passes the configured value"),
     ]
     INVALID = [
+        Example({"config/sft_trainer.yaml": "data:\n  train_batch_size: 256\n  num_workers: 8\n"
+                                            "rollout:\n  agent:\n    num_workers: 2\n",
+                 "sft_trainer.py": "from torchdata.stateful_dataloader import StatefulDataLoader\n"
+                                   "def loaders(config, dataset):\n"
+                                   "    batch = config.data.train_batch_size\n"
+                                   "    return StatefulDataLoader(dataset, batch_size=batch, num_workers=8)\n"},
+                "a literal beside reads of the section whose configured key it ignores (cited: data.num_workers, "
+                "not another section's key of the same name)", expect=[("sft_trainer.py", 4)], severity="warning"),
         Example({"hparams/data_args.py": "from dataclasses import dataclass, field\n"
                                          "@dataclass\n"
                                          "class DataArguments:\n"
@@ -156,6 +166,8 @@ configuration (`ParallelismConfig(tensor_parallel_degree=8)`: a preset is the se
 
     def check(self, result):
         configured = _configured_by_leaf(result)
+        # file -> the config sections code reads keys of there (the Python extractor's facts)
+        sections = {rel: set(m.get("sections_read") or ()) for rel, m in result.meta.items() if isinstance(m, dict)}
         for knob in result.knobs:
             for site in knob.sites:
                 if site.role != "consume" or site.kind != "python" or is_test_file(site.file):
@@ -176,6 +188,12 @@ configuration (`ParallelismConfig(tensor_parallel_degree=8)`: a preset is the se
                 # the same file reading the knob is strong evidence; a config of that name
                 # elsewhere in the project may be an unrelated setting (a note)
                 same_file, far = _relevant(candidates, site)
+                # a configured key whose section this file reads (`config.data.train_batch_size`
+                # beside `DataLoader(num_workers=8)` and `data.num_workers: 8` in the config): the
+                # setting meant for this call, whatever else shares its name
+                section = [s for s in far if _section(s.key) and _section(s.key) in sections.get(site.file, ())]
+                if section and not same_file:
+                    same_file, far = section, [s for s in far if s not in section]
                 other = (same_file or far or [None])[0]
                 what = (f"no {param} argument, so its default {show(value)} runs" if defaulted
                         else f"the literal {param}={show(value)}")
@@ -184,7 +202,10 @@ configuration (`ParallelismConfig(tensor_parallel_degree=8)`: a preset is the se
                             if defaulted else f"the literal {d['helper_param']}={show(value)} through {d['helper']}()")
                 if other is not None:
                     why = (f", although this file reads {other.key} at line {other.line}; the configured value "
-                           f"never reaches this call" if same_file else
+                           f"never reaches this call" if same_file and other.file == site.file else
+                           f", although {other.key} is configured at {where(other)} and this file reads "
+                           f"`{_section(other.key)}` settings; the configured value never reaches this call"
+                           if same_file else
                            f"; {other.key} is configured at {where(other)}: if it is meant for this call, "
                            f"it never reaches it")
                     # a helper called with 1 is usually a probe or eval env (make_env(num_envs=1))
@@ -291,6 +312,12 @@ configuration (`ParallelismConfig(tensor_parallel_degree=8)`: a preset is the se
                         f"at {where(example)}): a value set there never reaches this one",
                     flow=[{"file": site.file, "line": site.line, "column": site.column, "kind": "define",
                            "role": "source", "key": site.key, "value": site.value, "text": site.source}])
+
+
+def _section(key: str) -> str:
+    """data.num_workers -> data; actor_rollout_ref.rollout.agent.num_workers -> agent."""
+    parts = key.split(".")
+    return parts[-2].lower() if len(parts) > 1 else ""
 
 
 def _tail(callee) -> str:

@@ -45,6 +45,7 @@ CONFIG_ATTR = re.compile(r"(^|_)(cfg|config|conf|args|kwargs|options|opts|params
 WORKER_ID = re.compile(r"^(thread|worker|shard|actor)_?(id|idx|index)$", re.IGNORECASE)
 # a function writing this many literals into one object's attributes is a configuration in code
 SETTINGS_BLOCK = 6
+MAX_SECTIONS = 200  # config sections recorded per file
 
 
 @dataclass
@@ -91,6 +92,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.flow_defs: list[tuple] = []  # functions, classes, imports in visiting order
         self.class_bases: list[str] = []  # the bases of the class whose body is being visited
         self._assigning: str | None = None  # the name an Assign being visited binds
+        self.sections: set[str] = set()  # config sections this file reads keys of (rules cite them)
 
     # ---- a faster walk: cached dispatch, no visits of leaves and contexts ------------------------
     def visit(self, node: ast.AST) -> None:
@@ -784,6 +786,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         parts, root = chain(node)
         key, root_text = self.key_of(node)
         leaf = parts[-1] if parts else ""
+        if key and "." in key and len(self.sections) < MAX_SECTIONS and CONFIG_ROOT.search(root_text or ""):
+            self.sections.add(key.rsplit(".", 2)[-2].lower())  # config.data.pad_mode: this file reads `data`
         # self.num_workers is instance state; self.fsdp_config.fsdp_size reads a configuration
         # the object holds (its name says so), as self.cfg.x does
         skip = isinstance(root, ast.Name) and root.id in ("self", "cls") and parts and not HANDLE.match(parts[0]) \
@@ -961,6 +965,8 @@ def extract(text: str, path: str, vocab) -> FileResult:
         raise ParseError("expression nested too deeply to analyse") from exc
     ex.facts.finish(ex.sites)
     meta = dict(ex.meta)
+    if ex.sections:
+        meta["sections_read"] = sorted(ex.sections)
     native = sorted({root for root in (m.split(".") for m in ex.imports.values()) for root in root
                      if root in NATIVE_VECTOR_ENVS})
     if native:
