@@ -293,6 +293,9 @@ get_gpu_count(...)`) forced to a literal afterwards is a note."""
                 if _knob_copy(site):
                     yield from self._copy(site, knob, configured)
                     continue
+                if _replaces_argument(site):
+                    yield self._argument_replaced(site, knob)
+                    continue
                 if site.detail.get("computed_by") and _changes_the_value(site, knob.leaf) \
                         and not _was_loaded(site, reads) and not idioms.is_debug_condition(site.detail.get("condition")):
                     yield self._forced_over_computed(site, knob)
@@ -328,6 +331,17 @@ get_gpu_count(...)`) forced to a literal afterwards is a note."""
                     configured=lost,
                     **_severity(site, cited, logged or settings or untouched),
                 )
+
+    def _argument_replaced(self, site, knob):
+        """`def make(..., num_envs=1, **kwargs)`: `if backend is Serial and "batch_size" in kwargs:
+        num_envs = kwargs["batch_size"]`: the caller's count is replaced by another value under a
+        condition (a note: the function may document it)."""
+        cond = site.detail.get("condition")
+        return self.finding(site, knob=knob.name, related=[site], alias="",
+                            effect=f"the argument `{site.detail.get('target') or site.leaf}` the caller passed is "
+                                   f"replaced by `{site.detail.get('expr') or site.source}`",
+                            condition=f" when `{idioms.short_condition(cond)}`", configured="",
+                            severity="note", confidence="medium")
 
     def _forced_over_computed(self, site, knob):
         """`num_gpus = get_gpu_count_for_vllm(model)` then, under a condition, `num_gpus = 2  # hack`:
@@ -390,6 +404,18 @@ get_gpu_count(...)`) forced to a literal afterwards is a note."""
                    "key": origin, "text": site.source},
                   {"file": cited[0].file, "line": cited[0].line, "column": cited[0].column, "kind": "define",
                    "role": "sink", "key": knob.name, "value": cited[0].value, "text": cited[0].source}])
+
+
+def _replaces_argument(site) -> bool:
+    """A parameter of the function replaced, under a condition, by another value (not a literal,
+    not a cap of itself, not a default filled in for None)."""
+    d = site.detail
+    cond = d.get("condition") or ""
+    if not d.get("overrides_param") or not cond or d.get("how") not in ("reference", "expression"):
+        return False
+    target = d.get("target") or site.leaf
+    return not (idioms.fills_a_missing_value(cond, target) or idioms.is_debug_condition(cond)
+                or _mentions(d.get("expr") or "", target))
 
 
 def _same_value(define, site) -> bool:

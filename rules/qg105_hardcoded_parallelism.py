@@ -196,7 +196,7 @@ configuration (`ParallelismConfig(tensor_parallel_degree=8)`: a preset is the se
                     same_file, far = section, [s for s in far if s not in section]
                 other = (same_file or far or [None])[0]
                 what = (f"no {param} argument, so its default {show(value)} runs" if defaulted
-                        else f"the literal {param}={show(value)}")
+                        else f"the literal {param}={show(value)}" + (f" ({d['otherwise']})" if d.get("otherwise") else ""))
                 if d.get("via") == "helper":  # through a helper whose parameter reaches the backend
                     what = (f"no {d['helper_param']} argument to {d['helper']}(), so its default {show(value)} runs"
                             if defaulted else f"the literal {d['helper_param']}={show(value)} through {d['helper']}()")

@@ -121,6 +121,14 @@ class ConsumeMixin:
             v = literal(a)
             if count.measure == "len":
                 v = self.length(a)
+            choice = None
+            if isinstance(a, ast.IfExp) and isinstance(literal(a.body), int) and isinstance(literal(a.orelse), int):
+                # `num_workers=0 if cfg.http_endpoint else 8`: literals both ways; the larger is the count
+                # that runs unless the condition says otherwise
+                big, small, cond = (a.body, a.orelse, f"not ({self.text(a.test)})") \
+                    if literal(a.body) >= literal(a.orelse) else (a.orelse, a.body, self.text(a.test))
+                v = literal(big)
+                choice = f"{literal(small)} when `{cond}`"
             key = (self.size_key(a) if count.measure == "len" else None) or self.ref_key(a, knob_only=True) \
                 or count.knob
             extra: dict[str, Any] = {}
@@ -131,8 +139,10 @@ class ConsumeMixin:
             if self.has_cpu_count(a):
                 extra["cpu_count"] = True
             extra.update({k: v for k, v in through.get(count.param, {}).items() if v is not None})
+            if choice:
+                extra["otherwise"] = choice
             site(key, a, None if v is NOT_LITERAL else v, count.param, serial,
-                 literal=literal(a) is not NOT_LITERAL, expr=self.text(a), **extra)
+                 literal=literal(a) is not NOT_LITERAL or choice is not None, expr=self.text(a), **extra)
             self.flow_sinks.append((len(self.sites) - 1, a, self.function().qualname, count.measure == "len"))
         for sel, a, v in selector_sites:
             if not sel.site:

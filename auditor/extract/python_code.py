@@ -66,6 +66,7 @@ class Frame:
     displays: dict[str, list] = field(default_factory=dict)  # local dict displays' knob entries (QG110)
     loop_depth: int = 0  # for-loops around the statement being visited
     computed: dict[str, str] = field(default_factory=dict)  # local -> the counting call it was first set by
+    bound_since_entry: set[str] = field(default_factory=set)  # knob-named names assigned in this function
     # local kwargs mappings: name -> {key: (conditions when written, value node)} for `**name` calls
     mapkeys: dict[str, dict[str, tuple]] = field(default_factory=dict)
 
@@ -601,10 +602,15 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         if not key or not self.match(key):
             return
         conds = fn.conds or extra.get("condition")
-        if how == "reference" and "backend" not in extra:
+        replaces_param = earlier and conds and name in fn.params and name not in fn.bound_since_entry
+        if how == "reference" and "backend" not in extra and not replaces_param:
+            fn.bound_since_entry.add(name)
             return  # aliasing (n = cfg.num_workers): the read is the site, not this line
         if how == "expression" and not numeric_looking(value):
             return  # target_workers = list(worker_ids): a knob-like name holding no count
+        if earlier and name in fn.params and name not in fn.bound_since_entry:
+            extra = {**extra, "overrides_param": True}  # the caller's argument itself is replaced
+        fn.bound_since_entry.add(name)
         if earlier and how == "literal" and name in fn.computed:
             extra = {**extra, "computed_by": fn.computed[name]}  # num_gpus = count_gpus(...); later = 2
         if not earlier and isinstance(value, ast.Call) and COUNTING_CALL.search(self.text(value.func)):
