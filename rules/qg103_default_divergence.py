@@ -50,8 +50,11 @@ what each sets and is a note: which one reaches the read is not decided by the n
 empty-string, "none" or "auto" fallback (`os.getenv("WORLD_SIZE", "")`) is a sentinel for
 "absent" or "compute it" and is not compared, and so is a fallback that an `assert` right
 after the read rejects (`assert n_gpus > 0`): a missing key then fails loudly. A function parameter's default matched to a
-nested configuration key by its name alone is a note: nothing shows the two are one setting."""
+nested configuration key by its name alone is a note: nothing shows the two are one setting. So
+is a key one config sets where three times as many sibling configs of its folder have the
+section but leave the key out: the fallback is their value, by design."""
     VALID = [
+
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "n = cfg['data'].get('num_workers', 8)\n"}, "the defaults agree"),
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
@@ -90,6 +93,15 @@ nested configuration key by its name alone is a note: nothing shows the two are 
                 "the helper's default equals the configured value"),
     ]
     INVALID = [
+        Example({"cfg/task/Kuka.yaml": "sim:\n  physx:\n    num_client_threads: 8\n    num_threads: 4\n",
+                 "cfg/task/Ant.yaml": "sim:\n  physx:\n    num_threads: 4\n",
+                 "cfg/task/Humanoid.yaml": "sim:\n  physx:\n    num_threads: 4\n",
+                 "cfg/task/Cartpole.yaml": "sim:\n  physx:\n    num_threads: 4\n",
+                 "vec_task.py": "def sim_params(cfg):\n"
+                                "    physx = cfg['sim']['physx']\n"
+                                "    return physx.get('num_client_threads', 0), physx['num_threads']\n"},
+                "one task config sets a key its siblings leave out: the fallback is theirs (a note)",
+                expect=[("vec_task.py", 3)], severity="note"),
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "n = cfg['data'].get('num_workers', 0)\n"},
                 "config says 8, code falls back to 0", expect=[("train.py", 1)]),
@@ -142,6 +154,14 @@ nested configuration key by its name alone is a note: nothing shows the two are 
     ]
 
     def check(self, result):
+        self._meta = result.meta
+        self._keys_by_file: dict[str, set[str]] = {}  # config file -> every dotted key it sets
+        for s in result.sites:
+            if s.role == "define" and s.kind in CONFIG_KINDS:
+                self._keys_by_file.setdefault(s.file, set()).add(s.detail.get("key_in_file") or s.key)
+        for rel, m in result.meta.items():
+            if isinstance(m, dict) and m.get("values"):
+                self._keys_by_file.setdefault(rel, set()).update(m["values"])
         yield from self._helper_defaults(result)
         includes = hydra_includes(result)
         for knob in result.knobs:
@@ -209,6 +229,16 @@ nested configuration key by its name alone is a note: nothing shows the two are 
         by_value = collections.Counter(show(as_number(s.value)) for s in configured)
         first = configured[0]
         if len(by_value) == 1:
+            unset = _siblings_without(self._keys_by_file, configured)
+            if unset:
+                # `num_client_threads: 8` in one task config of a folder whose 20 others leave the
+                # section's key out: the code's fallback is their value, by design (a note)
+                yield self.finding(site, knob=knob.name, related=[first, site], default=show(default),
+                                   when=_when(site),
+                                   other=f"the configuration sets {show(first.value)} at {where(first)} (while {unset} "
+                                         f"sibling configs in its folder leave the key out, so the fallback is theirs)",
+                                   severity="note", confidence="low")
+                return
             yield self.finding(site, knob=knob.name, related=[first, site], default=show(default), when=_when(site),
                                other=f"the configuration sets {show(first.value)} at {where(first)}")
             return
@@ -220,6 +250,27 @@ nested configuration key by its name alone is a note: nothing shows the two are 
                            other=f"the {len(configured)} configurations that set it disagree ({counts}{more}; "
                                  f"e.g. {where(first)})",
                            severity="note", confidence="low")
+
+
+def _siblings_without(keys_by_file, configured) -> int:
+    """How many config files in the folder of CONFIGURED (all in one folder) have the key's
+    section but not the key, when they outnumber the files that set it 3 to 1; else 0."""
+    folders = {s.file.rpartition("/")[0] for s in configured}
+    if len(folders) != 1 or any(s.kind not in CONFIG_KINDS for s in configured):
+        return 0
+    folder = folders.pop()
+    setting = {s.file for s in configured}
+    key = configured[0].detail.get("key_in_file") or configured[0].key
+    section = key.rpartition(".")[0]
+    if not section:
+        return 0
+    without = 0
+    for rel, keys in keys_by_file.items():
+        if rel in setting or rel.rpartition("/")[0] != folder:
+            continue
+        if any(k.startswith(section + ".") for k in keys) and key not in keys:
+            without += 1
+    return without if without >= 3 * len(setting) else 0
 
 
 def _both_unset(a, b) -> bool:

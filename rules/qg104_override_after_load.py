@@ -33,7 +33,10 @@ from a device mesh, caps by the amount of work (`min(n, len(paths))`), one envir
 evaluation or rendering function, and defaults filled in when nothing was configured (`if n
 is None`, the last branch of a default chain), nor a running maximum over a loop (`tp_size =
 max(tp_size, tp_rank + 1)`). A count the program computes for the job (`num_gpus =
-get_gpu_count(...)`) forced to a literal afterwards is a note."""
+get_gpu_count(...)`) forced to a literal afterwards is a note. A required argument that a
+function uses only when another argument is None (`def make(num_envs, cfg=None): if cfg is
+None: ...num_envs...`) is a warning at the parameter: a caller passing both loses its count; with
+a default, a note."""
     VALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "num_workers = cfg['data']['num_workers']\n"
@@ -170,6 +173,13 @@ get_gpu_count(...)`) forced to a literal afterwards is a note."""
                 "a worker option turned off when there are no workers"),
     ]
     INVALID = [
+        Example({"envs/__init__.py": "def make(seed, task, num_envs, cfg=None):\n"
+                                     "    if cfg is None:\n"
+                                     "        cfg = compose(task)\n"
+                                     "        cfg['env']['numEnvs'] = num_envs\n"
+                                     "    return create_env(cfg, seed)\n"},
+                "a required count used only when another argument is None", expect=[("envs/__init__.py", 1)],
+                severity="warning"),
         Example({"evaluate.py": "def run(model):\n"
                                 "    num_gpus = get_gpu_count_for_vllm(model)\n"
                                 "    if param_count(model) < 30_000_000_000:\n"
@@ -276,6 +286,7 @@ get_gpu_count(...)`) forced to a literal afterwards is a note."""
 
     def check(self, result):
         yield from self._dropped(result)
+        yield from self._ignored_unless(result)
         reads = {}  # (file, function, leaf) -> first line code reads it there
         for s in result.sites:
             if s.role == "read" and s.kind == "python":
@@ -331,6 +342,23 @@ get_gpu_count(...)`) forced to a literal afterwards is a note."""
                     configured=lost,
                     **_severity(site, cited, logged or settings or untouched),
                 )
+
+    def _ignored_unless(self, result):
+        """`def make(seed, task, num_envs, ..., cfg=None)`: `num_envs` is used only under `if cfg is
+        None:`; a caller that passes cfg gets the config's count and its num_envs is dropped."""
+        for rel, meta in sorted(result.meta.items()):
+            for fact in (meta.get("ignored_unless") or ()) if isinstance(meta, dict) else ():
+                if is_test_file(rel):
+                    continue
+                yield self.finding(None, file=rel, line=fact["line"], column=fact["col"], knob=fact["param"],
+                                   alias="", effect=f"the argument `{fact['param']}` of {fact['function']}() is used "
+                                                    f"only when `{fact['other']} is None`",
+                                   condition="", configured=f"; a caller that passes {fact['other']} has its "
+                                                            f"{fact['param']} dropped without a word",
+                                   flow=[{"file": rel, "line": fact["line"], "column": fact["col"], "kind": "param",
+                                          "role": "source", "text": fact["source"]}],
+                                   # a required argument the caller must pass, then ignored: a warning
+                                   **({} if fact.get("required") else {"severity": "note", "confidence": "medium"}))
 
     def _argument_replaced(self, site, knob):
         """`def make(..., num_envs=1, **kwargs)`: `if backend is Serial and "batch_size" in kwargs:

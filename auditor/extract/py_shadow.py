@@ -26,6 +26,51 @@ MAX_FACTS = 200  # per file
 KWARGS_NAME = re.compile(r"(^|_)(kwargs|args|options|opts|config|cfg|params|settings|spec)$", re.IGNORECASE)
 
 
+def ignored_unless_none(fn: ast.AST, knob_params: list[ast.arg]) -> list[tuple[ast.arg, str]]:
+    """Parameters used only in the branch where another parameter is None: `def make(num_envs,
+    cfg=None): if cfg is None: ...num_envs...`: a caller passing cfg gets num_envs ignored.
+    [(param, the other parameter's name)]."""
+    names = {a.arg for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs}
+    uses: dict[str, list[tuple]] = {p.arg: [] for p in knob_params}
+
+    def walk(nodes, conds: tuple) -> None:
+        for node in nodes:
+            if isinstance(node, ast.If):
+                walk([node.test], conds)
+                walk(node.body, conds + (("if", node.test),))
+                walk(node.orelse, conds + (("else", node.test),))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            else:
+                if isinstance(node, ast.Name) and node.id in uses and isinstance(node.ctx, ast.Load):
+                    uses[node.id].append(conds)
+                walk(list(ast.iter_child_nodes(node)), conds)
+
+    walk(fn.body, ())
+    out = []
+    for p in knob_params:
+        found = uses[p.arg]
+        if not found:
+            continue
+        others = None
+        for conds in found:
+            here = {_none_test(t) for kind, t in conds if kind == "if"} - {None}
+            others = here if others is None else others & here
+        others = {o for o in others or () if o in names and o != p.arg}
+        if others:
+            out.append((p, sorted(others)[0]))
+    return out
+
+
+def _none_test(test: ast.AST) -> str | None:
+    """`cfg is None` -> "cfg"."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) \
+            and isinstance(test.left, ast.Name) and isinstance(test.comparators[0], ast.Constant) \
+            and test.comparators[0].value is None:
+        return test.left.id
+    return None
+
+
 class ShadowMixin:
     def shadow(self, at: ast.AST, key: str, value: ast.AST, mapping: str, how: str, opaque: bool = False) -> None:
         facts = self.meta.setdefault("shadowed", [])
@@ -55,6 +100,22 @@ class ShadowMixin:
             return False
         last = value.attr if isinstance(value, ast.Attribute) else ""
         return not (last.isupper() or "default" in last.lower())
+
+    def shadow_parameters(self, node: ast.AST) -> None:
+        """Facts for QG104: knob parameters a function ignores whenever another argument is given."""
+        knob = [a for a in node.args.args + node.args.kwonlyargs + node.args.posonlyargs if self.match(a.arg)]
+        if not knob:
+            return
+        args = node.args
+        positional = args.posonlyargs + args.args
+        with_default = {a.arg for a in positional[len(positional) - len(args.defaults):]}
+        with_default |= {a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
+        for param, other in ignored_unless_none(node, knob):
+            facts = self.meta.setdefault("ignored_unless", [])
+            if len(facts) < MAX_FACTS:
+                facts.append({"line": param.lineno, "col": self.src.column(param), "param": param.arg,
+                              "other": other, "function": node.name, "source": self.src.line(param.lineno),
+                              "required": param.arg not in with_default})
 
     def shadow_display(self, node: ast.Dict) -> None:
         """{"k": cfg.x, **m}: a non-literal knob value followed by a splat."""

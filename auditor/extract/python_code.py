@@ -405,6 +405,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
                           expr=self.text(d) if value is NOT_LITERAL else None)
         for stmt in node.body:
             self.visit(stmt)
+        self.shadow_parameters(node)
         self.leave_frame()
         self.facts.calls[qualname] = frame.calls
 
