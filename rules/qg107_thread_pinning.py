@@ -14,6 +14,11 @@ _LEARNERISH = re.compile(r"(^|[._])(main|train\w*|learn\w*|fit)$|trainer|learner
                          re.IGNORECASE)
 
 
+# a process that does the model's math, whatever else its name says (sample-factory's
+# LearnerWorker and InferenceWorker are processes of their own)
+_MATH_PROCESS = re.compile(r"learner|inference", re.IGNORECASE)
+
+
 def _in_main_process(site) -> bool:
     """Module level, a main() / `if __name__ == "__main__"` block, or a trainer/learner function.
 
@@ -22,15 +27,27 @@ def _in_main_process(site) -> bool:
     """
     d = site.detail
     function = d.get("function") or "<module>"
-    return function == "<module>" or bool(d.get("in_main")) or bool(_LEARNERISH.search(function))
+    return function == "<module>" or bool(d.get("in_main")) or bool(_LEARNERISH.search(function)) \
+        or bool(_MATH_PROCESS.search(function))
 
 
 def _in_worker(site) -> bool:
     d = site.detail
+    function = d.get("function") or ""
+    if _MATH_PROCESS.search(function):
+        return False  # LearnerWorker.init, InferenceWorker.init: a process of its own, doing the math
     if d.get("in_worker"):
         return True
-    function = d.get("function") or ""
     return bool(function) and bool(_WORKERISH.search(function))
+
+
+def _where(function: str | None) -> str:
+    m = _MATH_PROCESS.search(function or "")
+    if m:
+        return f"the {m.group(0).lower()} process (in {function}()), which does the model's math,"
+    if function and function != "<module>":
+        return f"the main process (in {function}())"
+    return "the main process (at module level)"
 
 
 class ThreadPinning(Rule):
@@ -47,6 +64,8 @@ fraction of its speed. Inside a worker's entry point (a function passed as `targ
 `initializer=`, `worker_init_fn=`, or an env factory) they are fine and not reported.
 
 Set the limit in the worker's entry point instead, or size it to the cores the learner has.
+A learner or inference process is the math, whatever else its name says (sample-factory's
+`LearnerWorker`): a pin there is reported.
 An environment variable set in a script that starts worker processes is for them (they
 inherit it): one thread per busy worker is the policy `qg-audit verify` recommends
 (docs/verify.md, "Threads and CPUs"), so it is not reported; the learner it pins too is
@@ -68,6 +87,15 @@ measured by verify, which says when it needs more threads."""
                 "set for the workers a script starts (they inherit it): verify's recommended one thread per worker"),
     ]
     INVALID = [
+        Example({"torch_utils.py": "import torch\n"
+                                   "def init_torch_runtime(cfg, max_num_threads=1):\n"
+                                   "    if max_num_threads is not None:\n"
+                                   "        torch.set_num_threads(max_num_threads)\n",
+                 "learner_worker.py": "from torch_utils import init_torch_runtime\n"
+                                      "def init_learner_process(cfg):\n"
+                                      "    init_torch_runtime(cfg, max_num_threads=1)\n"},
+                "a learner process pinned through a helper, though its name says worker",
+                expect=[("learner_worker.py", 3)]),
         Example({"train.py": "import torch\n\ndef main():\n    torch.set_num_threads(1)\n    learn()\n"},
                 "the learner pinned to one thread", expect=[("train.py", 4)]),
         Example({"train.py": "import os\nos.environ['OMP_NUM_THREADS'] = '1'\nimport torch\n"},
@@ -106,6 +134,5 @@ measured by verify, which says when it needs more threads."""
             function = site.detail.get("function")
             yield self.finding(site, knob=site.key, related=[site], what=what, confidence=conf,
                                **({"severity": "note"} if conf == "medium" and site.kind == "python" else {}),
-                               where_=f"the main process (in {function}())" if function and function != "<module>"
-                               else "the main process (at module level)",
+                               where_=_where(function),
                                why=why + "; its math runs single-threaded")
