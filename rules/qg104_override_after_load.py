@@ -36,7 +36,8 @@ max(tp_size, tp_rank + 1)`). A count the program computes for the job (`num_gpus
 get_gpu_count(...)`) forced to a literal afterwards is a note. A required argument that a
 function uses only when another argument is None (`def make(num_envs, cfg=None): if cfg is
 None: ...num_envs...`) is a warning at the parameter: a caller passing both loses its count; with
-a default, a note."""
+a default, a note. A backend switch (vec_env_class) replaced under a condition by another
+reference is a note."""
     VALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "num_workers = cfg['data']['num_workers']\n"
@@ -173,6 +174,15 @@ a default, a note."""
                 "a worker option turned off when there are no workers"),
     ]
     INVALID = [
+        Example({"exp_manager.py": "from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv\n"
+                                   "class ExperimentManager:\n"
+                                   "    default_vec_env_cls = None\n"
+                                   "    def __init__(self, vec_env_type='dummy'):\n"
+                                   "        self.vec_env_class = {'dummy': DummyVecEnv, 'subproc': SubprocVecEnv}[vec_env_type]\n"
+                                   "        if self.default_vec_env_cls is not None:\n"
+                                   "            self.vec_env_class = self.default_vec_env_cls\n"},
+                "a backend switch the user chose, replaced by a class attribute (a note)",
+                expect=[("exp_manager.py", 7)], severity="note"),
         Example({"envs/__init__.py": "def make(seed, task, num_envs, cfg=None):\n"
                                      "    if cfg is None:\n"
                                      "        cfg = compose(task)\n"
@@ -306,6 +316,13 @@ a default, a note."""
                     continue
                 if _replaces_argument(site):
                     yield self._argument_replaced(site, knob)
+                    continue
+                if site.detail.get("switch") and not idioms.is_debug_condition(site.detail.get("condition")):
+                    cond = site.detail.get("condition")
+                    yield self.finding(site, knob=knob.name, related=[site], alias="",
+                                       effect=f"the backend choice is replaced by `{site.detail.get('expr')}`",
+                                       condition=f" when `{idioms.short_condition(cond)}`", configured="",
+                                       severity="note", confidence="medium")
                     continue
                 if site.detail.get("computed_by") and _changes_the_value(site, knob.leaf) \
                         and not _was_loaded(site, reads) and not idioms.is_debug_condition(site.detail.get("condition")):

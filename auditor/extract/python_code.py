@@ -661,7 +661,13 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         conds = fn.conds or extra.get("condition")
         if own_state:
             # instance state: only forced scalars and caps count (self.num_workers = 0,
-            # self.n = min(n, os.cpu_count())); plumbing, resets to None and computed values do not
+            # self.n = min(n, os.cpu_count())); plumbing, resets to None and computed values do not.
+            # A backend switch replaced under a condition does (`if self.default_vec_env_cls is not
+            # None: self.vec_env_class = self.default_vec_env_cls`, over the user's --vec-env)
+            if how == "reference" and conds and target.attr.lower() in self.vocab.switches if isinstance(
+                    target, ast.Attribute) else False:
+                self.emit("override", target, key, None, how=how, target=self.text(target), switch=True, **extra)
+                return
             if how in ("reference", "expression") or (how == "literal" and v is None):
                 return
             if how == "literal" and in_init and not conds:
