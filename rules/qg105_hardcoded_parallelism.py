@@ -82,7 +82,11 @@ calls of the same function pass a configured value for that keyword. Not when th
 equals the field's default, nor in a file that writes the key as a literal 3 or more times
 (a table of per-model settings in code), nor for another package's function or a method of an
 object of unknown class (they have knobs of their own), nor for a call that builds a
-configuration (`ParallelismConfig(tensor_parallel_degree=8)`: a preset is the setting itself)."""
+configuration (`ParallelismConfig(tensor_parallel_degree=8)`: a preset is the setting itself).
+
+A helper's default count above 1 that reaches a backend while none of its callers passes the
+parameter (`def __init__(..., num_processors=8)` feeding `ds.map(num_proc=...)`) is one note, at
+the parameter: that default is the only count that ever runs."""
     VALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "from torch.utils.data import DataLoader\n"
@@ -102,6 +106,14 @@ configuration (`ParallelismConfig(tensor_parallel_degree=8)`: a preset is the se
                 "a helper whose caller passes the configured value"),
     ]
     INVALID = [
+        Example({"datasets/sft.py": "class SFTDataset:\n"
+                                    "    def __init__(self, dataset, tokenizer, num_processors=8):\n"
+                                    "        self.data = dataset.map(tokenizer, num_proc=num_processors)\n",
+                 "train.py": "from datasets.sft import SFTDataset\n"
+                             "def main(args, ds, tok):\n"
+                             "    return SFTDataset(ds, tok)\n"},
+                "a helper's default count that no caller ever overrides (a note, once, at the parameter)",
+                expect=[("datasets/sft.py", 2)], severity="note"),
         Example({"config/sft_trainer.yaml": "data:\n  train_batch_size: 256\n  num_workers: 8\n"
                                             "rollout:\n  agent:\n    num_workers: 2\n",
                  "sft_trainer.py": "from torchdata.stateful_dataloader import StatefulDataLoader\n"
@@ -168,11 +180,16 @@ configuration (`ParallelismConfig(tensor_parallel_degree=8)`: a preset is the se
         configured = _configured_by_leaf(result)
         # file -> the config sections code reads keys of there (the Python extractor's facts)
         sections = {rel: set(m.get("sections_read") or ()) for rel, m in result.meta.items() if isinstance(m, dict)}
+        at_parameter = list(self._defaults_that_always_run(result, _never_passed(result)))
+        yield from (f for f, _key in at_parameter)
+        never_passed = {key for _f, key in at_parameter}
         for knob in result.knobs:
             for site in knob.sites:
                 if site.role != "consume" or site.kind != "python" or is_test_file(site.file):
                     continue
                 d = site.detail
+                if d.get("via") == "helper" and (d.get("helper_site"), d.get("helper_param")) in never_passed:
+                    continue  # reported once, at the helper's parameter
                 backend = d.get("backend") or "the consumer"
                 if backend in _SKIP_BACKENDS or backend_kind(site) == "threads" and not steps_envs(site):
                     continue
@@ -282,6 +299,28 @@ configuration (`ParallelismConfig(tensor_parallel_degree=8)`: a preset is the se
                                backend=f"{callee}()", what=f"the literal {site.leaf}={show(value)}", why=why,
                                **({"severity": "note", "confidence": "medium"} if example else {}))
 
+    def _defaults_that_always_run(self, result, never_passed):
+        """`def __init__(self, ..., num_processors=8)` feeding `ds.map(num_proc=num_processors)`,
+        and no caller passes num_processors: the literal default is the only count that ever runs
+        and no configuration reaches it. Once, at the parameter, instead of once per caller.
+        Yields (finding, (helper site, parameter))."""
+        for (helper_site, param), callers in sorted(never_passed.items()):
+            file, _, line = helper_site.rpartition(":")
+            defaults = [s for s in result.sites if s.role == "read" and s.file == file and s.key == param
+                        and s.detail.get("via") == "param" and _int(s.default) is not None]
+            if not defaults or _int(defaults[0].default) < 2:
+                continue
+            at = defaults[0]
+            backend = str(callers[0].detail.get("backend") or "its backend")
+            if backend in _SKIP_BACKENDS or backend_kind(callers[0]) == "threads" and not steps_envs(callers[0]):
+                continue
+            yield self.finding(at, knob=param, related=[at, *callers[:3]], backend=_short(backend),
+                               what=f"the default {param}={show(at.default)} of {callers[0].detail.get('helper')}() "
+                                    f"(through line {line})",
+                               why=f" on every call: none of its {len(callers)} caller{'s' if len(callers) > 1 else ''} "
+                                   f"(e.g. {where(callers[0])}) passes {param}, and no configuration reaches it",
+                               severity="note", confidence="medium"), (helper_site, param)
+
     def _sibling_literals(self, result):
         """A config file that writes a literal where most of its siblings route the user's
         setting: `numEnvs: 128` in one task config of a folder whose others say
@@ -312,6 +351,18 @@ configuration (`ParallelismConfig(tensor_parallel_degree=8)`: a preset is the se
                         f"at {where(example)}): a value set there never reaches this one",
                     flow=[{"file": site.file, "line": site.line, "column": site.column, "kind": "define",
                            "role": "source", "key": site.key, "value": site.value, "text": site.source}])
+
+
+def _never_passed(result) -> dict[tuple, list]:
+    """(helper sink "file:line", parameter) -> its callers' sites, when every caller omits it
+    (and the default reaches a backend this rule speaks of)."""
+    calls: dict[tuple, list] = {}
+    for s in result.sites:
+        d = s.detail
+        if s.role == "consume" and d.get("via") == "helper" and d.get("helper_site"):
+            calls.setdefault((d["helper_site"], d.get("helper_param")), []).append(s)
+    return {k: v for k, v in calls.items() if all(s.detail.get("omitted") for s in v)
+            and not any(is_test_file(s.file) for s in v)}
 
 
 def _section(key: str) -> str:
