@@ -106,14 +106,14 @@ the parameter: that default is the only count that ever runs."""
                 "a helper whose caller passes the configured value"),
     ]
     INVALID = [
-        Example({"datasets/sft.py": "class SFTDataset:\n"
+        Example({"sft/dataset.py": "class SFTDataset:\n"
                                     "    def __init__(self, dataset, tokenizer, num_processors=8):\n"
                                     "        self.data = dataset.map(tokenizer, num_proc=num_processors)\n",
-                 "train.py": "from datasets.sft import SFTDataset\n"
+                 "train.py": "from sft.dataset import SFTDataset\n"
                              "def main(args, ds, tok):\n"
                              "    return SFTDataset(ds, tok)\n"},
                 "a helper's default count that no caller ever overrides (a note, once, at the parameter)",
-                expect=[("datasets/sft.py", 2)], severity="note"),
+                expect=[("sft/dataset.py", 2)], severity="note"),
         Example({"config/sft_trainer.yaml": "data:\n  train_batch_size: 256\n  num_workers: 8\n"
                                             "rollout:\n  agent:\n    num_workers: 2\n",
                  "sft_trainer.py": "from torchdata.stateful_dataloader import StatefulDataLoader\n"
