@@ -34,7 +34,7 @@ evaluation or rendering function, and defaults filled in when nothing was config
 is None`, the last branch of a default chain), nor a running maximum over a loop (`tp_size =
 max(tp_size, tp_rank + 1)`). A count the program computes for the job (`num_gpus =
 get_gpu_count(...)`) forced to a literal afterwards is a note. A required argument that a
-function uses only when another argument is None (`def make(num_envs, cfg=None): if cfg is
+public function uses only when another argument is None (`def make(num_envs, cfg=None): if cfg is
 None: ...num_envs...`) is a warning at the parameter: a caller passing both loses its count; with
 a default, a note. A backend switch (vec_env_class) replaced under a condition by another
 reference is a note."""

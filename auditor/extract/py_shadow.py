@@ -104,8 +104,8 @@ class ShadowMixin:
     def shadow_parameters(self, node: ast.AST) -> None:
         """Facts for QG104: knob parameters a function ignores whenever another argument is given."""
         knob = [a for a in node.args.args + node.args.kwonlyargs + node.args.posonlyargs if self.match(a.arg)]
-        if not knob:
-            return
+        if not knob or node.name.startswith("_"):
+            return  # a private helper: its callers are the module's own, who know what it uses
         args = node.args
         positional = args.posonlyargs + args.args
         with_default = {a.arg for a in positional[len(positional) - len(args.defaults):]}
