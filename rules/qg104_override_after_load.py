@@ -37,8 +37,18 @@ get_gpu_count(...)`) forced to a literal afterwards is a note. A required argume
 public function uses only when another argument is None (`def make(num_envs, cfg=None): if cfg is
 None: ...num_envs...`) is a warning at the parameter: a caller passing both loses its count; with
 a default, a note. A backend switch (vec_env_class) replaced under a condition by another
-reference is a note."""
+reference is a note. A field users set with a flag or dataclass field, recomputed afterwards
+from other fields (`args.num_envs = args.local_num_envs * world_size`), is a warning, unless its
+help says it is computed at run time."""
     VALID = [
+        Example({"train.py": "import argparse\n"
+                             "p = argparse.ArgumentParser()\n"
+                             "p.add_argument('--num-envs', type=int, default=8)\n"
+                             "p.add_argument('--num-minibatches', type=int, default=4)\n"
+                             "p.add_argument('--num-workers', type=int, default=0, help='computed in runtime')\n"
+                             "args = p.parse_args()\n"
+                             "args.num_workers = args.num_envs // args.num_minibatches\n"},
+                "a field its help says is computed at run time"),
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "num_workers = cfg['data']['num_workers']\n"
                              "from torch.utils.data import DataLoader\n"
@@ -174,6 +184,13 @@ reference is a note."""
                 "a worker option turned off when there are no workers"),
     ]
     INVALID = [
+        Example({"train.py": "import argparse\n"
+                             "p = argparse.ArgumentParser()\n"
+                             "p.add_argument('--num-envs', type=int, default=8, help='total number of envs')\n"
+                             "p.add_argument('--local-num-envs', type=int, default=2)\n"
+                             "args = p.parse_args()\n"
+                             "args.num_envs = args.local_num_envs * world_size\n"},
+                "a field users set, recomputed from other fields", expect=[("train.py", 6)], severity="warning"),
         Example({"exp_manager.py": "from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv\n"
                                    "class ExperimentManager:\n"
                                    "    default_vec_env_cls = None\n"
@@ -314,6 +331,10 @@ reference is a note."""
                 if _knob_copy(site):
                     yield from self._copy(site, knob, configured)
                     continue
+                recomputed = _recomputed_field(site, knob)
+                if recomputed is not None:
+                    yield recomputed_finding(self, site, knob, recomputed)
+                    continue
                 if _replaces_argument(site):
                     yield self._argument_replaced(site, knob)
                     continue
@@ -449,6 +470,32 @@ reference is a note."""
                    "key": origin, "text": site.source},
                   {"file": cited[0].file, "line": cited[0].line, "column": cited[0].column, "kind": "define",
                    "role": "sink", "key": knob.name, "value": cited[0].value, "text": cited[0].source}])
+
+
+_DERIVED_HELP = re.compile(r"comput|runtime|run time|derived|automatic|auto-|set by|ignored", re.IGNORECASE)
+
+
+def _recomputed_field(site, knob):
+    """`args.num_envs = args.local_num_envs * world_size`, unconditionally, on a field users set
+    with a flag or dataclass field: whatever they pass is thrown away. The declaration, or None.
+    Not when its help says it is computed at run time, nor when the value mentions the field."""
+    d = site.detail
+    target = str(d.get("target") or "")
+    if d.get("how") not in ("expression", "reference") or d.get("condition") or "." not in target:
+        return None
+    if not idioms.is_config_name(target.split(".", 1)[0]) or _mentions(d.get("expr") or "", site.leaf):
+        return None
+    for s in knob.sites:
+        if s.role == "define" and s.kind == "python" and s.detail.get("via") in ("argparse", "dataclass") \
+                and s.leaf.lower() == site.leaf.lower() and not _DERIVED_HELP.search(s.detail.get("help") or ""):
+            return s
+    return None
+
+
+def recomputed_finding(rule, site, knob, declared):
+    return rule.finding(site, knob=knob.name, related=[declared, site], alias="",
+                        effect=f"recomputed as `{site.detail.get('expr')}`", condition=" unconditionally",
+                        configured=f"; the value users pass for it ({where(declared)}) is thrown away")
 
 
 def _replaces_argument(site) -> bool:

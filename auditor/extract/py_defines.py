@@ -137,6 +137,8 @@ class DefineMixin:
             detail["choices"] = c if c is not NOT_LITERAL else self.text(kws["choices"])
         if "required" in kws:
             detail["required"] = literal(kws["required"])
+        if const_str(kws.get("help")):
+            detail["help"] = const_str(kws["help"])[:120]
         site = self.emit("define", node, dest, v, **detail)
         if not self.match(dest):
             site.detail["match"] = next(m for n in names if (m := self.match(n)))
