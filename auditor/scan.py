@@ -379,8 +379,9 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
     if walked is None:
         walked = walk_filtered(root, settings, max_file_size_mb, exclude=exclude, extend_exclude=extend_exclude,
                                respect_gitignore=respect_gitignore, follow_links=follow_links)
-    candidates, walk_errors, _entries = walked
+    candidates, walk_errors, info = walked
     result.files_seen = len(candidates) + sum(1 for e in walk_errors if _is_file_error(e))
+    result.skipped_dirs, result.skipped_tracked = skipped_summary(root, info.skipped)
     result.errors.extend(walk_errors)
     outcomes = []
     todo = candidates
@@ -617,6 +618,20 @@ def _read(path: str) -> bytes | None:
             return fh.read()
     except OSError:
         return None
+
+
+def skipped_summary(root: Path, skipped: list[str]) -> tuple[list[str], int]:
+    """(the directories the built-in list skipped, the files git tracks inside them)."""
+    if not skipped or not root.is_dir():
+        return list(skipped), 0
+    from auditor.gitindex import GitIndex
+
+    index = GitIndex.of(root)
+    if index is None:
+        return list(skipped), 0
+    base = Path(os.path.abspath(root)).relative_to(index.top).as_posix()
+    head = "" if base == "." else base + "/"
+    return list(skipped), index.count_under(head + d for d in skipped)
 
 
 def store_key(root: Path, settings: dict, max_file_size_mb: float) -> str:
