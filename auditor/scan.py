@@ -39,6 +39,11 @@ GATED = {"gated": True}  # the meta of a .py file the code gates kept from the v
 FIRST_BLOCK = 8192  # bytes read first: a NUL in them marks a binary file, and the rest is never read
 SERIAL_BELOW = 48  # files to parse: below this a process pool costs more than it saves
 CHUNK_FILES = 24  # files per pool task: small enough to balance, big enough to amortise IPC
+# Sites kept per file. Past this a file is generated data, not a configuration someone edits
+# (the corpus's largest has 340): its first MAX_SITES_PER_FILE sites are kept and one error
+# line says how many there were, so a 4 MB YAML of 100k knob keys cannot make the join, the
+# rules and the report grow with it (the text table of 100k knobs alone took ~2 minutes).
+MAX_SITES_PER_FILE = 2000
 # Consumer leaves too generic to prefilter on alone ("init", "remote") are matched with their
 # parent module instead ("ray.init"). A file calling them with a knob also names the knob.
 GENERIC_LEAVES = frozenset({"init", "remote", "options", "make", "wrap", "spawn", "run", "start"})
@@ -300,7 +305,11 @@ def parse_file(cand: Candidate, vocab, prefilter: Prefilter, digests: dict | Non
     meta = result.meta if result.flow is None else {**result.meta, "flow": result.flow}  # auditor.flow
     if result.sites and SUPPRESSION_HINT.search(data):  # lint reads suppressions only where this is set
         meta = {**meta, "qg_comment": True}
-    return cand.rel, result.sites, meta, None, True
+    sites = result.sites
+    if len(sites) > MAX_SITES_PER_FILE:
+        meta = {**meta, "sites_cut": len(sites)}
+        sites = sites[:MAX_SITES_PER_FILE]
+    return cand.rel, sites, meta, None, True
 
 
 # what could start a suppression comment (auditor.lint.suppress.CANDIDATE, on bytes)
@@ -409,6 +418,10 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
         result.sites.extend(sites)
         if meta and meta != GATED:
             result.meta[rel] = meta
+            if meta.get("sites_cut"):
+                result.errors.append(FileError(rel, None, f"summarised: {meta['sites_cut']} parallelism sites, the "
+                                               f"first {MAX_SITES_PER_FILE} kept (a generated file? exclude it with "
+                                               "--extend-exclude)"))
     result.errors.sort(key=lambda e: (e.file, e.line or 0))
     return result
 
