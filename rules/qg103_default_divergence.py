@@ -184,20 +184,36 @@ nested configuration key by its name alone is a note: nothing shows the two are 
                 omitted.append((ident, s))
             elif d.get("flow_key"):
                 passed.setdefault(ident, []).append(s)
+        summaries: dict[int, _Summary] = {}  # per knob, made once
+        chosen: dict[tuple, tuple | None] = {}  # (helper, default) -> (knob, passing call): once per pair
         for ident, site in omitted:
             default = as_number(site.value)
-            for other in passed.get(ident, []):
-                knob = knob_of.get(id(other))
-                configured = [c for c in (knob.sites if knob else []) if is_config_define(c) and is_literal(c.value)]
-                if not configured or default in {as_number(c.value) for c in configured}:
-                    continue
-                first = configured[0]
-                yield self.finding(site, knob=knob.name, related=[first, other, site], default=show(default),
-                                   when=f"because {site.detail['helper']}() is called without "
-                                        f"{site.detail['helper_param']}",
-                                   other=f"the configuration sets {show(first.value)} at {where(first)}, which "
-                                         f"{where(other)} passes to it")
-                break
+            try:
+                memo_key = (ident, type(default), default)
+                hash(memo_key)
+            except TypeError:
+                memo_key = (ident, type(default), repr(default))
+            if memo_key not in chosen:
+                chosen[memo_key] = None
+                for other in passed.get(ident, []):
+                    knob = knob_of.get(id(other))
+                    if knob is None:
+                        continue
+                    summary = summaries.get(id(knob))
+                    if summary is None:
+                        summary = summaries[id(knob)] = _Summary(
+                            [c for c in knob.sites if is_config_define(c) and is_literal(c.value)])
+                    if summary.sites and not summary.holds(default):
+                        chosen[memo_key] = (knob, summary.sites[0], other)
+                        break
+            if chosen[memo_key] is None:
+                continue
+            knob, first, other = chosen[memo_key]
+            yield self.finding(site, knob=knob.name, related=[first, other, site], default=show(default),
+                               when=f"because {site.detail['helper']}() is called without "
+                                    f"{site.detail['helper_param']}",
+                               other=f"the configuration sets {show(first.value)} at {where(first)}, which "
+                                     f"{where(other)} passes to it")
 
     def _against(self, knob, site, default, summary):
         if summary is None or not summary.sites or summary.holds(default):
