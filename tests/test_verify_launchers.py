@@ -183,9 +183,10 @@ def test_idle_workers_are_a_note_not_the_verdict(cli, tmp_path):
 
 @pytest.mark.slow
 def test_excess_names_the_pool_the_hook_saw(cli, tmp_path):
-    data = verify(cli, tmp_path, "--expect-workers", "2", "--interval", "5", "--", PY, "short_pool.py",
-                  "--workers", "4", expect_rc=1)
-    assert data["verdict"] == "excess"
+    # polled often enough to see the four workers alive together (reports alone count nothing)
+    data = verify(cli, tmp_path, "--expect-workers", "2", "--interval", "0.05", "--", PY, "short_pool.py",
+                  "--workers", "4", "--seconds", "1.5", expect_rc=1)
+    assert data["verdict"] == "excess", data["reasons"]
     assert "multiprocessing.Pool(4) at" in data["reasons"][0]["message"] and "short_pool.py" in data["reasons"][0]["message"]
 
 
