@@ -84,6 +84,7 @@ def test_a_report_file_replaced_by_a_fifo_or_dev_zero_cannot_hold_verify(cli, tm
     assert not wait_none_left()
 
 
+@pytest.mark.slow
 def test_a_million_report_lines_stay_bounded_in_memory(tmp_path):
     sys.path.insert(0, str(REPO))
     from auditor.runtime.session import MAX_REPORTS
