@@ -21,14 +21,24 @@ Three kinds of entry live in the cache directory (default ``PATH/.qg-audit_cache
   table it was made from. When the walk finds the same table, ``qg-audit scan`` writes the
   report again without importing the parser, the join or the rules.
 
-Safety: each entry is written to a temporary file and renamed over the old one, so a
-reader sees an old or a new entry, never half of one, and racing scans cannot corrupt
-each other. An entry is trusted only when its header names this format, this qg-audit
-version and the expected key, and its checksum matches; it is then unpickled with an
-unpickler that builds only plain containers and auditor's own dataclasses, so a crafted
-cache directory (shipped in a scanned repository, say) cannot run code. Anything else is
-ignored as if absent. Files modified within RACY_NS of a scan are re-checked by content
-next time (their mtime alone cannot show a second edit in the same clock tick).
+Trust (docs/scan.md, "Threat model"): the cache directory usually sits inside the scanned
+tree, which may be hostile, and a digest of a file's bytes only proves the file unchanged,
+not that qg-audit computed the outcome stored with it. So every entry carries a MAC (keyed
+BLAKE2b) over its kind, key, format, version and payload, with a per-user secret kept
+outside every project (``$XDG_CACHE_HOME/qg-audit/secret``, or ``~/.cache/qg-audit/secret``,
+0600; ``QG_AUDIT_CACHE_SECRET`` supplies one instead, for CI). An entry that a scanned tree
+ships, or that another user wrote, fails the MAC and is a miss. Payloads are plain JSON
+(auditor's sites rebuilt by this module from checked fields; no pickle, nothing imported,
+no constructor named by the data), read only from a regular file that is not a symlink,
+opened without blocking, at most MAX_ENTRY_BYTES, nested at most MAX_DEPTH deep: anything
+else is a miss, never a crash. A cache directory that is a symlink or that git tracks is
+not used at all (one line on stderr says why).
+
+Each entry is written to a temporary file and renamed over the old one, so a reader sees an
+old or a new entry, never half of one, and racing scans cannot corrupt each other; the
+oldest entries of a kind are pruned past KEEP. Files modified within RACY_NS of a scan are
+re-checked by content next time (their mtime alone cannot show a second edit in the same
+clock tick).
 
 This module is imported on the fast path: it must stay cheap (standard library only).
 """
@@ -37,6 +47,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -48,15 +59,20 @@ try:  # the BLAKE2 module itself: hashlib would load OpenSSL first (~10 ms of st
     from _blake2 import blake2b
 except ImportError:  # pragma: no cover - builds without it
     from hashlib import blake2b
+try:
+    from _operator import _compare_digest as compare_digest  # what hmac uses, without importing hashlib
+except ImportError:  # pragma: no cover
+    from hmac import compare_digest
 
-FORMAT = 3  # 3: the store holds the flow pass's rounds (words looked for, files chosen) too
+FORMAT = 4  # 4: entries authenticated by a per-user key; JSON payloads (no pickle); the walk memo counts skipped dirs
 MAGIC = b"qg-audit cache\n"
 DIR_NAME = ".qg-audit_cache"
 RACY_NS = 2_000_000_000  # coarse filesystem clocks (FAT: 2 s); finer ones only re-read more
-PICKLE_PROTOCOL = 5
-# What literal values (ast.literal_eval, YAML) hold besides containers and scalars.
-_SAFE_BUILTINS = {"set": set, "frozenset": frozenset, "complex": complex, "bytearray": bytearray,
-                  "slice": slice, "range": range, "Ellipsis": Ellipsis, "NotImplemented": NotImplemented}
+MAX_ENTRY_BYTES = 1 << 30  # an entry file bigger than this is not read (the corpus's store: 10 MB per 110 MB scanned)
+MAX_DEPTH = 200  # nesting of a stored value: a deeper outcome is not stored (its file is parsed again)
+KEEP = {"replay": 16, "files": 8, "walk": 8}  # newest entries kept per kind: every --files set has its own replay
+SECRET_ENV = "QG_AUDIT_CACHE_SECRET"
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def digest(data: bytes) -> bytes:
@@ -64,11 +80,22 @@ def digest(data: bytes) -> bytes:
 
 
 def file_digest(path: str) -> bytes | None:
+    """The digest of a regular file's bytes; None for anything else (a FIFO is never waited on)."""
     try:
-        with open(path, "rb") as fh:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
             return digest(fh.read())
     except OSError:
         return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
 def key_of(*parts: Any) -> str:
@@ -97,68 +124,137 @@ def code_fingerprint() -> str:
 
 
 def cache_dir(root: str | os.PathLike, cache_dir_arg: str | None = None, no_cache: bool = False) -> Path | None:
-    """Where the cache lives, or None when it is off (--no-cache or QG_AUDIT_NO_CACHE=1)."""
+    """Where the cache lives, or None when it is off (--no-cache or QG_AUDIT_NO_CACHE=1), when
+    no secret can be had, or when the directory cannot be trusted (a symlink, or tracked by
+    git: then one line on stderr says so)."""
     if no_cache or os.environ.get("QG_AUDIT_NO_CACHE", "") not in ("", "0"):
         return None
     chosen = cache_dir_arg or os.environ.get("QG_AUDIT_CACHE_DIR")
     if chosen:
-        return Path(chosen)
-    root = Path(root)
-    return (root if root.is_dir() else root.parent) / DIR_NAME
+        path = Path(chosen)
+    else:
+        root = Path(root)
+        path = (root if root.is_dir() else root.parent) / DIR_NAME
+    why = refused(path)
+    if why:
+        print(f"qg-audit: cache {_shown(path)}: {why}; scanning without the cache "
+              "(remove it, or pass --cache-dir DIR or --no-cache)", file=sys.stderr)
+        return None
+    if secret() is None:
+        return None  # no place for a secret (a read-only home): only speed is lost
+    return path
+
+
+def refused(path: Path) -> str | None:
+    """Why the cache directory PATH must not be used, or None."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        st = None
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        return "is a symlink, and the cache is never read or written through a link"
+    if st is not None and not stat.S_ISDIR(st.st_mode):
+        return None  # not a directory: writing fails later, which only costs speed
+    if _tracked(path):
+        return "git tracks files in it: a cache that comes with the repository is never used"
+    return None
+
+
+def _tracked(path: Path) -> bool:
+    from auditor.gitindex import tracks_under
+
+    return tracks_under(path)
+
+
+def _shown(path) -> str:
+    from auditor.render.safe import one_line
+
+    return one_line(str(path))
+
+
+# -- the per-user secret ------------------------------------------------------------------
+
+def secret_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "qg-audit"
+
+
+@lru_cache(maxsize=None)
+def secret() -> bytes | None:
+    """The key every entry's MAC is made with: QG_AUDIT_CACHE_SECRET when set, else 32 random
+    bytes in secret_dir()/secret, created 0600 on first use. None when there is none to have
+    (the cache is then off); a secret file that others could have written is not used."""
+    given = os.environ.get(SECRET_ENV, "")
+    if given:
+        return blake2b(given.encode("utf-8", "surrogateescape"), digest_size=32, person=b"qg-audit env").digest()
+    directory = secret_dir()
+    path = directory / "secret"
+    for _ in range(2):
+        try:
+            return _read_secret(path)
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError) as exc:
+            print(f"qg-audit: cache off: the secret {_shown(path)} {exc}; delete it (a new one is made)",
+                  file=sys.stderr)
+            return None
+        try:
+            _make_secret(directory, path)
+        except OSError:
+            return None
+    return None
+
+
+def _read_secret(path: Path) -> bytes:
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("is not a regular file")
+        if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+            raise ValueError("belongs to another user")
+        if st.st_mode & 0o077:
+            raise ValueError(f"is readable or writable by others (mode {stat.S_IMODE(st.st_mode):o})")
+        data = os.read(fd, 64)
+    finally:
+        os.close(fd)
+    if len(data) != 32:
+        raise ValueError("is not 32 bytes long")
+    return data
+
+
+def _make_secret(directory: Path, path: Path) -> None:
+    import tempfile
+
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".secret.")  # 0600
+    try:
+        os.write(fd, os.urandom(32))
+        os.fsync(fd)
+        os.close(fd)
+        try:
+            os.link(tmp, path)  # never replaces one another scan made meanwhile
+        except FileExistsError:
+            pass
+    finally:
+        _unlink(tmp)
+
+
+def _mac(kind: str, key: str):
+    h = blake2b(key=secret() or b"", digest_size=32, person=b"qg-audit cache")
+    h.update(f"{FORMAT}\0{__version__}\0{kind}\0{key}\0".encode("utf-8", "surrogateescape"))
+    return h
 
 
 # -- entries on disk ----------------------------------------------------------------------
 
-def dump_objects(obj: Any) -> bytes:
-    import pickle
-
-    return pickle.dumps(obj, protocol=PICKLE_PROTOCOL)
-
-
-def load_objects(payload: bytes) -> Any | None:
-    """What dump_objects stored, built by an unpickler that refuses every global but
-    auditor's own dataclasses and enums and a few builtin types; None when it cannot."""
-    import io
-
-    try:
-        return _safe_unpickler()(io.BytesIO(payload)).load()
-    except Exception:  # noqa: BLE001 - a bad entry is a cache miss, whatever it raises
-        return None
-
-
-@lru_cache(maxsize=None)
-def _safe_unpickler() -> type:
-    # one class for the process: the store decodes each parsed file's outcome on its own
-    import dataclasses
-    import enum
-    import pickle
-
-    class SafeUnpickler(pickle.Unpickler):
-        def find_class(self, module: str, name: str):
-            if module == "builtins" and name in _SAFE_BUILTINS:
-                return _SAFE_BUILTINS[name]
-            if module == "auditor" or module.startswith("auditor."):
-                mod = sys.modules.get(module)
-                if mod is None:
-                    import importlib
-
-                    mod = importlib.import_module(module)
-                obj = getattr(mod, name, None)
-                # Plain data only: building one must run no code of ours beyond the fields.
-                # (Unpickling sets a dataclass's __dict__ directly: __init__ and __post_init__
-                # never run; a __setstate__ would, so such classes are refused.)
-                if isinstance(obj, type) and issubclass(obj, enum.Enum):
-                    return obj
-                if isinstance(obj, type) and dataclasses.is_dataclass(obj) and not hasattr(obj, "__setstate__"):
-                    return obj
-            raise pickle.UnpicklingError(f"global {module}.{name} is not allowed in a cache entry")
-
-    return SafeUnpickler
-
-
 def _header(kind: str, key: str, payload: bytes) -> bytes:
+    h = _mac(kind, key)
+    h.update(payload)
     fields = {"format": FORMAT, "version": __version__, "kind": kind, "key": key,
-              "sha": blake2b(payload, digest_size=32).hexdigest(), "size": len(payload)}
+              "mac": h.hexdigest(), "size": len(payload)}
     return MAGIC + json.dumps(fields, sort_keys=True).encode() + b"\n"
 
 
@@ -166,16 +262,32 @@ HEADER_MAX = 1024  # bytes of the JSON header line an entry may have
 
 
 def read_entry(path: Path, kind: str, key: str) -> bytes | None:
-    """The payload stored at PATH for (kind, key), or None if absent, foreign or corrupt."""
+    """The payload stored at PATH for (kind, key), or None if absent, foreign, forged or corrupt.
+
+    Only a regular file that is not a symlink is opened (without blocking: a FIFO or a device
+    planted there is never waited on), and only one of at most MAX_ENTRY_BYTES is read."""
+    if secret() is None:
+        return None
     try:
-        with open(path, "rb") as fh:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
+            return None
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
             # line by line: the payload is read once, never copied out of the whole file
             if fh.readline(len(MAGIC)) != MAGIC:
                 return None
             line = fh.readline(HEADER_MAX)
-            payload = fh.read() if line.endswith(b"\n") else b""
+            payload = fh.read(MAX_ENTRY_BYTES) if line.endswith(b"\n") else b""
     except OSError:
         return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
     if not line.endswith(b"\n"):
         return None
     try:
@@ -184,7 +296,11 @@ def read_entry(path: Path, kind: str, key: str) -> bytes | None:
         return None
     if not isinstance(fields, dict) or fields.get("format") != FORMAT or fields.get("version") != __version__ \
             or fields.get("kind") != kind or fields.get("key") != key or fields.get("size") != len(payload) \
-            or fields.get("sha") != blake2b(payload, digest_size=32).hexdigest():
+            or not isinstance(fields.get("mac"), str):
+        return None
+    h = _mac(kind, key)
+    h.update(payload)
+    if not compare_digest(fields["mac"], h.hexdigest()):
         return None
     return payload
 
@@ -200,9 +316,12 @@ def write_entry(directory: Path, name: str, kind: str, key: str, payload: bytes)
 
 def _atomic(directory: Path, name: str, write) -> bool:
     """WRITE(fh) into a temporary file beside DIRECTORY/NAME, then rename it into place:
-    concurrent scans never see half an entry. False when the directory is not writable."""
+    concurrent scans never see half an entry (and the rename replaces a link planted at NAME
+    instead of writing through it). False when the directory is not writable."""
     import tempfile
 
+    if secret() is None:
+        return False
     try:
         _ensure_dir(directory)
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
@@ -213,20 +332,41 @@ def _atomic(directory: Path, name: str, write) -> bool:
         except BaseException:
             _unlink(tmp)
             raise
+        _prune(directory, name.split("-", 1)[0])
         return True
     except OSError:
         return False  # a read-only tree: scan on without a cache
+
+
+def _prune(directory: Path, kind: str) -> None:
+    """Keep the KEEP[kind] newest entries of KIND (by mtime: each is rewritten when it changes)."""
+    keep = KEEP.get(kind)
+    if keep is None:
+        return
+    entries = []
+    try:
+        with os.scandir(directory) as it:
+            for e in it:
+                if e.name.startswith(kind + "-") and e.name.endswith(".bin"):
+                    try:
+                        entries.append((e.stat(follow_symlinks=False).st_mtime_ns, e.name))
+                    except OSError:
+                        pass
+    except OSError:
+        return
+    for _, stale in sorted(entries, reverse=True)[keep:]:
+        _unlink(os.path.join(directory, stale))
 
 
 STREAM_HEADER = 256  # the JSON header of a streamed entry, padded with blanks to this size
 
 
 class _Hashing:
-    """A file writer that also hashes and counts what goes through it."""
+    """A file writer that also MACs and counts what goes through it."""
 
-    def __init__(self, fh):
+    def __init__(self, fh, h):
         self.fh = fh
-        self.hash = blake2b(digest_size=32)
+        self.hash = h
         self.size = 0
 
     def write(self, data) -> int:
@@ -235,18 +375,17 @@ class _Hashing:
         return self.fh.write(data)
 
 
-def dump_entry(directory: Path, name: str, kind: str, key: str, obj: Any) -> bool:
-    """write_entry(..., dump_objects(OBJ)) without the pickle ever whole in memory (the
-    store is the largest object a scan writes): pickled straight into the temporary file,
-    its checksum and size written into the header's blank space afterwards."""
-    import pickle
-
+def stream_entry(directory: Path, name: str, kind: str, key: str, parts) -> bool:
+    """write_entry(..., b"".join(PARTS)) without the payload ever whole in memory (the store
+    is the largest entry a scan writes): written straight into the temporary file, its MAC
+    and size put into the header's blank space afterwards."""
     def write(fh) -> None:
         fh.write(MAGIC + b" " * STREAM_HEADER + b"\n")
-        out = _Hashing(fh)
-        pickle.dump(obj, out, protocol=PICKLE_PROTOCOL)
+        out = _Hashing(fh, _mac(kind, key))
+        for part in parts:
+            out.write(part)
         fields = {"format": FORMAT, "version": __version__, "kind": kind, "key": key,
-                  "sha": out.hash.hexdigest(), "size": out.size}
+                  "mac": out.hash.hexdigest(), "size": out.size}
         head = json.dumps(fields, sort_keys=True).encode()
         if len(head) > STREAM_HEADER:
             raise OSError("cache entry header too long")
@@ -260,8 +399,10 @@ def _ensure_dir(directory: Path) -> None:
     import tempfile
 
     directory.mkdir(parents=True, exist_ok=True)
+    if stat.S_ISLNK(os.lstat(directory).st_mode):
+        raise OSError("the cache directory is a symlink")  # made one since cache_dir() looked
     ignore = directory / ".gitignore"
-    if not ignore.exists():
+    if not os.path.lexists(ignore):
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".gitignore.", suffix=".tmp")
         with os.fdopen(fd, "w") as fh:
             fh.write("# Created by qg-audit: the scan cache, never committed.\n*\n")
@@ -273,6 +414,96 @@ def _unlink(path: str) -> None:
         os.unlink(path)
     except OSError:
         pass
+
+
+# -- plain data ---------------------------------------------------------------------------
+#
+# What a stored value may hold beyond JSON (literal values from ast.literal_eval, YAML,
+# TOML): tuples, sets, frozensets, bytes, complex numbers, Ellipsis, NotImplemented, and
+# dicts with keys other than strings. Each is written as {TAG: code, "v": ...}; a dict that
+# itself has the key TAG (a NUL character, which no real key holds) is written as code "d".
+
+TAG = "\0"
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+class _Unstorable(Exception):
+    """A value this format does not hold (an unknown type, or nested deeper than MAX_DEPTH)."""
+
+
+def to_plain(obj: Any, depth: int = 0) -> Any:
+    t = type(obj)
+    if t in _SCALARS:
+        return obj
+    if depth >= MAX_DEPTH:
+        raise _Unstorable("nested too deeply")
+    depth += 1
+    if t is dict:
+        out = {}
+        for k, v in obj.items():
+            if type(k) is not str or k == TAG:
+                return {TAG: "d", "v": [[to_plain(k, depth), to_plain(v, depth)] for k, v in obj.items()]}
+            out[k] = v if type(v) in _SCALARS else to_plain(v, depth)
+        return out
+    if t is list:
+        return [v if type(v) in _SCALARS else to_plain(v, depth) for v in obj]
+    if t is tuple:
+        return {TAG: "t", "v": [to_plain(v, depth) for v in obj]}
+    if t is set or t is frozenset:
+        return {TAG: "s" if t is set else "f", "v": [to_plain(v, depth) for v in obj]}
+    if t is bytes:
+        return {TAG: "b", "v": obj.hex()}
+    if t is complex:
+        return {TAG: "c", "v": [obj.real, obj.imag]}
+    if obj is Ellipsis:
+        return {TAG: "e"}
+    if obj is NotImplemented:
+        return {TAG: "n"}
+    raise _Unstorable(f"{t.__name__} is not stored")
+
+
+def _untag(d: dict) -> Any:
+    code = d.get(TAG)
+    if code is None:
+        return d
+    v = d.get("v")
+    if code == "t":
+        return tuple(_list(v))
+    if code == "d":
+        return {k: val for k, val in _list(v)}
+    if code == "s":
+        return set(_list(v))
+    if code == "f":
+        return frozenset(_list(v))
+    if code == "b":
+        return bytes.fromhex(v)
+    if code == "c":
+        re_, im = _list(v)
+        return complex(float(re_), float(im))
+    if code == "e":
+        return ...
+    if code == "n":
+        return NotImplemented
+    raise ValueError(f"unknown tag {code!r}")
+
+
+def _list(v) -> list:
+    if type(v) is not list:
+        raise ValueError("a tagged value without its list")
+    return v
+
+
+def dumps(obj: Any) -> bytes:
+    """OBJ as ASCII JSON bytes (to_plain's tags for what JSON lacks); _Unstorable if it cannot."""
+    return json.dumps(to_plain(obj), ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+def loads(blob: bytes) -> Any:
+    """What dumps() wrote. Raises ValueError (or RecursionError, TypeError) on anything else:
+    callers treat every exception as a miss."""
+    if b"\\u0000" in blob:  # a tag (or a NUL in a string): only then the slower hook
+        return json.loads(blob, object_hook=_untag)
+    return json.loads(blob)
 
 
 # -- the per-file store -------------------------------------------------------------------
@@ -298,11 +529,7 @@ class FileStore:
         self.name = f"files-{key}.bin"
         self.started_ns = started_ns
         payload = read_entry(directory / self.name, "files", key)
-        loaded = load_objects(payload) if payload is not None else None
-        if not (isinstance(loaded, tuple) and len(loaded) == 4 and all(isinstance(d, dict) for d in loaded[:3])
-                and _valid_rounds(loaded[3])):
-            loaded = ({}, {}, {}, [])
-        self.old, self.old_words, self.old_flow, self.old_rounds = loaded
+        self.old, self.old_words, self.old_flow, self.old_rounds = _load_store(payload)
         self.new: dict = {}
         self.words: dict = {}
         self.flow: dict = {}
@@ -322,7 +549,7 @@ class FileStore:
         if size != cand.size:
             return None
         if mtime_ns != cand.mtime_ns or racy:
-            if file_digest(cand.path) != dig:
+            if (file_digest(cand.path) or b"").hex() != dig:
                 return None
             self.changed = True  # same content under a new stat: store the new stat
         outcome = _decode(cand.rel, blob)
@@ -365,9 +592,9 @@ class FileStore:
         self.changed = True
         blob = _encode(outcome)
         if dig is not None and blob is not False:  # no digest: unreadable, parsed again next time
-            self._keep(cand, dig, blob)
+            self._keep(cand, dig.hex(), blob)
 
-    def _keep(self, cand, dig: bytes, blob) -> None:
+    def _keep(self, cand, dig: str, blob) -> None:
         racy = cand.mtime_ns >= self.started_ns - RACY_NS
         self.new[cand.rel] = (cand.size, cand.mtime_ns, dig, racy, blob)
 
@@ -383,7 +610,7 @@ class FileStore:
 
     def put_words(self, rel: str, tested: frozenset, found: frozenset) -> None:
         # Most files were looked at for the same words and contain none of them: one shared
-        # set each, which pickle then stores once.
+        # set each, which the store writes once.
         intern = self._interned.setdefault
         self.words[rel] = (intern(tested, tested), intern(found, found))
         self.changed = True
@@ -432,8 +659,9 @@ class FileStore:
             if self.changed or self.new.keys() != self.old.keys() or words.keys() != self.old_words.keys() \
                     or flow.keys() != self.old_flow.keys() or self.rounds != self.old_rounds:
                 try:
-                    dump_entry(self.directory, self.name, "files", self.key, (self.new, words, flow, self.rounds))
-                except Exception:  # noqa: BLE001 - a bug (an unpicklable entry): no store this time
+                    stream_entry(self.directory, self.name, "files", self.key,
+                                 _store_parts(self.new, words, flow, self.rounds))
+                except Exception:  # noqa: BLE001 - a bug (an unstorable entry): no store this time
                     return
         finally:
             self.new = {rel: entry[:4] for rel, entry in self.new.items()}
@@ -446,34 +674,156 @@ def _valid_rounds(rounds) -> bool:
                                                      for part in r) for r in rounds)
 
 
-# Each outcome is stored pickled on its own, so that saving the store after a one-file edit
-# writes the other files' bytes as they were loaded instead of pickling every outcome again
-# (and loading builds only the entries' bytes, each outcome decoded when its file is found
-# unchanged). Most files' outcome is "skipped by the prefilter": stored as None.
+# The store's payload: one JSON line, the index, then the outcomes' JSON texts back to back.
+#   {"files": [[rel, size, mtime_ns, digest hex, racy, offset, length, tested, found], ...],
+#    "sets": [[word, ...], ...], "flow": [[rel, offset, length], ...],
+#    "rounds": [[helpers, keys, chosen], ...]}
+# offset -1: a skipped file's outcome; tested / found: the file's word record (the words
+# looked for, those found) as indexes into "sets", -1 when it has none.
+# Each outcome is stored on its own, so that saving the store after a one-edit rescan writes
+# the other files' bytes as they were loaded instead of encoding every outcome again (and
+# loading slices bytes: an outcome is decoded when its file is found unchanged). Most
+# files' outcome is "skipped by the prefilter": stored as offset -1.
+
+def _store_parts(entries: dict, words: dict, flow: dict, rounds: list):
+    blobs: list[bytes] = []
+    at = 0
+
+    def place(blob) -> tuple[int, int]:
+        nonlocal at
+        if blob is None:
+            return -1, 0
+        blobs.append(blob)
+        at += len(blob)
+        return at - len(blob), len(blob)
+
+    sets: dict[frozenset, int] = {}
+    nothing = (None, None)
+
+    def word_ids(rel) -> tuple[int, int]:
+        tested, found = words.get(rel, nothing)
+        if tested is None:
+            return -1, -1
+        return sets.setdefault(tested, len(sets)), sets.setdefault(found, len(sets))
+
+    files = [[rel, size, mtime, dig, racy, *place(blob), *word_ids(rel)]
+             for rel, (size, mtime, dig, racy, blob) in entries.items()]
+    flow_rows = [[rel, *place(blob)] for rel, blob in flow.items()]
+    # the words are bytes (the second pass looks for them in files' bytes): stored as text
+    index = {"files": files, "sets": [sorted(w.decode("utf-8", "surrogateescape") for w in s) for s in sets],
+             "flow": flow_rows,
+             "rounds": [list(map(list, r)) for r in rounds]}
+    yield json.dumps(index, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
+    yield from blobs
+
+
+def _load_store(payload: bytes | None) -> tuple[dict, dict, dict, list]:
+    """(entries, words, flow, rounds) from a store payload; all empty when it does not decode."""
+    if payload is None:
+        return {}, {}, {}, []
+    try:
+        cut = payload.index(b"\n")
+        index = json.loads(payload[:cut])
+        area = payload[cut + 1:]
+        size = len(area)
+
+        def blob(off, length):
+            if off == -1:
+                return None
+            if type(off) is not int or type(length) is not int or off < 0 or length < 0 or off + length > size:
+                raise ValueError("an outcome outside the store")
+            return area[off:off + length]
+
+        rows = index["files"]
+        entries = {rel: (size_, mtime, dig, racy, blob(off, length)) for rel, size_, mtime, dig, racy, off, length, _, _
+                   in rows}
+        sets = [frozenset(w.encode("utf-8", "surrogateescape") for w in s) for s in index["sets"]]
+        words = {row[0]: (sets[row[7]], sets[row[8]]) for row in rows if row[7] >= 0 and row[8] >= 0}
+        flow = {rel: blob(off, length) for rel, off, length in index["flow"]}
+        rounds = [tuple(tuple(part) for part in r) for r in index["rounds"]]
+        if not (all(type(rel) is str for rel in entries) and all(type(rel) is str for rel in flow)
+                and _valid_rounds(rounds)):
+            raise ValueError("a stored name is not text")
+    except Exception:  # noqa: BLE001 - a bad store is an empty one, whatever it raises
+        return {}, {}, {}, []
+    return entries, words, flow, rounds
+
+
+def _site_fields() -> tuple[str, ...]:
+    import dataclasses
+
+    from auditor.model import Site
+
+    return tuple(f.name for f in dataclasses.fields(Site))
+
+
+_SITE_FIELDS: tuple[str, ...] = ()
+_SITE_TYPES = {"role": str, "file": str, "line": int, "column": int, "key": str, "source": str, "kind": str,
+               "detail": dict, "match": str}
+
 
 def _encode(outcome) -> bytes | None | bool:
-    """OUTCOME's stored form: None for a skipped file's, else its pickle; False if unpicklable."""
+    """OUTCOME's stored form: None for a skipped file's, else its JSON; False if it cannot be stored."""
+    global _SITE_FIELDS
     if type(outcome) is tuple and len(outcome) == 5 and outcome[1] == [] and outcome[2] is None \
             and outcome[3] is None and outcome[4] is False:
         return None
     try:
-        return dump_objects(outcome)
-    except Exception:  # noqa: BLE001 - an unpicklable outcome (a bug): that file is parsed again
+        rel, sites, meta, error, parsed = outcome
+        fields = _SITE_FIELDS or _site_fields()
+        _SITE_FIELDS = fields
+        doc = [rel, [[getattr(s, f) for f in fields] for s in sites], meta,
+               None if error is None else [error.file, error.line, error.message], parsed]
+        return dumps(doc)
+    except Exception:  # noqa: BLE001 - an unstorable outcome (a bug, or nested too deep): parsed again
         return False
 
 
 def _decode(rel: str, blob) -> Any | None:
+    """The outcome stored as BLOB for the file REL, rebuilt from checked plain data; None
+    (a miss) for anything else."""
     if blob is None:
         return (rel, [], None, None, False)
     if type(blob) is not bytes:
         return None
-    outcome = load_objects(blob)
-    return outcome if type(outcome) is tuple and len(outcome) == 5 and outcome[0] == rel else None
+    try:
+        return _outcome(rel, loads(blob))
+    except Exception:  # noqa: BLE001 - a bad outcome is a miss, whatever it raises (RecursionError too)
+        return None
+
+
+def _outcome(rel: str, doc) -> tuple | None:
+    global _SITE_FIELDS
+    from auditor.model import FileError, Site
+
+    if type(doc) is not list or len(doc) != 5:
+        return None
+    rel_, rows, meta, error, parsed = doc
+    if rel_ != rel or type(rows) is not list or type(parsed) is not bool or not (meta is None or type(meta) is dict):
+        return None
+    fields = _SITE_FIELDS or _site_fields()
+    _SITE_FIELDS = fields
+    width = len(fields)
+    types = [_SITE_TYPES.get(f) for f in fields]
+    sites = []
+    for row in rows:
+        if type(row) is not list or len(row) != width:
+            return None
+        for value, want in zip(row, types):
+            if want is not None and type(value) is not want:
+                return None
+        sites.append(Site(*row))
+    if error is not None:
+        if not (type(error) is list and len(error) == 3 and type(error[0]) is str and type(error[2]) is str
+                and (error[1] is None or type(error[1]) is int)):
+            return None
+        error = FileError(*error)
+    return rel, sites, meta, error, parsed
 
 
 # -- the replay record --------------------------------------------------------------------
 
-def stat_table(candidates, walk_errors, started_ns: int) -> tuple[str, list[tuple[str, str]]]:
+def stat_table(candidates, walk_errors, started_ns: int, skipped=(), index_state=None) -> tuple[str, list[tuple[str, str]]]:
     """(digest of the walk's result, [(path, rel) of files too recent to trust by stat])."""
     from array import array
 
@@ -488,6 +838,7 @@ def stat_table(candidates, walk_errors, started_ns: int) -> tuple[str, list[tupl
     h.update("\0".join([c.kind for c in candidates]).encode() + b"\0\0")
     h.update(array("q", [n for c in candidates for n in (c.size, c.mtime_ns)]).tobytes())
     h.update("".join([f"E\0{e.file}\0{e.line}\0{e.message}\0\0" for e in walk_errors]).encode("utf-8", "surrogateescape"))
+    h.update(("S\0" + "\0".join(skipped) + f"\0{index_state}").encode("utf-8", "surrogateescape"))
     return h.hexdigest(), racy
 
 

@@ -201,35 +201,28 @@ def _is_env(key: str) -> bool:
 
 
 def _suffix_targets(buckets: dict[str, list[Site]]) -> dict[str, str]:
-    """Map each define-less key to the one defined key it joins, where exactly one fits best."""
-    defined = [k for k, sites in buckets.items() if any(s.role == "define" for s in sites)]
-    by_leaf: dict[str, list[str]] = defaultdict(list)
+    """Map each define-less key to the one defined key it joins, where exactly one fits best.
+
+    Indexed, not pairwise: a defined key that is a suffix of KEY is found among KEY's own
+    suffixes, and the defined keys that end with KEY in an index of their proper suffixes
+    (a 100k-key config once took 45 s here)."""
+    defined = {k for k, sites in buckets.items() if any(s.role == "define" for s in sites) and not _is_env(k)}
+    ending: dict[tuple[str, ...], list[str]] = defaultdict(list)  # proper suffix -> defined keys ending so
     for k in defined:
-        by_leaf[k.rsplit(".", 1)[-1]].append(k)
+        parts = tuple(k.split("."))
+        for n in range(1, len(parts)):
+            ending[parts[n:]].append(k)
     targets = {}
     for key, sites in buckets.items():
-        if key in by_leaf.get(key.rsplit(".", 1)[-1], []) or _is_env(key):
+        if key in defined or _is_env(key) or any(s.role == "define" for s in sites):
             continue  # defined itself, or an environment variable: exact names only
         if all(s.role == "consume" and s.detail.get("literal") for s in sites):
             continue
-        parts = key.split(".")
-        best, best_len = [], 0
-        for cand in by_leaf.get(parts[-1], []):
-            if _is_env(cand):
-                continue
-            cparts = cand.split(".")
-            common = 0
-            for a, b in zip(reversed(parts), reversed(cparts)):
-                if a != b:
-                    break
-                common += 1
-            # one must be a whole suffix of the other: data.num_workers ~ cfg.data.num_workers
-            if common < min(len(parts), len(cparts)):
-                continue
-            if common > best_len:
-                best, best_len = [cand], common
-            elif common == best_len:
-                best.append(cand)
+        parts = tuple(key.split("."))
+        # the longest shared suffix wins: a defined key ending with all of KEY shares all of it
+        best = ending.get(parts, [])
+        if not best:
+            best = next(([k] for n in range(1, len(parts)) if (k := ".".join(parts[n:])) in defined), [])
         if len(best) == 1:
             targets[key] = best[0]
             for s in sites:

@@ -129,6 +129,8 @@ class ScanResult:
     findings: list[Finding] = field(default_factory=list)
     files_scanned: int = 0  # files parsed (after the prefilter)
     files_seen: int = 0  # files walked
+    skipped_dirs: list[str] = field(default_factory=list)  # directories the built-in list kept the walk out of
+    skipped_tracked: int = 0  # files git tracks inside them (from the git index; 0 without one)
     meta: dict[str, dict[str, Any]] = field(default_factory=dict)  # per file: extractor facts for the join
     settings: dict[str, Any] = field(default_factory=dict)  # the project's [tool.qg-audit] table
     lint_stats: dict[str, Any] = field(default_factory=dict)  # {"suppressed": n, "baselined": n}

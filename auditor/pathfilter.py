@@ -15,6 +15,12 @@ directory above the root holding ``.git``) down to the file's directory applies,
 ones taking precedence, plus ``.git/info/exclude``. As in git, a file inside an ignored
 directory cannot be re-included (the walk never enters the directory). The scanned root
 itself is never excluded: naming it is asking for it.
+
+Git never ignores a file it tracks, and neither does this filter: an entry an ignore file
+matches is asked about in the repository's index (auditor.gitindex, read once, when the
+first such entry comes), and a tracked file, or a directory holding tracked files, is kept.
+Inside such a directory only the tracked entries are kept. ``exclude`` globs are the
+user's own choice and apply to tracked files too.
 """
 
 from __future__ import annotations
@@ -139,6 +145,9 @@ class PathFilter:
         self.respect_gitignore = respect_gitignore
         self._rules: dict[str, list[IgnoreRule]] = {}
         self._chains: dict[str, list] = {}
+        self._index = None  # auditor.gitindex.GitIndex, read when an ignore rule first matches
+        self._index_read = False
+        self._kept: set[str] = set()  # ignored directories entered for the tracked files they hold
         top = _repo_top(self.root) if respect_gitignore else None
         self.top = top or self.root
         # root relative to the repository top ("" when the root is the top)
@@ -166,11 +175,18 @@ class PathFilter:
         """``excluded`` for the entries of ROOT/REL_DIR as a function of (name, is_dir), with
         the directory's share of the work done once; None when nothing in it can be excluded."""
         chain = self._chain(rel_dir) if self.respect_gitignore else []
-        if not self.exclude and not chain:
-            return None
         exclude = self.exclude
         head = f"{rel_dir}/" if rel_dir else ""
         full_dir = f"{self.prefix}/{head}" if self.prefix else head
+        if rel_dir in self._kept:  # an ignored directory: only what git tracks in it
+            def untracked(name: str, is_dir: bool) -> bool:
+                if exclude and any(glob_matches(head + name, p) for p in exclude):
+                    return True
+                return not self._keep_tracked(head + name, full_dir + name, is_dir)
+
+            return untracked
+        if not self.exclude and not chain:
+            return None
         # deepest ignore file first; each with its rules last first (the last match wins)
         layers = [(full_dir[len(base) + 1:] if base else full_dir, rules[::-1],
                    [r for r in rules[::-1] if not r.dir_only]) for base, rules in reversed(chain)]
@@ -182,25 +198,45 @@ class PathFilter:
                 sub = sub_dir + name
                 for rule in every if is_dir else for_files:
                     if rule.regex.match(sub):
-                        return not rule.negate
+                        return not rule.negate and not self._keep_tracked(head + name, full_dir + name, is_dir)
             return False
 
         return excluded
 
+    def _keep_tracked(self, rel: str, rel_top: str, is_dir: bool) -> bool:
+        """Is the ignored entry ROOT/REL (REL_TOP from the repository top) tracked by git, or a
+        directory holding tracked files? Such a directory is then walked for those alone."""
+        if not self._index_read:
+            from auditor.gitindex import GitIndex
+
+            self._index_read = True
+            self._index = GitIndex.of(self.top) if (self.top / ".git").exists() else None
+        if self._index is None:
+            return False
+        if not is_dir:
+            return self._index.tracked(rel_top)
+        if self._index.holds(rel_top):
+            self._kept.add(rel)
+            return True
+        return False
+
     def ignored(self, rel: str, is_dir: bool) -> bool:
-        """Git's verdict on ROOT/REL: the last matching pattern of the deepest file that has one."""
+        """Git's verdict on ROOT/REL: the last matching pattern of the deepest file that has
+        one, unless git tracks it (and, inside an ignored directory, whatever it does not track)."""
         parent = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        full = f"{self.prefix}/{rel}" if self.prefix else rel
+        if parent in self._kept:
+            return not self._keep_tracked(rel, full, is_dir)
         chain = self._chain(parent)
         if not chain:
             return False
-        full = f"{self.prefix}/{rel}" if self.prefix else rel
         for base, rules in reversed(chain):
             sub = full[len(base) + 1:] if base else full
             for rule in reversed(rules):
                 if rule.dir_only and not is_dir:
                     continue
                 if rule.regex.match(sub):
-                    return not rule.negate
+                    return not rule.negate and not self._keep_tracked(rel, full, is_dir)
         return False
 
     def _chain(self, rel_dir: str) -> list[tuple[str, list[IgnoreRule]]]:
@@ -226,6 +262,8 @@ class PathFilter:
         paths = [os.path.join(d, ".gitignore") for d in self._rules]
         if self.respect_gitignore:
             paths.append(str(self.top / ".git" / "info" / "exclude"))
+        if self._index is not None:
+            paths.append(str(self._index.path))  # `git add -f` of an ignored file changes only the index
         return paths
 
     def _load(self, directory: Path | str) -> list[IgnoreRule]:

@@ -39,6 +39,11 @@ GATED = {"gated": True}  # the meta of a .py file the code gates kept from the v
 FIRST_BLOCK = 8192  # bytes read first: a NUL in them marks a binary file, and the rest is never read
 SERIAL_BELOW = 48  # files to parse: below this a process pool costs more than it saves
 CHUNK_FILES = 24  # files per pool task: small enough to balance, big enough to amortise IPC
+# Sites kept per file. Past this a file is generated data, not a configuration someone edits
+# (the corpus's largest has 340): its first MAX_SITES_PER_FILE sites are kept and one error
+# line says how many there were, so a 4 MB YAML of 100k knob keys cannot make the join, the
+# rules and the report grow with it (the text table of 100k knobs alone took ~2 minutes).
+MAX_SITES_PER_FILE = 2000
 # Consumer leaves too generic to prefilter on alone ("init", "remote") are matched with their
 # parent module instead ("ray.init"). A file calling them with a knob also names the knob.
 GENERIC_LEAVES = frozenset({"init", "remote", "options", "make", "wrap", "spawn", "run", "start"})
@@ -317,7 +322,11 @@ def parse_file(cand: Candidate, vocab, prefilter: Prefilter, digests: dict | Non
     meta = result.meta if result.flow is None else {**result.meta, "flow": result.flow}  # auditor.flow
     if result.sites and SUPPRESSION_HINT.search(data):  # lint reads suppressions only where this is set
         meta = {**meta, "qg_comment": True}
-    return cand.rel, result.sites, meta, None, True
+    sites = result.sites
+    if len(sites) > MAX_SITES_PER_FILE:
+        meta = {**meta, "sites_cut": len(sites)}
+        sites = sites[:MAX_SITES_PER_FILE]
+    return cand.rel, sites, meta, None, True
 
 
 # what could start a suppression comment (auditor.lint.suppress.CANDIDATE, on bytes)
@@ -396,8 +405,9 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
     if walked is None:
         walked = walk_filtered(root, settings, max_file_size_mb, exclude=exclude, extend_exclude=extend_exclude,
                                respect_gitignore=respect_gitignore, follow_links=follow_links)
-    candidates, walk_errors, _entries = walked
+    candidates, walk_errors, info = walked
     result.files_seen = len(candidates) + sum(1 for e in walk_errors if _is_file_error(e))
+    result.skipped_dirs, result.skipped_tracked = skipped_summary(root, info.skipped)
     result.errors.extend(walk_errors)
     outcomes = []
     todo = candidates
@@ -425,6 +435,10 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
         result.sites.extend(sites)
         if meta and meta != GATED:
             result.meta[rel] = meta
+            if meta.get("sites_cut"):
+                result.errors.append(FileError(rel, None, f"summarised: {meta['sites_cut']} parallelism sites, the "
+                                               f"first {MAX_SITES_PER_FILE} kept (a generated file? exclude it with "
+                                               "--extend-exclude)"))
     result.errors.sort(key=lambda e: (e.file, e.line or 0))
     return result
 
@@ -634,6 +648,20 @@ def _read(path: str) -> bytes | None:
             return fh.read()
     except OSError:
         return None
+
+
+def skipped_summary(root: Path, skipped: list[str]) -> tuple[list[str], int]:
+    """(the directories the built-in list skipped, the files git tracks inside them)."""
+    if not skipped or not root.is_dir():
+        return list(skipped), 0
+    from auditor.gitindex import GitIndex
+
+    index = GitIndex.of(root)
+    if index is None:
+        return list(skipped), 0
+    base = Path(os.path.abspath(root)).relative_to(index.top).as_posix()
+    head = "" if base == "." else base + "/"
+    return list(skipped), index.count_under(head + d for d in skipped)
 
 
 def store_key(root: Path, settings: dict, max_file_size_mb: float) -> str:

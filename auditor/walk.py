@@ -1,7 +1,7 @@
 """The scan walk: which files under a root an extractor reads, and the memo that makes a
 rescan's walk cost a stat per file.
 
-    found, errors, entries = walk(root, max_bytes, path_filter=PathFilter(root))
+    found, errors, info = walk(root, max_bytes, path_filter=PathFilter(root))
     walked = walk_filtered(root, settings, 5.0, memo_dir=Path(".qg-audit_cache"))
 
 A walk lists every directory, asks the filters about each entry and stats the files of the
@@ -29,10 +29,11 @@ bench/check_rescan.py prove it against one).
 from __future__ import annotations
 
 import errno
+import json
 import operator
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -46,7 +47,17 @@ SKIP_DIRS = frozenset({
     ".qg-audit_cache",
 })
 VCS_DIRS = frozenset({".git", ".hg", ".svn"})  # skipped even when `exclude` replaces SKIP_DIRS
+# Skipped directories the summary does not count: version control, bytecode, our own cache.
+UNCOUNTED_DIRS = VCS_DIRS | {"__pycache__", ".qg-audit_cache"}
 MAX_FILE_SIZE_MB = 5.0  # default for --max-file-size: bigger files are generated data, not configs
+
+
+@dataclass
+class WalkInfo:
+    """What a walk saw besides its candidates and errors."""
+
+    entries: int = 0  # directory entries listed (or vouched for by the memo)
+    skipped: list[str] = field(default_factory=list)  # directories SKIP_DIRS kept it out of, root-relative
 
 
 @dataclass(slots=True)  # not frozen: a frozen init costs 4x, and the walk makes one per file
@@ -61,7 +72,7 @@ class Candidate:
 
 
 def walk(root: Path, max_bytes: int, skip_dirs=SKIP_DIRS, path_filter=None, follow_links: bool = False,
-         memo: WalkMemo | None = None) -> tuple[list[Candidate], list[FileError], int]:
+         memo: WalkMemo | None = None) -> tuple[list[Candidate], list[FileError], WalkInfo]:
     """Files under ROOT that an extractor can read, plus one error per unusable entry.
 
     ``path_filter`` (auditor.pathfilter.PathFilter) drops excluded and git-ignored entries
@@ -71,7 +82,7 @@ def walk(root: Path, max_bytes: int, skip_dirs=SKIP_DIRS, path_filter=None, foll
     or already walked is not entered again, and a loop is reported. A symlink that resolves
     outside ROOT is not followed (one error each) unless ``follow_links``: a scan must not
     copy lines of ~/.ssh or /etc into a report that CI uploads. Returns
-    (candidates, errors, entries_seen).
+    (candidates, errors, WalkInfo).
 
     With ``memo`` (a WalkMemo opened for the same root and filters), directories found as
     the last walk left them are not listed again (see the module's docstring), and the memo
@@ -81,20 +92,20 @@ def walk(root: Path, max_bytes: int, skip_dirs=SKIP_DIRS, path_filter=None, foll
         candidates: list[Candidate] = []
         errors: list[FileError] = []
         _consider(str(root), root.name, root.stat(), candidates, errors, max_bytes, explicit=True)
-        return candidates, errors, 1
+        return candidates, errors, WalkInfo(1)
     if memo is not None and memo.trusted():
         try:
             tree = _Tree(root, max_bytes, skip_dirs, path_filter, follow_links, memo, reuse=True)
             tree.run()
             memo.save(tree, path_filter)
-            return tree.candidates, tree.errors, tree.entries
+            return tree.candidates, tree.errors, WalkInfo(tree.entries, tree.skipped)
         except Exception:  # noqa: BLE001 - _Changed, or a record of the right shape but wrong content
             memo.forget()  # either way only speed is lost: walk for real
     tree = _Tree(root, max_bytes, skip_dirs, path_filter, follow_links, memo, reuse=False)
     tree.run()
     if memo is not None:
         memo.save(tree, path_filter)
-    return tree.candidates, tree.errors, tree.entries
+    return tree.candidates, tree.errors, WalkInfo(tree.entries, tree.skipped)
 
 
 class _Changed(Exception):
@@ -124,6 +135,7 @@ class _Tree:
         self.candidates: list[Candidate] = []
         self.errors: list[FileError] = []
         self.entries = 0
+        self.skipped: list[str] = []
         self.seen_dirs: set[tuple[int, int]] = set()
 
     def run(self) -> None:
@@ -150,7 +162,7 @@ class _Tree:
                 self._list(dirpath, rel_dir, ancestors, dst, stack)
 
     def _as_recorded(self, dirpath: str, rel_dir: str, ancestors: tuple, rec: tuple, stack: list) -> None:
-        _dev, _ino, _mtime, entries, files, kinds, subdirs = rec
+        _dev, _ino, _mtime, entries, files, kinds, subdirs, skipped = rec
         if len(kinds) != len(files):
             raise _Changed
         self.entries += entries
@@ -171,6 +183,7 @@ class _Tree:
             else:
                 self._file(path, head + name, kind, st)
         stack.extend((prefix + name, head + name, ancestors, None) for name in reversed(subdirs))
+        self.skipped.extend(head + name for name in skipped)
         self.dirs[rel_dir] = rec
 
     def _file(self, path: str, rel: str, kind: str | None, st: os.stat_result) -> None:
@@ -201,6 +214,7 @@ class _Tree:
             errors.append(FileError(rel_dir or ".", None, f"unreadable directory: {exc.strerror}"))
             return
         subdirs = []
+        skipped: list[str] = []
         files: list[str] = []
         kinds: list[str | None] = []
         complete = True  # every entry's verdict is a function of its name and stat: recordable
@@ -240,6 +254,9 @@ class _Tree:
                 continue
             if stat.S_ISDIR(st.st_mode):
                 if entry.name in self.skip_dirs:
+                    if entry.name not in UNCOUNTED_DIRS:
+                        skipped.append(name)
+                        self.skipped.append(rel)
                     continue
                 ident = (st.st_dev, st.st_ino)
                 if ident in ancestors:
@@ -260,7 +277,7 @@ class _Tree:
         stack.extend(reversed(subdirs))
         if complete and self.memo is not None and dst.st_mtime_ns < self.memo.trust_before:
             self.dirs[rel_dir] = (dst.st_dev, dst.st_ino, dst.st_mtime_ns, len(listing), tuple(files), tuple(kinds),
-                                  tuple(s[1].rsplit("/", 1)[-1] for s in subdirs))
+                                  tuple(s[1].rsplit("/", 1)[-1] for s in subdirs), tuple(skipped))
 
 
 def _inside(root_real: str) -> Callable[[str], bool]:
@@ -328,7 +345,7 @@ class WalkMemo:
 
     Holds, per directory walked for real and not modified within RACY_NS of that walk,
     ``(st_dev, st_ino, st_mtime_ns, entries, file names, their kinds by suffix, subdirectory
-    names)``; per extension-less file, the kind its first line gave; and the stat of every
+    names, names of subdirectories the built-in list skipped)``; per extension-less file, the kind its first line gave; and the stat of every
     ignore file the filters read (None: absent). ``trusted()`` is False when one of those
     changed."""
 
@@ -339,12 +356,8 @@ class WalkMemo:
         self.key = key
         self.name = f"walk-{key}.bin"
         self.trust_before = started_ns - cache.RACY_NS
-        payload = cache.read_entry(directory / self.name, "walk", key)
-        loaded = cache.load_objects(payload) if payload is not None else None
-        if not (isinstance(loaded, tuple) and len(loaded) == 3 and all(isinstance(d, dict) for d in loaded)
-                and all(type(rec) is tuple and len(rec) == 7 for rec in loaded[0].values())):
-            loaded = ({}, {}, {})
-        self.old_dirs, self.old_sniffed, self.old_ignores = loaded
+        self.old_dirs, self.old_sniffed, self.old_ignores = _load_memo(
+            cache.read_entry(directory / self.name, "walk", key))
 
     def trusted(self) -> bool:
         return bool(self.old_dirs) and all(self._stat(path) == sig for path, sig in self.old_ignores.items())
@@ -374,7 +387,27 @@ class WalkMemo:
                 ignores[path] = sig
         if dirs == self.old_dirs and sniffed == self.old_sniffed and ignores == self.old_ignores:
             return
-        cache.write_entry(self.directory, self.name, "walk", self.key, cache.dump_objects((dirs, sniffed, ignores)))
+        doc = {"dirs": dirs, "sniffed": sniffed, "ignores": ignores}  # tuples are written as lists
+        cache.write_entry(self.directory, self.name, "walk", self.key,
+                          json.dumps(doc, ensure_ascii=True, separators=(",", ":")).encode("ascii"))
+
+
+def _load_memo(payload: bytes | None) -> tuple[dict, dict, dict]:
+    """(dirs, sniffed, ignores) as WalkMemo.save wrote them; all empty when they do not decode.
+    (A record of the right shape but the wrong content only costs a full walk: see walk().)"""
+    if payload is None:
+        return {}, {}, {}
+    try:
+        doc = json.loads(payload)
+        dirs = {rel: (dev, ino, mtime, int(entries), tuple(files), tuple(kinds), tuple(subdirs), tuple(skipped))
+                for rel, (dev, ino, mtime, entries, files, kinds, subdirs, skipped) in doc["dirs"].items()}
+        sniffed = {rel: (size, mtime, kind) for rel, (size, mtime, kind) in doc["sniffed"].items()}
+        ignores = {path: tuple(sig) if type(sig) is list else sig for path, sig in doc["ignores"].items()}
+        if not all(type(rel) is str for rel in dirs):
+            raise ValueError("a directory name is not text")
+    except Exception:  # noqa: BLE001 - a bad memo is an empty one, whatever it raises
+        return {}, {}, {}
+    return dirs, sniffed, ignores
 
 
 def memo_key(root: Path, skip_dirs, path_filter, max_bytes: int, follow_links: bool) -> str:

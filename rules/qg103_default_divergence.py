@@ -173,26 +173,34 @@ section but leave the key out: the fallback is their value, by design."""
             # compared with config files only, never with other code's defaults
             params = [(s, d) for s, d in reads if s.detail.get("via") == "param"]
             reads = [(s, d) for s, d in reads if s.detail.get("via") != "param"]
+            # Each read is compared with a summary of the configured values made once per set of
+            # comparable defines (the config files, plus the code defaults of the read's own file,
+            # plus what a loaded_from path reaches), not define by define: linear in the sites.
+            sets = _Comparable(configured, includes)
+            in_configs = _Summary([s for s in configured if s.kind in CONFIG_KINDS]) if params else None
             for site, default in params:
-                for f in self._against(knob, site, default, [s for s in configured if s.kind in CONFIG_KINDS]):
+                for f in self._against(knob, site, default, in_configs):
                     if "." in knob.name:  # a function parameter matched to a nested config key by its leaf
                         f.severity, f.confidence = "note", "low"
                     yield f
             for site, default in reads:
-                yield from self._against(knob, site, default,
-                                         _reaching(site, [s for s in configured if _comparable(s, site)],
-                                                   includes))
+                yield from self._against(knob, site, default, sets.for_read(site))
             if configured:
                 continue
             # no configured default: code paths that read the same setting disagree. Dotted
             # config paths and environment variables name one setting wherever they are read;
             # a bare name (`kwargs.get("num_cpus", 1)`) only within one file
+            anywhere, by_file = _Earlier(), collections.defaultdict(_Earlier)
             for i, (site, default) in enumerate(reads):
-                first = next(((s, d) for s, d in reads[:i] if d != default and not _both_unset(d, default)
-                              and (s.file == site.file or "." in s.key or s.key.isupper())), None)
-                if first is not None:
-                    yield self.finding(site, knob=knob.name, related=[first[0], site], default=show(default),
-                                       when=_when(site), other=f"{where(first[0])} falls back to {show(first[1])}")
+                found = [e for e in (anywhere.first_differing(default), by_file[site.file].first_differing(default))
+                         if e is not None]
+                if found:
+                    _, s, d = min(found, key=lambda e: e[0])
+                    yield self.finding(site, knob=knob.name, related=[s, site], default=show(default),
+                                       when=_when(site), other=f"{where(s)} falls back to {show(d)}")
+                if "." in site.key or site.key.isupper():
+                    anywhere.add(i, site, default)
+                by_file[site.file].add(i, site, default)
 
     def _helper_defaults(self, result):
         """start_pool() runs its default 4 where another call passes the configured 16."""
@@ -208,25 +216,41 @@ section but leave the key out: the fallback is their value, by design."""
                 omitted.append((ident, s))
             elif d.get("flow_key"):
                 passed.setdefault(ident, []).append(s)
+        summaries: dict[int, _Summary] = {}  # per knob, made once
+        chosen: dict[tuple, tuple | None] = {}  # (helper, default) -> (knob, passing call): once per pair
         for ident, site in omitted:
             default = as_number(site.value)
-            for other in passed.get(ident, []):
-                knob = knob_of.get(id(other))
-                configured = [c for c in (knob.sites if knob else []) if is_config_define(c) and is_literal(c.value)]
-                if not configured or default in {as_number(c.value) for c in configured}:
-                    continue
-                first = configured[0]
-                yield self.finding(site, knob=knob.name, related=[first, other, site], default=show(default),
-                                   when=f"because {site.detail['helper']}() is called without "
-                                        f"{site.detail['helper_param']}",
-                                   other=f"the configuration sets {show(first.value)} at {where(first)}, which "
-                                         f"{where(other)} passes to it")
-                break
+            try:
+                memo_key = (ident, type(default), default)
+                hash(memo_key)
+            except TypeError:
+                memo_key = (ident, type(default), repr(default))
+            if memo_key not in chosen:
+                chosen[memo_key] = None
+                for other in passed.get(ident, []):
+                    knob = knob_of.get(id(other))
+                    if knob is None:
+                        continue
+                    summary = summaries.get(id(knob))
+                    if summary is None:
+                        summary = summaries[id(knob)] = _Summary(
+                            [c for c in knob.sites if is_config_define(c) and is_literal(c.value)])
+                    if summary.sites and not summary.holds(default):
+                        chosen[memo_key] = (knob, summary.sites[0], other)
+                        break
+            if chosen[memo_key] is None:
+                continue
+            knob, first, other = chosen[memo_key]
+            yield self.finding(site, knob=knob.name, related=[first, other, site], default=show(default),
+                               when=f"because {site.detail['helper']}() is called without "
+                                    f"{site.detail['helper_param']}",
+                               other=f"the configuration sets {show(first.value)} at {where(first)}, which "
+                                     f"{where(other)} passes to it")
 
-    def _against(self, knob, site, default, configured):
-        if not configured or default in {as_number(s.value) for s in configured}:
+    def _against(self, knob, site, default, summary):
+        if summary is None or not summary.sites or summary.holds(default):
             return
-        by_value = collections.Counter(show(as_number(s.value)) for s in configured)
+        configured, by_value = summary.sites, summary.by_value()
         first = configured[0]
         if len(by_value) == 1:
             unset = _siblings_without(self._keys_by_file, configured)
@@ -271,6 +295,97 @@ def _siblings_without(keys_by_file, configured) -> int:
         if any(k.startswith(section + ".") for k in keys) and key not in keys:
             without += 1
     return without if without >= 3 * len(setting) else 0
+
+
+class _Summary:
+    """Configured define sites, in order, with their values looked up once."""
+
+    def __init__(self, sites: list):
+        self.sites = sites
+        self.values = [as_number(s.value) for s in sites]
+        self._hashed: set | None = None
+        self._counts = None
+
+    def holds(self, default) -> bool:
+        """``default in {values}``, as the set would answer it (equality), hashed once."""
+        if self._hashed is None:
+            try:
+                self._hashed = set(self.values)
+            except TypeError:  # an unhashable value: compare one by one
+                self._hashed = False
+        if self._hashed is False:
+            return any(default == v for v in self.values)
+        try:
+            return default in self._hashed
+        except TypeError:
+            return any(default == v for v in self.values)
+
+    def by_value(self) -> collections.Counter:
+        if self._counts is None:
+            self._counts = collections.Counter(show(v) for v in self.values)
+        return self._counts
+
+
+class _Comparable:
+    """The configured defines each read is compared with (_comparable, then _reaching), one
+    _Summary per distinct set: config files everywhere, parser and dataclass defaults only
+    in the read's own file."""
+
+    def __init__(self, configured: list, includes):
+        self.configured = configured
+        self.includes = includes
+        self.code_files = {s.file for s in configured if s.kind not in CONFIG_KINDS}
+        self.memo: dict[tuple, _Summary] = {}
+
+    def for_read(self, read) -> _Summary:
+        own = read.file if read.file in self.code_files else None
+        path = read.detail.get("loaded_from")
+        key = (own, path, posixpath.dirname(read.file) if path else None)
+        summary = self.memo.get(key)
+        if summary is None:
+            comparable = [s for s in self.configured if _comparable(s, read)] if own is not None else \
+                [s for s in self.configured if s.kind in CONFIG_KINDS]
+            summary = self.memo[key] = _Summary(_reaching(read, comparable, self.includes))
+        return summary
+
+
+class _Earlier:
+    """The reads seen so far, for "the earliest one whose default differs from this one".
+
+    One representative per (type, value) of default, in order: two defaults of the same type
+    and value answer ``d != default and not _both_unset(d, default)`` alike, so the earliest
+    read that differs is a representative. Numbers <= 0 ("not set" markers) are kept apart:
+    for a default that is one, none of them differs, and the others differ unless equal."""
+
+    def __init__(self):
+        self.seen: set = set()
+        self.unset: list[tuple] = []
+        self.other: list[tuple] = []
+
+    def add(self, index: int, site, default) -> None:
+        try:
+            key = (type(default), default)
+            hash(key)
+        except TypeError:
+            key = (type(default), repr(default))
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        (self.unset if _unset(default) else self.other).append((index, site, default))
+
+    def first_differing(self, default) -> tuple | None:
+        best = None
+        for group in ((self.other,) if _unset(default) else (self.unset, self.other)):
+            for entry in group:  # stops at the first that differs: few are equal to DEFAULT
+                if entry[2] != default and not _both_unset(entry[2], default):
+                    if best is None or entry[0] < best[0]:
+                        best = entry
+                    break
+        return best
+
+
+def _unset(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and x <= 0
 
 
 def _both_unset(a, b) -> bool:

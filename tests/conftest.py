@@ -18,6 +18,10 @@ FIXTURES = REPO / "fixtures"
 # the cache itself pass their own --cache-dir or unset this.
 _CACHE_DIR = tempfile.TemporaryDirectory(prefix="qg-audit-test-cache-")
 os.environ["QG_AUDIT_CACHE_DIR"] = _CACHE_DIR.name
+# Cache entries are authenticated with a per-user secret (auditor.cache.secret), by default
+# in ~/.cache/qg-audit: the suite brings its own instead of touching the home directory.
+# Tests of the secret file itself unset this and point XDG_CACHE_HOME at a temporary directory.
+os.environ["QG_AUDIT_CACHE_SECRET"] = os.urandom(16).hex()
 
 
 def run_cli(*args: str, cwd: Path | str | None = None, env: dict | None = None, timeout: float = 300,

@@ -141,7 +141,10 @@ def test_paths_rendered(fmt, tmp_path):
     import sys
 
     repo = Path(__file__).resolve().parent.parent
-    proc = subprocess.run([sys.executable, "-m", "auditor", "scan", str(FIXTURES / "misspelt_get"), "--format", fmt],
+    # --no-cache: this environment has neither the suite's cache dir nor its secret, so a cache
+    # would land in fixtures/ and a secret in the home directory
+    proc = subprocess.run([sys.executable, "-m", "auditor", "scan", str(FIXTURES / "misspelt_get"), "--format", fmt,
+                           "--no-cache"],
                           capture_output=True, text=True, cwd=repo, env={"PYTHONPATH": str(repo), "COLUMNS": "200"})
     assert proc.returncode == 1, proc.stderr
     if fmt == "sarif":

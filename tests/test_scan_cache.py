@@ -364,19 +364,30 @@ def test_files_mode_usage_errors(tmp_path):
 
 
 def test_every_literal_a_site_can_hold_survives_the_store():
-    """One value the safe unpickler refused would silently void the whole store."""
+    """One value the store could not hold would make its file be parsed at every scan."""
     sys.path.insert(0, str(REPO))
     from auditor import cache as cache_mod
-    from auditor.extract import FileResult
     from auditor.model import FileError, Site
 
-    values = [None, True, 3, 2.5, float("inf"), "s", b"b", 1 + 2j, (1, "a"), [1, [2]], {"k": {1: 2}},
-              {1, 2}, frozenset({3}), ..., NotImplemented]
+    values = [None, True, 3, 2.5, float("inf"), float("-inf"), -0.0, 10**40, "s", "\udcff\x00", b"b", 1 + 2j,
+              (1, "a"), [1, [2]], {"k": {1: 2}}, {(1, 2): "t", None: 0, "\0": 1}, {1, 2}, frozenset({3}), ...,
+              NotImplemented, [(), {}, set()]]
     sites = [Site("define", "a.py", 1, 1, "n", value=v, default=v, detail={"v": v}) for v in values]
-    stored = {"a.py": (1, 2, b"d", False, ("a.py", sites, {"m": [1]}, None, True)),
-              "b.py": (1, 2, b"d", True, ("b.py", [], None, FileError("b.py", 3, "invalid Python: x"), True)),
-              "c.py": FileResult(sites=sites[:2], meta={"x": 1})}
-    assert cache_mod.load_objects(cache_mod.dump_objects(stored)) == stored
+    for outcome in (("a.py", sites, {"m": [1], "flow": {"calls": [{"args": [1, "x"]}]}}, None, True),
+                    ("b.py", [], None, FileError("b.py", 3, "invalid Python: x"), True),
+                    ("c.py", [], None, FileError("c.py", None, "binary file"), False)):
+        blob = cache_mod._encode(outcome)
+        assert type(blob) is bytes and blob.isascii()
+        back = cache_mod._decode(outcome[0], blob)
+        assert back == outcome
+        assert [type(s.value) for s in back[1]] == [type(s.value) for s in outcome[1]]
+    assert cache_mod._decode("other.py", cache_mod._encode(("a.py", sites, None, None, True))) is None
+    assert cache_mod._encode(("s.py", [], None, None, False)) is None  # a skipped file: no bytes at all
+    deep = []
+    for _ in range(cache_mod.MAX_DEPTH + 5):
+        deep = [deep]
+    assert cache_mod._encode(("d.py", [Site("define", "d.py", 1, 1, "n", value=deep)], None, None, True)) is False
+    assert cache_mod._encode(("o.py", [Site("define", "o.py", 1, 1, "n", value=object())], None, None, True)) is False
 
 
 def test_editing_a_gitignore_invalidates_the_replay(tmp_path):
@@ -493,8 +504,9 @@ def test_the_store_answers_for_the_flow_pass_of_an_unchanged_file(tmp_path):
 
 
 def test_a_bad_outcome_inside_a_valid_store_is_parsed_again(tmp_path):
-    """Each file's outcome is pickled on its own inside the store: one that does not decode
-    (garbage, another file's, a crafted pickle) is a miss for that file, never trusted."""
+    """Each file's outcome is stored on its own inside the store: one that does not decode
+    (garbage, another file's, a pickle, a wrongly typed site) is a miss for that file, never
+    trusted, even inside an entry whose MAC is right (made here with the suite's secret)."""
     sys.path.insert(0, str(REPO))
     from auditor import cache as cache_mod
 
@@ -505,15 +517,18 @@ def test_a_bad_outcome_inside_a_valid_store_is_parsed_again(tmp_path):
     blob = store.read_bytes()
     end = blob.index(b"\n", len(cache_mod.MAGIC))
     fields = json.loads(blob[len(cache_mod.MAGIC):end])
-    entries, words, flow, rounds = pickle.loads(blob[end + 1:])
+    entries, words, flow, rounds = cache_mod._load_store(blob[end + 1:])
+    assert entries, "the store did not load"
     parsed = sorted(rel for rel, e in entries.items() if e[4] is not None)
-    assert {"sampler/data.py", "conf/config.yaml", "sampler/envs.py"} <= set(parsed)
+    assert {"sampler/data.py", "conf/config.yaml", "sampler/envs.py", "sampler/train.py"} <= set(parsed)
     marker = tmp_path / "pwned"
-    bad = {"sampler/data.py": b"garbage", "conf/config.yaml": entries["sampler/data.py"][4],
-           "sampler/envs.py": pickle.dumps(_Exploit(marker))}
+    data_py = json.loads(entries["sampler/data.py"][4])
+    data_py[1][0][2] = "7"  # a site's line as text
+    bad = {"sampler/data.py": json.dumps(data_py).encode(), "conf/config.yaml": entries["sampler/data.py"][4],
+           "sampler/envs.py": pickle.dumps(_Exploit(marker)), "sampler/train.py": b"[" * 100_000 + b"]" * 100_000}
     for rel, value in bad.items():
         entries[rel] = entries[rel][:4] + (value,)
-    payload = pickle.dumps((entries, words, flow, rounds))
+    payload = b"".join(cache_mod._store_parts(entries, words, flow, list(rounds)))
     store.write_bytes(cache_mod._header(fields["kind"], fields["key"], payload) + payload)
     for rec in cache.glob("replay-*.bin"):
         rec.unlink()

@@ -7,6 +7,7 @@ the memo records them: a directory modified within RACY_NS of a walk is never tr
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -214,9 +215,10 @@ def test_a_corrupt_or_foreign_memo_is_ignored(tmp_path):
     here = (st.st_dev, st.st_ino, st.st_mtime_ns)  # records the walk takes as the root's
     # (a record of the right shape claiming other entries would be believed: the key and the
     # checksum keep out other roots' and damaged ones, the inode and mtime_ns a stale one)
-    for nonsense in ({"": "nonsense"}, {"": (*here, 4, 5, 6, 7)}, {"": (*here, 0, ("x",), (), ())},
-                     {"": (*here, 0, ("nope.py",), ("python",), ())}):
-        cache.write_entry(cache_dir, entry.name, "walk", key, cache.dump_objects((nonsense, {}, {})))
+    for nonsense in ({"": "nonsense"}, {"": (*here, 4, 5, 6, 7, 8)}, {"": (*here, 0, ("x",), (), (), ())},
+                     {"": (*here, 0, ("nope.py",), ("python",), (), ())}, {"": (*here, 0, [1], [None], [], [])}):
+        doc = {"dirs": nonsense, "sniffed": {}, "ignores": {}}
+        cache.write_entry(cache_dir, entry.name, "walk", key, json.dumps(doc).encode())
         assert as_data(memo_walk(root, cache_dir)) == expected
     assert as_data(memo_walk(root, cache_dir)) == expected
 

@@ -140,7 +140,12 @@ def run(args) -> int:
     from auditor.runtime.signals import terminating_signals
 
     def say(line: str) -> None:
-        print("qg-audit diagnose: " + line.replace("\n", "\nqg-audit diagnose: "), file=sys.stderr, flush=True)
+        # progress lines quote file names, phase names and the target's errors: escaped, and a
+        # newline inside one still starts with this prefix (never a forged "::error" line)
+        from auditor.render.safe import printable
+
+        print("qg-audit diagnose: " + printable(line).replace("\n", "\nqg-audit diagnose: "), file=sys.stderr,
+              flush=True)
 
     # Each launch ends its own tree (run_target); this also turns a SIGTERM or SIGHUP that lands
     # between two launches into the same clean exit 130 as Ctrl-C.

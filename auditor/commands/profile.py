@@ -21,7 +21,8 @@ import sys
 from pathlib import Path
 
 from auditor.exitcodes import EXIT_OK, EXIT_TARGET, UsageError
-from auditor.render import write_file
+from auditor.render import deliver, write_file
+from auditor.render.safe import one_line
 
 CONFIG_KEYS = ("warmup_steps", "warmup_s", "window", "env_share", "wait_low", "fx_share", "spike_factor",
                "env_phases", "forward_phases", "transfer_phases")
@@ -181,12 +182,12 @@ def run(args) -> int:
                   "timed_out": result.timed_out, "ended_by": _ended_by(result, args)}
         extra["target"] = target
         if not result.started:
-            print(f"qg-audit profile: error: {result.error or 'the target could not start'}", file=sys.stderr)
+            print(one_line(f"qg-audit profile: error: {result.error or 'the target could not start'}"), file=sys.stderr)
             return EXIT_TARGET
         try:
             prof = build(result.reports, args.auto, warmup_steps, warmup_s, window, th)
         except NoTimingRecords:
-            print(f"qg-audit profile: error: {target_failure(result, args.auto)}", file=sys.stderr)
+            print(one_line(f"qg-audit profile: error: {target_failure(result, args.auto)}"), file=sys.stderr)
             tail = result.stderr_tail.strip()
             if tail:
                 from auditor.render.safe import printable
@@ -210,10 +211,7 @@ def run(args) -> int:
         from auditor.render.profile_text import render as render_text
 
         text = render_text(prof, header)
-    if args.output:
-        write_file(args.output, text)
-    else:
-        sys.stdout.write(text)
+    deliver(text, args.output)  # -o FILE or stdout, with what came from the target escaped
     return EXIT_OK
 
 

@@ -23,6 +23,7 @@ import os
 import re
 import sys
 import time
+from pathlib import Path
 
 from auditor.exitcodes import UsageError
 
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         follow_links=args.follow_links, memo_dir=cache_dir, started_ns=started_ns)
     replay = None
     if cache_dir is not None and _replayable(args):
-        replay = Replay(cache_dir, _replay_key(args, target, files), walked, started_ns)
+        replay = Replay(cache_dir, _replay_key(args, target, files), walked, started_ns, root)
         if replay.hit(_inputs(root)):
             return replay.write(args.output, time.perf_counter() - start)
 
@@ -189,7 +190,8 @@ def _replay_key(args, target: str, files) -> str:
     from auditor import cache
 
     argv = {k: v for k, v in sorted(vars(args).items()) if k not in ("no_progress",)}
-    env = {k: v for k, v in os.environ.items() if k in OUTPUT_ENV or k.startswith(OUTPUT_ENV_PREFIXES)}
+    env = {k: v for k, v in os.environ.items()
+           if (k in OUTPUT_ENV or k.startswith(OUTPUT_ENV_PREFIXES)) and k != cache.SECRET_ENV}
     tty = sys.stdout.isatty()
     try:
         size = tuple(os.get_terminal_size(sys.stdout.fileno())) if tty else None
@@ -206,18 +208,35 @@ def _inputs(root, baseline: str | None = None) -> list[str]:
     return [str(base / "pyproject.toml")] + ([baseline] if baseline else [])
 
 
+def _index_state(root: Path, skipped: list[str]) -> list | None:
+    """The git index's stat when the walk skipped directories (the report counts the files git
+    tracks in them): a replay must not repeat an old count after `git add`."""
+    if not skipped:
+        return None
+    from auditor.gitindex import git_dir, repo_top
+
+    top = repo_top(Path(os.path.abspath(root)))
+    gdir = git_dir(top) if top is not None else None
+    try:
+        st = os.stat(gdir / "index") if gdir is not None else None
+    except OSError:
+        st = None
+    return None if st is None else [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
 class Replay:
     """The saved report of one command line, valid while the walk finds the same files."""
 
-    def __init__(self, directory, key: str, walked: tuple, started_ns: int):
+    def __init__(self, directory, key: str, walked: tuple, started_ns: int, root: Path):
         from auditor import cache
 
         self.directory = directory
         self.key = key
         self.name = f"replay-{key}.bin"
-        candidates, errors, _ = walked
+        candidates, errors, info = walked
         self.candidates = candidates
-        self.table, self.racy = cache.stat_table(candidates, errors, started_ns)
+        self.table, self.racy = cache.stat_table(candidates, errors, started_ns, info.skipped,
+                                                     _index_state(root, info.skipped))
         self.record = None
 
     def hit(self, inputs: list[str]) -> bool:
@@ -261,7 +280,7 @@ class Replay:
             entry = store.new.get(rel)
             if entry is None:
                 return  # a recent file the store could not vouch for: no replay next time
-            racy.append([path, entry[2].hex()])
+            racy.append([path, entry[2]])
         fmt = slot[2] if slot else None
         record = {"table": self.table, "racy": racy, "inputs": cache.input_state(inputs),
                   "slot": list(slot[:2]) if slot else None, "format": fmt, "exit": code}
@@ -278,10 +297,12 @@ def _decode_record(payload: bytes | None) -> dict | None:
         rec = json.loads(head)
         rec["text"] = text.decode("utf-8", "surrogateescape")
         rec["inputs"] = [tuple(i) for i in rec["inputs"]]
-        if not (isinstance(rec["exit"], int) and isinstance(rec["racy"], list)
-                and (rec["slot"] is None or (isinstance(rec["slot"][0], int) and isinstance(rec["slot"][1], str)))):
+        if not (type(rec["exit"]) is int and type(rec["racy"]) is list
+                and all(type(r) is list and len(r) == 2 and all(type(x) is str for x in r) for r in rec["racy"])
+                and all(len(i) == 2 and type(i[0]) is str and type(i[1]) in (str, type(None)) for i in rec["inputs"])
+                and (rec["slot"] is None or (type(rec["slot"][0]) is int and type(rec["slot"][1]) is str))):
             return None
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+    except Exception:  # noqa: BLE001 - a bad record is a miss, whatever it raises (RecursionError too)
         return None
     return rec if sep else None
 

@@ -115,21 +115,22 @@ def run(args) -> int:
             raise UsageError("--plot needs matplotlib: pip install 'qg-audit[plot]' (or pip install matplotlib)")
 
     from auditor.render import sweep_text
+    from auditor.render.safe import one_line
     from auditor.sweep.runner import Progress, run_sweep
 
     progress = Progress(len(var.values) * opts.runs, enabled=not args.no_progress)
     sweep = run_sweep(var, cmd, opts, progress)
-    sys.stdout.write(sweep_text.render(sweep))
+    sys.stdout.write(sweep_text.render(sweep))  # one line per element, escaped (render.safe.text_lines)
     sys.stdout.flush()
     _exports(sweep, args)
     if sweep.context.get("interrupted"):
-        print(f"qg-audit sweep: {sweep.context['interrupted']}; partial results above", file=sys.stderr)
+        print(one_line(f"qg-audit sweep: {sweep.context['interrupted']}; partial results above"), file=sys.stderr)
         return EXIT_INTERRUPTED
     measured = [r for r in sweep.results if not r.failed]
     if not measured:
         first = next((x for r in sweep.results for x in r.runs), None)
         why = first.error if first is not None else "no run"
-        print(f"qg-audit sweep: error: no value could be measured ({why})", file=sys.stderr)
+        print(one_line(f"qg-audit sweep: error: no value could be measured ({why})"), file=sys.stderr)
         tail = first.stderr_tail.strip() if first is not None else ""
         if tail:
             from auditor.render.safe import printable

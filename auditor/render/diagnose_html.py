@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from html import escape
 
+from auditor.render.safe import one_line
+
 COLORS = {"env": "#4e79a7", "fwd": "#f28e2b", "xfer": "#59a14f", "untimed": "#bab0ac"}
 PALETTE = ["#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f"]
 
@@ -25,7 +27,8 @@ th{background:#f6f6f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
 
 
 def _e(x) -> str:
-    return escape(str(x), quote=True)
+    # the same escapes as every other output (render.safe), then HTML's own
+    return escape(one_line(str(x)), quote=True)
 
 
 def _phase_color(name: str, i: int) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from auditor.render.safe import text_lines
+
 
 def render(d) -> str:
     s = d.settings
@@ -40,4 +42,4 @@ def render(d) -> str:
         out.append(f"conclusion: {line}")
     for note in (prof.notes if prof is not None else []):
         out.append(f"note: {note}")
-    return "\n".join(out) + "\n"
+    return text_lines(out)

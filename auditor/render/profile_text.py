@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from auditor.render.safe import text_lines
+
 
 def _ms(x) -> str:
     return "-" if x is None else f"{x:.2f}"
@@ -82,4 +84,4 @@ def render(profile, header: str = "") -> str:
     out.append(f"conclusion: {p.conclusion['branch']}: {p.conclusion['message']}")
     for note in p.notes:
         out.append(f"note: {note}")
-    return "\n".join(out) + "\n"
+    return text_lines(out)

@@ -50,3 +50,21 @@ def one_line(value) -> str:
     """A field that must stay on one line (file name, source line, message): newlines escaped too."""
     text = value if isinstance(value, str) else str(value)
     return _UNSAFE_OR_BREAK.sub(_escape, text)
+
+
+def text_lines(lines) -> str:
+    """A line-oriented text report (verify, profile, sweep, diagnose): each element one line,
+    whatever a phase name, file name or message inside it holds (no forged ``::error`` line)."""
+    return "".join(one_line(line) + "\n" for line in lines)
+
+
+# What lets a value be more than text in CommonMark / GFM, backslash-escaped: raw HTML (< >),
+# links and images ([ ]), code spans (`), table cell breaks (|), a heading inside a list item
+# (#), and the backslash itself. Newlines are escaped by one_line first, so no value starts
+# a line. Emphasis characters are left alone: knob names are full of underscores.
+_MARKDOWN = re.compile(r"([\\`<>\[\]|#])")
+
+
+def md(value) -> str:
+    """A value from the scanned tree or the target, as Markdown text on one line."""
+    return _MARKDOWN.sub(r"\\\1", one_line(value))

@@ -28,6 +28,8 @@ def summary(result: ScanResult, elapsed_s: float) -> dict[str, Any]:
         "root": result.root,
         "files_seen": result.files_seen,
         "files_scanned": result.files_scanned,
+        "skipped_dirs": len(result.skipped_dirs),
+        "skipped_tracked_files": result.skipped_tracked,
         "knobs": len(result.knobs),
         "sites": by_role,
         "errors": len(result.errors),

@@ -151,6 +151,8 @@ def render(result: ScanResult, elapsed_s: float, file: IO[str] | None = None, wi
         for e in result.errors:
             where = f"{e.file}:{e.line}" if e.line else e.file
             console.print(T(f"  {where}: {e.message}"))
+    if result.skipped_dirs:
+        console.print(T(skipped_line(result), style="dim"))
     s = summary(result, elapsed_s)
     by_severity = Counter(f.severity for f in result.findings)
     counts = ", ".join(f"{by_severity[sev]} {sev}{'s' if by_severity[sev] != 1 else ''}"
@@ -168,6 +170,16 @@ def render(result: ScanResult, elapsed_s: float, file: IO[str] | None = None, wi
     if knobs is None and result.knobs:
         console.print(Text(f"The knob inventory (where each knob is set, read, overridden and consumed): "
                            f"add --knobs, or --knobs NAME for the knobs whose name contains NAME.", style="dim"))
+
+
+def skipped_line(result) -> str:
+    """The directories the built-in list kept the walk out of: nothing is skipped unsaid."""
+    dirs = result.skipped_dirs
+    names = ", ".join(dirs[:5]) + (f", ... ({len(dirs) - 5} more)" if len(dirs) > 5 else "")
+    tracked = (f"; git tracks {result.skipped_tracked} file{'s' if result.skipped_tracked != 1 else ''} there"
+               if result.skipped_tracked else "")
+    return (f"not scanned: {len(dirs)} director{'ies' if len(dirs) != 1 else 'y'} on the built-in skip list "
+            f"({names}){tracked}; --exclude replaces the list")
 
 
 class progress_bar:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from auditor.render.safe import one_line
 from auditor.sweep.conclude import fmt_bytes, fmt_rate
 
 
@@ -14,7 +15,7 @@ def phase_names(sweep) -> list[str]:
 
 def rows(sweep) -> tuple[list[str], list[list[str]]]:
     names = phase_names(sweep)
-    head = [sweep.variable.name, "samples/s", "min", "max", *[f"{n} ms" for n in names], "step ms",
+    head = [sweep.variable.name, "samples/s", "min", "max", *[f"{one_line(n)} ms" for n in names], "step ms",
             "procs", "workers", "RSS peak", "GPU peak", "exit status"]
     body = []
     for r in sweep.results:
@@ -30,7 +31,7 @@ def rows(sweep) -> tuple[list[str], list[list[str]]]:
                      *[f"{ph[n]:.2f}" if n in ph else "-" for n in names],
                      f"{r.step_ms:.2f}" if r.step_ms is not None else "-",
                      _int(r.processes), _int(r.workers), fmt_bytes(r.rss_peak_bytes), fmt_bytes(r.gpu_peak_bytes),
-                     r.status_text()])
+                     one_line(r.status_text())])
     return head, body
 
 

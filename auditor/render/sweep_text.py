@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from auditor.render.safe import text_lines
 from auditor.render.sweep_table import rows
 from auditor.sweep.conclude import fmt_bytes
 
@@ -52,4 +53,4 @@ def render(sweep) -> str:
     out.append("conclusion: " + con.get("message", ""))
     for w in sweep.warnings:
         out.append("warning: " + w)
-    return "\n".join(out) + "\n"
+    return text_lines(out)

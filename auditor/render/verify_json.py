@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from auditor.runtime.session import MAX_REPORT_LINE
+from auditor.runtime.session import MAX_REPORT_LINE, MAX_REPORTS
 
 SCHEMA = "qg-audit.verify/1"
 
@@ -37,7 +37,9 @@ def render(result, exp, verdict, *, hook: bool = True) -> dict:
         },
         "reports": result.reports,
         "report_lines": {"corrupt": result.corrupt_reports, "dropped_oversize": result.dropped_reports,
-                         "max_bytes": MAX_REPORT_LINE},
+                         "max_bytes": MAX_REPORT_LINE, "ignored_non_members": getattr(verdict, "ignored_reports", 0),
+                         "dropped_over_cap": result.over_cap_reports, "unread_bytes": result.unread_report_bytes,
+                         "max_records": MAX_REPORTS},
         "hook": {"enabled": hook, "active": result.hook_active, "notes": result.notes},
         "verdict": verdict.code,
         "reasons": verdict.reasons,

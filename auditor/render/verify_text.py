@@ -23,18 +23,19 @@ def render(result, exp, verdict, *, hook: bool = True) -> str:
     if exp.workers is not None:
         what = verdict.counted
         peak = max((s.get("ranks", 0) for s in result.samples), default=0) if what == "ranks" else result.peak_workers
-        basis = ", judged from worker reports" if verdict.basis == "reports" else ""
         out.append(f"verify: {verdict.code.upper()}  expected {exp.workers} {what} ({exp.source}), "
-                   f"saw {verdict.observed_workers} in the steady window (peak {peak}{basis})")
+                   f"saw {verdict.observed_workers} in the steady window (peak {peak})")
     else:
         wants = [f"{exp.threads} threads per process"] if exp.threads is not None else []
         wants += [f"{exp.per_rank} workers per rank"] if exp.per_rank is not None else []
         out.append(f"verify: {verdict.code.upper()}  expected {' and '.join(wants)} ({exp.source})")
+    from auditor.runtime.verdict import NOTES
+
     for r in verdict.reasons:
         if r["code"] == "pass":
             continue
-        out.append(f"  {'note' if r['code'] == 'idle-workers' else r['code']}: "
-                   f"{r['message'] if r['code'] != 'idle-workers' else 'idle-workers: ' + r['message']}")
+        out.append(f"  {'note' if r['code'] in NOTES else r['code']}: "
+                   f"{r['message'] if r['code'] not in NOTES else r['code'] + ': ' + r['message']}")
     if verdict.launcher:
         out.append(f"launcher: {verdict.launcher}; ranks: " + (", ".join(
             f"rank {r['rank'] if r['rank'] is not None else '?'} pid {r['pid']} world {r['world_size'] or '?'}"
@@ -61,7 +62,10 @@ def render(result, exp, verdict, *, hook: bool = True) -> str:
     out.append(f"reports: {n_reports} worker reports, "
                f"{sum(1 for r in result.reports if r.get('type') == 'pool')} pool reports"
                + (f"; {result.corrupt_reports} lines not JSON" if result.corrupt_reports else "")
-               + (f"; {result.dropped_reports} lines over 1 MiB dropped" if result.dropped_reports else ""))
+               + (f"; {result.dropped_reports} lines over 1 MiB dropped" if result.dropped_reports else "")
+               + (f"; {getattr(verdict, 'ignored_reports', 0)} from pids never in the tree, ignored"
+                  if getattr(verdict, "ignored_reports", 0) else "")
+               + (f"; {result.over_cap_reports} past the cap dropped" if result.over_cap_reports else ""))
     libs = _library_pools(result.reports)
     if libs:
         out.append(f"library pools (shown, not counted): {', '.join(libs[:4])}"
@@ -76,4 +80,6 @@ def render(result, exp, verdict, *, hook: bool = True) -> str:
     if verdict.code == "target-failed" and result.stderr_tail.strip():
         out.append("target stderr (tail):")
         out.extend("  | " + ln for ln in result.stderr_tail.strip().splitlines()[-15:])
-    return "\n".join(out) + "\n"
+    from auditor.render.safe import text_lines
+
+    return text_lines(out)

@@ -38,6 +38,15 @@ TAIL_BYTES = 4000
 # A report line is a few hundred bytes; a SamplingTimer batch (256 steps) tens of KB. A line
 # over this is dropped and counted, never copied into the probe's memory or its JSON.
 MAX_REPORT_LINE = 1 << 20
+# The report channel is the target's to write: what the probe keeps of it is bounded. Past
+# MAX_REPORTS records or MAX_REPORT_BYTES of kept lines, lines are dropped and counted (a
+# 1.3 KB record in memory per ~100-byte line: 1 M lines once cost 1.3 GB). At most
+# READ_PER_POLL bytes are read per census poll, so a flood never starves the census or delays
+# --timeout, and at most FINAL_READ bytes after the target ended; what is left is counted.
+MAX_REPORTS = 100_000
+MAX_REPORT_BYTES = 128 << 20
+READ_PER_POLL = 8 << 20
+FINAL_READ = 64 << 20
 
 
 @dataclass
@@ -61,6 +70,8 @@ class RunResult:
     notes: list[str] = field(default_factory=list)  # e.g. why the hook could not apply
     corrupt_reports: int = 0  # report lines that were not valid JSON
     dropped_reports: int = 0  # report lines over MAX_REPORT_LINE bytes, dropped unread
+    over_cap_reports: int = 0  # report lines dropped past MAX_REPORTS / MAX_REPORT_BYTES
+    unread_report_bytes: int = 0  # report bytes left unread when the run ended (past FINAL_READ)
     survivors: list[str] = field(default_factory=list)  # processes that outlived SIGKILL (should be none)
     cpu_limit: dict = field(default_factory=dict)  # procfs.cpu_limit() of the target: the CPUs it may use
 
@@ -72,32 +83,54 @@ class RunResult:
 class _ReportReader:
     """Reads the JSON-lines report file incrementally (only complete lines).
 
-    Reads at most MAX_REPORT_LINE bytes past the last complete line per poll, so a writer
-    that never ends its line cannot make the probe hold it all: such a line is skipped up to
-    its newline and counted in ``dropped``."""
+    The channel accepts only the regular file the probe created itself (O_EXCL, 0600) and
+    reads it through its own descriptor with pread: a target that replaces the path with a
+    FIFO, a device or a link to /dev/zero changes nothing the probe reads, and nothing it
+    reads can block. Reads at most ``budget`` bytes a call; an oversized line (over
+    MAX_REPORT_LINE) is skipped up to its newline and counted in ``dropped``; past the caps
+    lines are counted in ``over_cap`` without being parsed."""
 
     def __init__(self, path: str):
         self.path, self.offset, self.records, self.corrupt, self.dropped = path, 0, [], 0, 0
+        self.over_cap = 0
+        self.kept_bytes = 0
         self._partial = b""
         self._skipping = False  # inside an oversized line: discard up to its newline
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
 
-    def read(self) -> list[dict]:
-        new: list[dict] = []
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def unread(self) -> int:
         try:
-            with open(self.path, "rb") as f:
-                while True:
-                    f.seek(self.offset)
-                    data = f.read(MAX_REPORT_LINE + 1)
-                    if not data:
-                        break
-                    self.offset += len(data)
-                    self._take(data, new)
-                    if len(data) <= MAX_REPORT_LINE:
-                        break
-        except FileNotFoundError:
-            return []
+            return max(0, os.fstat(self.fd).st_size - self.offset) if self.fd >= 0 else 0
+        except OSError:
+            return 0
+
+    def read(self, budget: int = READ_PER_POLL) -> list[dict]:
+        new: list[dict] = []
+        if self.fd < 0:
+            return new
+        try:
+            size = os.fstat(self.fd).st_size
+            if size < self.offset:  # truncated by the target: go on from its new end
+                self.offset, self._partial, self._skipping = size, b"", False
+            while budget > 0 and self.offset < size:
+                data = os.pread(self.fd, min(budget, MAX_REPORT_LINE + 1, size - self.offset), self.offset)
+                if not data:
+                    break
+                self.offset += len(data)
+                budget -= len(data)
+                self._take(data, new)
+        except OSError:
+            pass
         self.records.extend(new)
         return new
+
+    def _full(self) -> bool:
+        return len(self.records) >= MAX_REPORTS or self.kept_bytes >= MAX_REPORT_BYTES
 
     def _take(self, data: bytes, new: list[dict]) -> None:
         if self._skipping:
@@ -105,17 +138,23 @@ class _ReportReader:
             if end < 0:
                 return
             data, self._skipping = data[end + 1:], False
+        if self._full():  # past the caps: count the lines, parse none
+            self.over_cap += data.count(b"\n")
+            return
         lines = (self._partial + data).split(b"\n")
         self._partial = lines.pop()  # an incomplete last line waits for the next read
         if len(self._partial) > MAX_REPORT_LINE:
             self._partial, self._skipping = b"", True
             self.dropped += 1
-        for line in lines:
+        for at, line in enumerate(lines):
             if len(line) > MAX_REPORT_LINE:
                 self.dropped += 1
                 continue
             if not line.strip():
                 continue
+            if len(self.records) + len(new) >= MAX_REPORTS or self.kept_bytes >= MAX_REPORT_BYTES:
+                self.over_cap += len(lines) - at
+                return
             try:
                 rec = json.loads(line)
             except ValueError:
@@ -123,17 +162,16 @@ class _ReportReader:
                 continue
             if isinstance(rec, dict):
                 new.append(rec)
+                self.kept_bytes += len(line)
             else:
                 self.corrupt += 1
 
 
-def _tail(path: str) -> str:
+def _tail(fd: int) -> str:
+    """The last TAIL_BYTES of a file the probe opened itself (never reopened by path)."""
     try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - TAIL_BYTES))
-            return f.read().decode("utf-8", "replace")
+        size = os.fstat(fd).st_size
+        return os.pread(fd, TAIL_BYTES, max(0, size - TAIL_BYTES)).decode("utf-8", "replace")
     except OSError:
         return ""
 
@@ -167,16 +205,16 @@ def _hook_notes(command: list[str], reports: list[dict]) -> tuple[bool, list[str
 
 
 def _snapshot(command, started, rc, timed_out, t0, census: Census, reader: _ReportReader,
-              samples, hook_active, error, notes, out_path="", err_path="") -> RunResult:
+              samples, hook_active, error, notes, out_fd=-1, err_fd=-1) -> RunResult:
     return RunResult(
         command=list(command), started=started, returncode=rc, timed_out=timed_out,
         duration_s=round(time.monotonic() - t0, 3),
-        stdout_tail=_tail(out_path) if out_path else "", stderr_tail=_tail(err_path) if err_path else "",
+        stdout_tail=_tail(out_fd) if out_fd >= 0 else "", stderr_tail=_tail(err_fd) if err_fd >= 0 else "",
         reports=list(reader.records), processes=census.members(),
         peak_processes=census.peak_processes, peak_workers=census.peak_workers,
         peak_threads=census.peak_threads, peak_rss_bytes=census.peak_rss_bytes,
         samples=list(samples), hook_active=hook_active, error=error, notes=list(notes),
-        corrupt_reports=reader.corrupt, dropped_reports=reader.dropped,
+        corrupt_reports=reader.corrupt, dropped_reports=reader.dropped, over_cap_reports=reader.over_cap,
     )
 
 
@@ -213,6 +251,20 @@ def _run(command, tmpdir, signals, *, duration, timeout, interval, hook, env, pa
     out_path, err_path = os.path.join(tmpdir, "stdout"), os.path.join(tmpdir, "stderr")
     census = Census(match=pattern, mark=warmup)
     reader = _ReportReader(report_path)
+    private = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    out_fd, err_fd = os.open(out_path, private, 0o600), os.open(err_path, private, 0o600)
+    try:
+        return _watch(command, tmpdir, signals, census, reader, out_fd, err_fd, report_path, duration=duration,
+                      timeout=timeout, interval=interval, hook=hook, env=env, cwd=cwd, on_sample=on_sample,
+                      stop_when=stop_when, int_grace=int_grace, term_grace=term_grace)
+    finally:
+        reader.close()
+        os.close(out_fd)
+        os.close(err_fd)
+
+
+def _watch(command, tmpdir, signals, census: Census, reader: _ReportReader, out_fd: int, err_fd: int, report_path: str, *,
+           duration, timeout, interval, hook, env, cwd, on_sample, stop_when, int_grace, term_grace) -> RunResult:
     samples: list[dict] = []
     notes: list[str] = []
     previous, note = reaper.become_subreaper()
@@ -231,11 +283,10 @@ def _run(command, tmpdir, signals, *, duration, timeout, interval, hook, env, pa
         census.prime()
         t0 = census.t0
         try:
-            with open(out_path, "wb") as out, open(err_path, "wb") as err:
-                popen = subprocess.Popen(
-                    command, cwd=cwd, env=_target_env(env, hook, report_path), stdin=subprocess.DEVNULL,
-                    stdout=out, stderr=err, start_new_session=True, preexec_fn=reaper.die_with_parent(),
-                )
+            popen = subprocess.Popen(
+                command, cwd=cwd, env=_target_env(env, hook, report_path), stdin=subprocess.DEVNULL,
+                stdout=out_fd, stderr=err_fd, start_new_session=True, preexec_fn=reaper.die_with_parent(),
+            )
         except (OSError, ValueError, subprocess.SubprocessError) as exc:
             error = f"could not start {command[0]!r}: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc}"
         if popen is not None:
@@ -282,14 +333,25 @@ def _run(command, tmpdir, signals, *, duration, timeout, interval, hook, env, pa
             survivors = reaper.end_tree(census, popen, int_grace=int_grace, term_grace=term_grace)
         guard.close(clean=not survivors)
         reaper.restore_subreaper(previous)
-    for rec in reader.read():
+    for rec in reader.read(FINAL_READ):
         _note_report(census, rec)
     hook_active, hook_notes = (None, []) if not hook or not started else _hook_notes(command, reader.records)
     result = _snapshot(command, started, rc, timed_out, t0, census, reader, samples, hook_active, error,
-                       notes + hook_notes, out_path, err_path)
+                       notes + hook_notes + _channel_notes(reader), out_fd, err_fd)
+    result.unread_report_bytes = reader.unread()
     result.survivors = survivors
     result.cpu_limit = _cpu_limit(census)
     return result
+
+
+def _channel_notes(reader: _ReportReader) -> list[str]:
+    if not (reader.over_cap or reader.unread()):
+        return []
+    left = reader.unread()
+    return [f"the report channel was flooded: {reader.over_cap} report lines past the first {MAX_REPORTS} "
+            f"records / {MAX_REPORT_BYTES >> 20} MiB were dropped unread"
+            + (f", and {left} bytes were left unread" if left else "")
+            + "; what was kept is judged"]
 
 
 def _cpu_limit(census: Census) -> dict:

@@ -23,7 +23,7 @@ from auditor.runtime.session import RunResult
 SEVERITY = ["target-failed", "no-workers", "fallback", "threads-not-processes", "partial", "excess",
             "workers-died", "value-mismatch", "oversubscribed", "pending", "timeout", "under-used", "pass"]
 PASSING = {"pass", "under-used"}
-NOTES = {"idle-workers"}  # shown with the reasons, never the verdict
+NOTES = {"idle-workers", "ignored-reports"}  # shown with the reasons, never the verdict
 IDLE_SHARE = 0.10  # a worker using at most this share of one core in the steady window is idle
 
 
@@ -42,10 +42,11 @@ class Verdict:
     reasons: list[dict] = field(default_factory=list)  # {code, message}
     observed_workers: int = 0  # peak worker count in the steady window (ranks, under a launcher)
     counted: str = "workers"  # "workers" or "ranks"
-    basis: str = "census"  # "census", or "reports" when the run was shorter than the poll interval
+    basis: str = "census"  # always "census": reports never count workers (kept for the JSON schema)
     launcher: str | None = None  # the distributed launcher seen in the tree
     per_rank: list[dict] = field(default_factory=list)  # {pid, rank, workers, world_size}
     threads: list[dict] = field(default_factory=list)  # {pid, role, threads, setter} per judged process
+    ignored_reports: int = 0  # report lines from pids the census never saw: not judged
 
     @property
     def exit_code(self) -> int:
@@ -91,7 +92,7 @@ def judge(result: RunResult, exp: Expectation, *, warmup: float = 0.0, pending_g
 
     ev = _Evidence(result, warmup)
     out = Verdict("pass", reasons, launcher=ev.launcher.launcher if ev.launcher else None,
-                  counted="ranks" if ev.launcher else "workers")
+                  counted="ranks" if ev.launcher else "workers", ignored_reports=len(ev.strangers))
     if n is not None:
         out.observed_workers = _judge_count(ev, exp, add, out)
     if exp.per_rank is not None:
@@ -99,12 +100,13 @@ def judge(result: RunResult, exp: Expectation, *, warmup: float = 0.0, pending_g
     elif ev.launcher is not None:
         out.per_rank = [_rank_row(ev, r) for r in ev.ranks]
     if n is not None:
+        _note_strangers(ev, add, n, out.observed_workers)
         _judge_values(ev, exp, add, reasons, out.observed_workers)
         died = _died(ev.window, out.observed_workers, died_grace, target_exited=result.returncode is not None,
                      key="ranks" if ev.launcher else "workers")
         # a launcher that exits 0 after its ranks ended saw them all succeed (it exits non-zero otherwise)
         finished = ev.launcher is not None and result.returncode == 0
-        if died and out.basis == "census" and not finished and not _ended_normally(ev, died[0]):
+        if died and not finished and not _ended_normally(ev, died[0]):
             t_drop, low = died
             what = "rank" if ev.launcher else "worker"
             add("workers-died", f"the {what} count fell from {out.observed_workers} to {low} at t={t_drop:.1f}s "
@@ -120,10 +122,7 @@ def judge(result: RunResult, exp: Expectation, *, warmup: float = 0.0, pending_g
     if not failing:
         if n is not None:
             what = "ranks" if ev.launcher else "worker processes"
-            basis = (" (judged from worker reports; the run was shorter than the poll interval)"
-                     if out.basis == "reports" else "")
-            reasons.insert(0, {"code": "pass", "message": f"{out.observed_workers} {what} ran as expected ({n})"
-                                                          f"{basis}"})
+            reasons.insert(0, {"code": "pass", "message": f"{out.observed_workers} {what} ran as expected ({n})"})
         else:
             wants = ([f"{exp.threads} compute threads per process"] if exp.threads is not None else []) + \
                     ([f"{exp.per_rank} workers in each rank"] if exp.per_rank is not None else [])
@@ -141,7 +140,7 @@ def judge(result: RunResult, exp: Expectation, *, warmup: float = 0.0, pending_g
 
 def _ended_normally(ev: "_Evidence", t_drop: float) -> bool:
     """Every worker that went away from the drop on reported a clean exit (its function returned)."""
-    exits = {r.get("pid"): r.get("exitcode") for r in ev.result.reports if r.get("type") == "worker-exit"}
+    exits = {r.get("pid"): r.get("exitcode") for r in ev.reports if r.get("type") == "worker-exit"}
     last = ev.window[-1]["t"] if ev.window else 0.0
     vanished = [p for p in ev.workers if p.last_seen < last and p.last_seen >= t_drop - 1.0 and p.rank_of != p.pid]
     return bool(vanished) and all(exits.get(p.pid) == 0 for p in vanished)
@@ -163,14 +162,18 @@ class _Evidence:
             if self.launcher else None
         self.ranks = [p for p in self.rows if p.rank_of == p.pid]
         self.workers = [p for p in self.rows if p.role == "worker"]
-        self.pools = [r for r in result.reports if r.get("type") == "pool"]
-        self.worker_reports = [r for r in result.reports if r.get("type") == "worker"]
-        self.rank_reports = {r.get("pid"): r for r in result.reports if r.get("type") == "rank"}
-        self.loaded_env = {r.get("pid"): r.get("env") or {} for r in result.reports
+        # Reports add values and identities to the processes the census saw; a report from a pid
+        # that was never a member of the tree (a forgery, or a process that lived between two
+        # polls) is set aside and counted: reports never count workers by themselves.
+        self.reports, self.strangers = member_reports(result)
+        self.pools = [r for r in self.reports if r.get("type") == "pool"]
+        self.worker_reports = [r for r in self.reports if r.get("type") == "worker"]
+        self.rank_reports = {r.get("pid"): r for r in self.reports if r.get("type") == "rank"}
+        self.loaded_env = {r.get("pid"): r.get("env") or {} for r in self.reports
                            if r.get("type") == "hook" and r.get("event") == "loaded"}
         self.thread_sets: dict[int, dict] = {}  # pid -> its last torch.set_num_threads
         self.thread_defaults: dict[int, dict] = {}  # pid -> torch's count at import, when never set
-        for r in result.reports:
+        for r in self.reports:
             if r.get("type") == "threads" and isinstance(r.get("value"), int):
                 (self.thread_defaults if r.get("default") else self.thread_sets)[r.get("pid")] = r
 
@@ -222,36 +225,42 @@ def _pool_name(p: dict) -> str:
     return f"{p.get('backend')}({p.get('size')}){site}"
 
 
-def _reported_peak(ev: _Evidence) -> tuple[int, set]:
-    """Peak concurrency of workers from the hook's start / exit reports, and the pids seen."""
-    starts, ends = {}, {}
-    for r in ev.worker_reports:
-        if isinstance(r.get("pid"), int) and isinstance(r.get("t"), (int, float)):
-            starts[r["pid"]] = min(starts.get(r["pid"], r["t"]), r["t"])
-    for r in ev.result.reports:
-        if r.get("type") == "worker-exit" and r.get("pid") in starts and isinstance(r.get("t"), (int, float)):
-            ends[r["pid"]] = r["t"]
-    if not starts:
-        return 0, set()
-    last = max((r["t"] for r in ev.result.reports if isinstance(r.get("t"), (int, float))), default=0.0)
-    events = sorted([(t, 1) for t in starts.values()] + [(ends.get(pid, last), -1) for pid in starts],
-                    key=lambda e: (e[0], e[1]))
-    peak = now = 0
-    for _, step in events:
-        now += step
-        peak = max(peak, now)
-    return peak, set(starts)
+def member_reports(result: RunResult) -> tuple[list[dict], list[dict]]:
+    """(reports whose pid was a member of the census when it wrote them, the others).
+
+    A pid matches a member seen with that pid that had started by the report's time (a pid
+    reused by a later process does not vouch for an earlier one's report)."""
+    started: dict[int, list[float]] = {}
+    for p in result.processes:
+        started.setdefault(p.pid, []).append(p.create_time)
+    members, strangers = [], []
+    for r in result.reports:
+        pid, t = r.get("pid"), r.get("t")
+        times = started.get(pid) if type(pid) is int else None
+        if times and (not isinstance(t, (int, float)) or any(c <= t + 1.0 for c in times)):
+            members.append(r)
+        else:
+            strangers.append(r)
+    return members, strangers
+
+
+def _note_strangers(ev: _Evidence, add, n: int, w: int) -> None:
+    workers = [r for r in ev.strangers if r.get("type") in ("worker", "worker-exit")]
+    if not workers:
+        return
+    pids = sorted({str(r.get("pid")) for r in workers})
+    more = f" and {len(pids) - 5} more" if len(pids) > 5 else ""
+    hint = (" A run shorter than the poll interval can end before the census sees its workers: lower "
+            "--interval, or watch for longer." if w < n else "")
+    add("ignored-reports", f"{len(workers)} worker report(s) came from pids the census never saw in the target's "
+                           f"tree ({', '.join(pids[:5])}{more}): they were ignored, since reports never count "
+                           f"workers by themselves.{hint}")
 
 
 def _judge_count(ev: _Evidence, exp: Expectation, add, out: Verdict) -> int:
     n, result = exp.workers, ev.result
     key = "ranks" if ev.launcher else "workers"
-    w = max((s.get(key, 0) for s in ev.window), default=0)
-    if ev.launcher is None:
-        peak, pids = _reported_peak(ev)
-        census_workers = {p.pid for p in ev.workers}
-        if peak > w and pids - census_workers:
-            w, out.basis = peak, "reports"
+    w = max((s.get(key, 0) for s in ev.window), default=0)  # workers alive at one poll: never a sum over time
     serial = ev.user_pools(serial=True)
     thread_pools = [p for p in ev.user_pools(threads=True) if (p.get("size") or 0) >= max(2, n)]
     lazy = [p for p in ev.user_pools(lazy=True) if (p.get("size") or 0) >= n]
@@ -404,7 +413,7 @@ def _judge_pending(ev: _Evidence, add, pending_grace: float) -> None:
     result = ev.result
     if not (result.hook_active or ev.worker_reports):
         return
-    reported = {r.get("pid") for r in result.reports}
+    reported = {r.get("pid") for r in ev.reports}
     rules = {r.id: r for r in catalogue().rules}
     silent = [p for p in ev.workers if p.pid not in reported and p.rule in rules and rules[p.rule].reports
               and p.last_seen - p.first_seen >= pending_grace]

@@ -1,0 +1,76 @@
+"""How the rules and the scan grow with hostile sizes (issue 22), in seconds and megabytes.
+
+    python bench/bench_scale.py [--pairs 1000,2000,4000,20000] [--keys 100000]
+
+- QG103 over N define/read pairs of one knob (N config files set 4, N reads fall back to 1,
+  every read a finding), in process, after the join: was 1.2 / 3.1 / 8.9 s for 1k / 2k / 4k
+  (quadratic, ~5 min for 20k);
+- the join over the same sites;
+- `qg-audit scan --no-cache` of one YAML of K knob keys (a fresh process: wall time, peak
+  RSS): was 282 s and 1.84 GB for 100k keys.
+
+tests/test_rules_scale.py asserts the operation counts; this prints the times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from auditor import join  # noqa: E402
+from auditor.model import ScanResult, Site  # noqa: E402
+from auditor.rules.qg103_default_divergence import DefaultDivergence  # noqa: E402
+
+
+def pairs(n: int) -> tuple[float, float, int]:
+    sites = [Site("define", f"conf/c{i}.yaml", 1, 1, "data.num_workers", value=4, kind="yaml") for i in range(n)]
+    sites += [Site("read", f"src/m{i}.py", 1, 1, "data.num_workers", default=1, kind="python", detail={"via": "get"})
+              for i in range(n)]
+    result = ScanResult(root=".", sites=sites)
+    t = time.perf_counter()
+    join.join(result)
+    joined = time.perf_counter() - t
+    t = time.perf_counter()
+    found = list(DefaultDivergence().check(result))
+    return joined, time.perf_counter() - t, len(found)
+
+
+def big_yaml(keys: int) -> tuple[float, float, str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        conf = Path(tmp) / "conf.yaml"
+        conf.write_text("".join(f"group_{i}:\n  num_workers: {i % 7 + 1}\n" for i in range(keys)))
+        t = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "auditor", "scan", tmp, "--no-cache", "-o", os.devnull],
+                                cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t
+        err = proc.stderr.read().decode(errors="replace")
+        proc.stderr.close()
+        return wall, usage.ru_maxrss / 1024, f"exit {os.waitstatus_to_exitcode(status)}{': ' + err[-200:] if err else ''}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pairs", default="1000,2000,4000,20000")
+    ap.add_argument("--keys", type=int, default=100_000)
+    args = ap.parse_args()
+    print(f"load average at the start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    for n in (int(x) for x in args.pairs.split(",")):
+        joined, rule, found = pairs(n)
+        print(f"QG103, {n:>6} define/read pairs: join {joined:6.2f} s, rule {rule:6.2f} s ({found} findings)")
+    wall, peak, how = big_yaml(args.keys)
+    print(f"scan --no-cache of one YAML with {args.keys} knob keys: {wall:.2f} s, peak RSS {peak:.0f} MB ({how})")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,177 @@
+"""The rules and the join grow linearly with the sites (issue 22), and say the same as before.
+
+QG103 compared every read with every configured define, and the join looked each key up in
+a list of the defined keys: 20k define/read pairs took minutes, a 100k-key config 282 s.
+These tests count operations (a timing would fail on a loaded machine; bench/bench_scale.py
+measures the seconds) and check the indexed versions against the pairwise ones they replace.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import sys
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from conftest import REPO, run_cli
+
+sys.path.insert(0, str(REPO))
+from auditor import join as join_mod  # noqa: E402
+from auditor.lint.base import as_number, is_config_define, is_literal, show, where  # noqa: E402
+from auditor.model import ScanResult, Site  # noqa: E402
+from auditor.rules import qg103_default_divergence as qg103  # noqa: E402
+
+KEYS = ["data.num_workers", "num_workers", "OMP_NUM_THREADS", "rollout.n_envs"]
+DEFAULTS = [0, -1, 1, 1.0, True, False, 2, 4, "4", 8]
+
+
+def define(file: str, value, key="data.num_workers", kind="yaml", line=1) -> Site:
+    detail = {} if kind == "yaml" else {"via": "argparse"}
+    return Site("define", file, line, 1, key, value=value, kind=kind, detail=detail)
+
+
+def read(file: str, default, key="data.num_workers", line=1) -> Site:
+    return Site("read", file, line, 1, key, default=default, kind="python", detail={"via": "get"},
+                source=f"cfg.get({key!r}, {default!r})")
+
+
+def joined(sites: list[Site]) -> ScanResult:
+    result = ScanResult(root=".", sites=sites)
+    join_mod.join(result)
+    return result
+
+
+def pairwise_qg103(rule, result) -> list[tuple]:
+    """QG103's knob loop as it was: every read against every comparable define, and every read
+    against every earlier read (the reference the indexed version must agree with)."""
+    out = []
+    includes = join_mod.hydra_includes(result)
+    for knob in result.knobs:
+        configured = [s for s in knob.sites if is_config_define(s) and is_literal(s.value)
+                      and not s.detail.get("reference")]
+        reads = [(s, qg103._default_of(s)) for s in knob.sites]
+        reads = [(s, d) for s, d in reads if d is not None and s.detail.get("via") != "param"]
+        for site, default in reads:
+            cfg = qg103._reaching(site, [s for s in configured if qg103._comparable(s, site)], includes)
+            if not cfg or default in {as_number(s.value) for s in cfg}:
+                continue
+            by_value = collections.Counter(show(as_number(s.value)) for s in cfg)
+            out.append((site.file, site.line, len(by_value), where(cfg[0])))
+        if configured:
+            continue
+        for i, (site, default) in enumerate(reads):
+            first = next(((s, d) for s, d in reads[:i] if d != default and not qg103._both_unset(d, default)
+                          and (s.file == site.file or "." in s.key or s.key.isupper())), None)
+            if first is not None:
+                out.append((site.file, site.line, where(first[0]), show(first[1])))
+    return out
+
+
+def indexed_qg103(rule, result) -> list[tuple]:
+    out = []
+    for f in rule.check(result):
+        if f.related and f.related[-1].detail.get("via") == "helper":
+            continue
+        if "falls back to" in f.message and "configuration" not in f.message and "configurations" not in f.message:
+            first = f.related[0]
+            out.append((f.file, f.line, where(first), f.message.rsplit("falls back to ", 1)[1].split(" ")[0]))
+        else:
+            first = f.related[0]
+            disagree = f.message.split("the ", 1)[1].split(" configurations", 1)[0] if "disagree" in f.message else None
+            counts = len({v for v in f.message.split("(")[1].split(";")[0].split(", ")}) if disagree else 1
+            out.append((f.file, f.line, counts, where(first)))
+    return out
+
+
+site_lists = st.lists(st.tuples(st.sampled_from(["define", "read"]), st.sampled_from(["a.yaml", "b.yaml", "x.py", "y.py"]),
+                                st.sampled_from(DEFAULTS), st.sampled_from(KEYS), st.booleans()), max_size=14)
+
+
+@settings(max_examples=300, deadline=None)
+@given(site_lists)
+@example([("define", "a.yaml", 4, "data.num_workers", False), ("read", "x.py", 4, "data.num_workers", False),
+          ("read", "y.py", 1, "data.num_workers", False), ("define", "b.yaml", 8, "data.num_workers", False)])
+@example([("read", "x.py", 0, "num_workers", False), ("read", "x.py", -1, "num_workers", False),
+          ("read", "y.py", False, "OMP_NUM_THREADS", False), ("read", "x.py", 2, "num_workers", False),
+          ("read", "y.py", 0, "OMP_NUM_THREADS", False), ("read", "y.py", 1.0, "num_workers", False),
+          ("read", "x.py", True, "num_workers", False)])
+def test_indexed_qg103_says_what_the_pairwise_one_said(spec):
+    sites = []
+    for line, (role, file, value, key, code) in enumerate(spec, 1):
+        if role == "define":
+            if file.endswith(".py"):
+                sites.append(define(file, value, key, kind="python", line=line))
+            elif not code:
+                sites.append(define(file, value, key, line=line))
+        else:
+            sites.append(read(file.replace(".yaml", ".py"), value, key, line=line))
+    result = joined(sites)
+    rule = qg103.DefaultDivergence()
+    want = sorted(pairwise_qg103(rule, result), key=repr)
+    got = sorted(indexed_qg103(rule, result), key=repr)
+    assert [w[:2] for w in want] == [g[:2] for g in got]
+    assert [w[3] if isinstance(w[2], int) else w[2:] for w in want] == \
+        [g[3] if isinstance(g[2], int) else g[2:] for g in got]
+
+
+def test_qg103_is_linear_in_define_read_pairs(monkeypatch):
+    calls = collections.Counter()
+
+    def counting(name, fn):
+        def wrapper(*a, **k):
+            calls[name] += 1
+            return fn(*a, **k)
+        monkeypatch.setattr(qg103, name, wrapper)
+
+    counting("as_number", qg103.as_number)
+    counting("_both_unset", qg103._both_unset)
+    n = 20_000
+    # one knob: n config files set 4, n code paths fall back to 1 (every read a finding)
+    sites = [define(f"conf/c{i}.yaml", 4) for i in range(n)] + [read(f"src/m{i}.py", 1) for i in range(n)]
+    # another: no configuration, n reads with n different defaults (the read-against-read loop)
+    sites += [read(f"src/r{i}.py", i + 2, key="rollout.n_envs") for i in range(n)]
+    result = joined(sites)
+    calls.clear()
+    findings = list(qg103.DefaultDivergence().check(result))
+    assert sum(f.knob == "data.num_workers" for f in findings) == n
+    assert sum(f.knob == "rollout.n_envs" for f in findings) == n - 1
+    # pairwise, these were n * n = 4e8 calls each
+    assert calls["as_number"] <= 4 * n, calls
+    assert calls["_both_unset"] <= 4 * n, calls
+
+
+def test_the_suffix_join_is_indexed(monkeypatch):
+    seen = collections.Counter()
+    real = join_mod._is_env
+
+    def counting(key):
+        seen["is_env"] += 1
+        return real(key)
+
+    monkeypatch.setattr(join_mod, "_is_env", counting)
+    n = 50_000
+    buckets = {f"group{i}.num_workers": [define("c.yaml", 1, f"group{i}.num_workers")] for i in range(n)}
+    buckets.update({f"cfg.group{i}.num_workers": [read("m.py", 1, f"cfg.group{i}.num_workers")] for i in range(n)})
+    buckets["num_workers"] = [read("m.py", 1, "num_workers")]  # ends n defined keys: joins none
+    buckets["x.y.group7.num_workers"] = [read("m.py", 1, "x.y.group7.num_workers")]
+    targets = join_mod._suffix_targets(buckets)
+    assert targets["cfg.group3.num_workers"] == "group3.num_workers"
+    assert targets["x.y.group7.num_workers"] == "group7.num_workers" and "num_workers" not in targets
+    assert len(targets) == n + 1
+    assert seen["is_env"] <= 3 * (2 * n + 2), seen  # pairwise: every key against every same-leaf key
+
+
+def test_a_config_of_100k_knob_keys_is_summarised(tmp_path):
+    conf = tmp_path / "proj" / "conf.yaml"
+    conf.parent.mkdir()
+    conf.write_text("".join(f"group_{i}:\n  num_workers: {i % 7 + 1}\n" for i in range(100_000)))
+    proc = run_cli("scan", str(conf.parent), "--format", "json", "--no-cache")
+    assert proc.returncode in (0, 1), proc.stderr
+    doc = json.loads(proc.stdout)
+    from auditor.scan import MAX_SITES_PER_FILE
+
+    assert doc["summary"]["knobs"] == MAX_SITES_PER_FILE
+    [error] = doc["errors"]
+    assert error["file"] == "conf.yaml" and error["message"].startswith("summarised: 100000 parallelism sites")
