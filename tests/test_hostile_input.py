@@ -26,7 +26,7 @@ FORMATS = ("text", "json", "sarif", "github")
 
 def example_copy(tmp_path: Path, name: str = "proj") -> Path:
     root = tmp_path / name
-    shutil.copytree(EXAMPLE, root)
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".qg-audit_cache"))
     return root
 
 

@@ -39,7 +39,7 @@ def build(args, make_env):
 @pytest.fixture
 def project(tmp_path):
     dst = tmp_path / "fix_project"
-    shutil.copytree(FIX_PROJECT, dst)
+    shutil.copytree(FIX_PROJECT, dst, ignore=shutil.ignore_patterns(".qg-audit_cache"))
     return dst
 
 

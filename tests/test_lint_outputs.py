@@ -71,7 +71,7 @@ def test_github_escapes_newlines_and_separators():
 @pytest.fixture
 def gate_copy(tmp_path):
     dst = tmp_path / "gate"
-    shutil.copytree(GATE, dst)
+    shutil.copytree(GATE, dst, ignore=shutil.ignore_patterns(".qg-audit_cache"))
     return dst
 
 

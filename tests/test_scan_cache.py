@@ -32,7 +32,7 @@ def mask(text: str) -> str:
 def project(tmp_path: Path, old: bool = True) -> Path:
     """A copy of the example project; with OLD, every file's mtime an hour back."""
     root = tmp_path / "proj"
-    shutil.copytree(FIXTURES / "example_project", root)
+    shutil.copytree(FIXTURES / "example_project", root, ignore=shutil.ignore_patterns(".qg-audit_cache"))
     for p in root.rglob("*"):  # copytree kept the fixtures' mtimes: set them, old or now
         os.utime(p, (HOUR_AGO, HOUR_AGO) if old else None)
     return root
@@ -414,7 +414,7 @@ def test_editing_a_gitignore_invalidates_the_replay(tmp_path):
 
 def flow_project(tmp_path: Path) -> Path:
     root = tmp_path / "flowproj"
-    shutil.copytree(FIXTURES / "flow_cache", root)
+    shutil.copytree(FIXTURES / "flow_cache", root, ignore=shutil.ignore_patterns(".qg-audit_cache"))
     age(root)
     return root
 
