@@ -41,6 +41,10 @@ def _in_worker(site) -> bool:
     return bool(function) and bool(_WORKERISH.search(function))
 
 
+def _thread_value(site) -> str:
+    return str(site.value) if site.value is not None else f"`{site.detail.get('expr') or '?'}`"
+
+
 def _where(function: str | None) -> str:
     m = _MATH_PROCESS.search(function or "")
     if m:
@@ -55,7 +59,7 @@ class ThreadPinning(Rule):
     NAME = "thread-pinning"
     SEVERITY = "warning"
     CONFIDENCE = "high"
-    MESSAGE = "{what} pins {where_} to 1 thread{why}"
+    MESSAGE = "{what} pins {where_} to {threads}{why}"
     RATIONALE = """\
 `torch.set_num_threads(1)`, `OMP_NUM_THREADS=1` and `threadpool_limits(1)` are right inside
 worker processes (many workers must not oversubscribe the CPUs), but in the main or learner
@@ -64,6 +68,9 @@ fraction of its speed. Inside a worker's entry point (a function passed as `targ
 `initializer=`, `worker_init_fn=`, or an env factory) they are fine and not reported.
 
 Set the limit in the worker's entry point instead, or size it to the cores the learner has.
+A thread count set in the body of a `threading.Thread` target acts on the whole process that
+started it (torch's intra-op threads are per process): with 1 it pins the learner (a warning),
+with another value it changes the learner's count (a note).
 A learner or inference process is the math, whatever else its name says (sample-factory's
 `LearnerWorker`): a pin there is reported.
 An environment variable set in a script that starts worker processes is for them (they
@@ -87,6 +94,15 @@ measured by verify, which says when it needs more threads."""
                 "set for the workers a script starts (they inherit it): verify's recommended one thread per worker"),
     ]
     INVALID = [
+        Example({"learner.py": "import threading\nimport torch\n"
+                               "def _prefetch(queue):\n"
+                               "    torch.set_num_threads(1)\n"
+                               "    while True:\n"
+                               "        queue.put(load())\n"
+                               "def train(model, queue):\n"
+                               "    threading.Thread(target=_prefetch, args=(queue,), daemon=True).start()\n"
+                               "    fit(model, queue)\n"},
+                "a producer thread of the learner pins the whole learner", expect=[("learner.py", 4)]),
         Example({"torch_utils.py": "import torch\n"
                                    "def init_torch_runtime(cfg, max_num_threads=1):\n"
                                    "    if max_num_threads is not None:\n"
@@ -108,6 +124,10 @@ measured by verify, which says when it needs more threads."""
         seen = set()
         spawning = idioms.files_starting_processes(result.sites)
         for site in result.sites:
+            if site.role == "consume" and site.detail.get("in_thread") and not is_test_file(site.file) \
+                    and site.detail.get("backend") in PIN_BACKENDS:
+                yield from self._in_a_thread(site)
+                continue
             if site.role == "read" or is_test_file(site.file) or _in_worker(site):
                 continue
             if site.kind == "python" and not _in_main_process(site):
@@ -134,5 +154,20 @@ measured by verify, which says when it needs more threads."""
             function = site.detail.get("function")
             yield self.finding(site, knob=site.key, related=[site], what=what, confidence=conf,
                                **({"severity": "note"} if conf == "medium" and site.kind == "python" else {}),
-                               where_=_where(function),
+                               where_=_where(function), threads="1 thread",
                                why=why + "; its math runs single-threaded")
+
+    def _in_a_thread(self, site):
+        """`torch.set_num_threads(4)` in the body of a threading.Thread target (a producer thread
+        of the learner): it sets the whole process's intra-op threads, not this thread's. With
+        1 the learner is pinned (a warning); another value changes the learner's too (a note)."""
+        value = as_number(site.value)
+        function = site.detail.get("function")
+        yield self.finding(site, knob=site.key, related=[site],
+                           what=f"{str(site.detail.get('backend')).rsplit('.', 1)[-1]}({_thread_value(site)}) in a "
+                                f"thread ({function}() runs as a threading.Thread target)",
+                           where_="the whole process that started the thread, the learner included,",
+                           threads="1 thread" if value == 1 else f"{_thread_value(site)} threads",
+                           why=": torch's intra-op threads are per process, not per thread",
+                           **({} if value == 1 and not isinstance(value, bool) else {"severity": "note",
+                                                                                  "confidence": "medium"}))

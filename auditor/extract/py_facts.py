@@ -33,6 +33,10 @@ class Facts:
     pool_names: dict[tuple[str, str], int] = field(default_factory=dict)  # (function, var) -> id(pool call)
     # (function, pool variable or None, id(receiver), submitted callable node, class)
     pool_calls: list[tuple] = field(default_factory=list)
+    threads: set[str] = field(default_factory=set)  # qualnames run as a threading.Thread target
+
+    def add_thread(self, scope: str, cls: str, ref: ast.AST) -> None:
+        self.threads.update(candidates(scope, cls, ref))
 
     def add_worker(self, scope: str, cls: str, ref: ast.AST, closures: bool = False) -> None:
         for name in candidates(scope, cls, ref):
@@ -45,6 +49,10 @@ class Facts:
             if any(fn == w or fn.startswith(w + ".") for w in self.workers) or any(
                     fn.startswith(c + ".") for c in self.closures):
                 site.detail["in_worker"] = True
+            if any(fn == t or fn.startswith(t + ".") for t in self.threads):
+                # a thread of the calling process: what it sets process-wide (torch's intra-op
+                # threads) it sets for the whole process, the learner included
+                site.detail["in_thread"] = True
 
     def resolve_pools(self) -> None:
         uses: dict[int, list[tuple[str, str]]] = {}

@@ -28,6 +28,7 @@ from auditor.extract.py_refs import (
 )
 from auditor.model import Site
 
+THREAD_CLASSES = {"threading.Thread", "threading.Timer"}
 MAIN_FUNCTIONS = {"main", "train", "_main", "_train", "cli_main"}
 POOL_METHODS = {"submit", "map", "imap", "imap_unordered", "starmap", "map_async", "starmap_async",
                 "apply", "apply_async"}
@@ -869,6 +870,12 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             self.consume(node, c, via_variable=func.id, condition=cond)
         if consumer is None and attr == "options" and self.imports_ray:
             consumer = self.cat.by_name.get(py_catalogue.OPTIONS_BACKEND)
+        if q in THREAD_CLASSES:
+            target = next((k.value for k in node.keywords if k.arg == "target"), None)
+            if target is None and len(node.args) > 1:
+                target = node.args[1]
+            if target is not None:
+                self.facts.add_thread(fn.qualname, fn.cls, target)
         mapped = self.mapped_arguments(node) if any(k.arg is None for k in node.keywords) else {}
         if consumer is None and attr and q is None:
             consumer = self.cat.method(node, mapped)
