@@ -26,6 +26,7 @@ class Vocabulary:
     near: list[re.Pattern] = field(default_factory=list)
     structure: "Structure | None" = None
     switches: dict[str, frozenset] = field(default_factory=dict)  # name -> values that run serially
+    switch_domains: dict[str, frozenset] = field(default_factory=dict)  # name -> units its counts size
 
     def match(self, leaf: str) -> str | None:
         """'exact' for a knob, 'near' for a look-alike (misspelling), None otherwise."""
@@ -49,6 +50,13 @@ class Vocabulary:
             return None
         text = str(value).strip().strip("'\"").lower()
         return text in serial or text.rsplit(".", 1)[-1] in serial
+
+    def counts_for(self, switch: str, leaf: str) -> bool:
+        """Is LEAF a count of a unit that SWITCH decides the parallelism of (num_envs for vec_env)?"""
+        domain = self.switch_domains.get(normalise(switch))
+        if not domain or self.structure is None or normalise(leaf) in self.switches or self.match(leaf) != "exact":
+            return False
+        return any(self.structure.unit(w.lower()) in domain for w in _WORDS.findall(leaf))
 
     def is_knob(self, leaf: str) -> bool:
         return self.match(leaf) == "exact"
@@ -159,6 +167,8 @@ def _base() -> tuple:
         _structure(data.get("structure")),
         tuple((normalise(k), frozenset(str(x).lower() for x in (v or {}).get("serial", ())))
               for k, v in (data.get("switches") or {}).items()),
+        tuple((normalise(k), frozenset(str(x).lower() for x in (v or {}).get("domain", ())))
+              for k, v in (data.get("switches") or {}).items()),
     )
 
 
@@ -175,9 +185,9 @@ def load(extra: dict | None = None, origin: str = "pyproject.toml") -> Vocabular
     ``extra`` is the whole ``[tool.qg-audit]`` table; keys this module does not own are
     ignored here (other modules validate them).
     """
-    names, patterns, env_vars, near, structure, switches = _base()
+    names, patterns, env_vars, near, structure, switches, domains = _base()
     vocab = Vocabulary(set(names), list(patterns), set(env_vars), [re.compile(r) for r in near], structure,
-                       dict(switches))
+                       dict(switches), dict(domains))
     for key, attr in EXTENSION_KEYS.items():
         if not extra or key not in extra:
             continue

@@ -25,7 +25,8 @@ HERE = Path(__file__).resolve().parent
 def run(tree: str, corpus: Path) -> tuple[float, float, int]:
     env = dict(os.environ, PYTHONPATH=tree)
     before, t = os.times(), time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "auditor", "scan", str(corpus), "--format", "json", "-o", os.devnull],
+    proc = subprocess.run([sys.executable, "-m", "auditor", "scan", str(corpus), "--no-cache", "--format", "json", "-o",
+                           os.devnull],
                           env=env, cwd=tree, capture_output=True, text=True)
     wall, after = time.perf_counter() - t, os.times()
     cpu = (after.children_user + after.children_system) - (before.children_user + before.children_system)

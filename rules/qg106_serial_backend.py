@@ -1,8 +1,8 @@
 """QG106 serial-backend: a parallel count is fed to a backend that runs serially."""
 
 from auditor.lint import idioms
-from auditor.lint.base import (Example, Rule, as_number, backend_entry, backend_kind, is_config_define, show,
-                               steps_envs)
+from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, backend_entry, backend_kind,
+                               is_config_define, is_test_file, show, steps_envs)
 
 SERIAL_CHOICES = {"dummy", "sync", "serial", "sequential", "threading", "dummyvecenv", "syncvectorenv",
                   "serialenv", "dummyvectorenv", "local"}
@@ -41,7 +41,10 @@ calling process: SB3 `DummyVecEnv` (and `make_vec_env` without `vec_env_cls`), g
 `SyncVectorEnv`, tianshou `DummyVectorEnv`, torchrl `SerialEnv`, `multiprocessing.dummy`
 and thread pools stepping CPU-bound environments under the GIL, `serial_mode` flags, and CLI
 choices whose default is the serial backend. `n_envs: 16` then buys batching, not
-parallelism.
+parallelism. A backend switch (rules/knobs.yaml `switches`: `vectorize`, `vec_env`, `local_mode`,
+`multi_gpu`, `single_process`, ...) configured to its serial value in the same config section
+as a count of what it would parallelise (`vectorize: serial` beside `num_envs: 64`) is reported
+at the switch.
 
 `--fix` switches DummyVecEnv -> SubprocVecEnv, SyncVectorEnv -> AsyncVectorEnv and adds
 `vec_env_cls=SubprocVecEnv` to `make_vec_env(...)`. Thread pools doing I/O, and a serial
@@ -99,6 +102,10 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
                 "a match case that names the serial choice"),
     ]
     INVALID = [
+        Example({"configs/car_racing.yaml": "vec:\n  vectorize: serial\n  num_envs: 64\n  num_workers: 8\n",
+                 "train.py": "def make(cfg):\n    return build(cfg['vec']['vectorize'], cfg['vec']['num_envs'])\n"},
+                "a switch set to its serial value beside the count it makes pointless",
+                expect=[("configs/car_racing.yaml", 2)]),
         Example({"conf.yaml": "n_envs: 16\n",
                  "train.py": "from stable_baselines3.common.env_util import make_vec_env\n"
                              "env = make_vec_env('CartPole-v1', n_envs=cfg['n_envs'])\n"},
@@ -160,7 +167,43 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
                                why=_why(site, entry))
         yield from self._config_flags(result)
 
+    def _serial_switches(self, result):
+        """`vectorize: serial` beside `num_envs: 64` in one section of a config, `local_mode: true`
+        beside `num_cpus: 16`, a dataclass `single_process: bool = True` beside `num_workers: int =
+        8`: a switch set to its serial value next to a count it makes pointless."""
+        from auditor import vocab as vocab_mod
+
+        vocab = vocab_mod.load(result.settings or None)
+        if not vocab.switches:
+            return
+        counts: dict[tuple, list] = {}  # (file, section) -> count defines there
+        switches = []
+        for s in result.sites:
+            if s.role != "define" or s.detail.get("generated") or is_test_file(s.file):
+                continue
+            if not (s.kind in CONFIG_KINDS or is_config_define(s)):
+                continue
+            section = s.key.rpartition(".")[0]
+            if vocab.serial_value(s.leaf, s.value):
+                switches.append((s, section))
+            elif isinstance(s.value, int) and not isinstance(s.value, bool) and s.value > 1:
+                counts.setdefault((s.file, section), []).append(s)
+        knob_of = {id(s): k for k in result.knobs for s in k.sites}
+        for switch, section in switches:
+            knob = knob_of.get(id(switch))
+            if knob is None or not any(s.role in ("read", "consume") for s in knob.sites):
+                continue  # a switch nothing reads changes nothing (QG101 says so), serial or not
+            beside = [c for c in counts.get((switch.file, section), ()) if vocab.counts_for(switch.leaf, c.leaf)]
+            if not beside:
+                continue
+            count = max(beside, key=lambda c: c.value)
+            yield self.finding(switch, knob=switch.key, related=[switch, count],
+                               backend=f"{switch.leaf} = {show(switch.value)}",
+                               count=f"the {count.value} set by {count.key} (line {count.line})",
+                               why=f": {show(switch.value)} is the serial choice of {switch.leaf}")
+
     def _config_flags(self, result):
+        yield from self._serial_switches(result)
         for knob in result.knobs:
             for site in knob.sites:
                 if not is_config_define(site):
