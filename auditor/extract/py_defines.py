@@ -119,17 +119,7 @@ class DefineMixin:
         if not any(self.match(n) for n in names):
             return
         detail: dict[str, Any] = {"via": "argparse", "flags": flags, "dest": dest}
-        action = const_str(kws.get("action"))
-        if action:
-            detail["action"] = action
-        if "default" in kws:
-            v = literal(kws["default"])
-            if v is NOT_LITERAL:
-                detail["expr"] = self.text(kws["default"])
-                v = None
-        else:
-            v = {"store_true": False, "store_false": True}.get(action or "")
-            detail["default_given"] = False
+        v = self.flag_default(kws, detail)
         if "type" in kws:
             detail["type"] = self.text(kws["type"])
         if "choices" in kws:
@@ -143,6 +133,21 @@ class DefineMixin:
         if not self.match(dest):
             site.detail["match"] = next(m for n in names if (m := self.match(n)))
 
+    def flag_default(self, kws: dict, detail: dict) -> Any:
+        """A flag's default as argparse gives it (store_true: False), its action and expression
+        recorded in DETAIL; None when not a literal."""
+        action = const_str(kws.get("action"))
+        if action:
+            detail["action"] = action
+        if "default" not in kws:
+            detail["default_given"] = False
+            return {"store_true": False, "store_false": True}.get(action or "")
+        v = literal(kws["default"])
+        if v is NOT_LITERAL:
+            detail["expr"] = self.text(kws["default"])
+            return None
+        return v
+
     def argument_spec(self, node: ast.Dict) -> None:
         """`{"name": "--num_envs", "type": int, "help": ...}`: an argparse flag spelled as a dict,
         as Isaac Gym's gymutil.parse_arguments(custom_parameters=[...]) takes them."""
@@ -154,18 +159,7 @@ class DefineMixin:
         if not self.match(dest):
             return
         detail: dict[str, Any] = {"via": "argparse", "flags": [flag], "dest": dest, "spec": "dict"}
-        action = const_str(spec.get("action"))
-        if action:
-            detail["action"] = action
-        v = None
-        if "default" in spec:
-            v = literal(spec["default"])
-            if v is NOT_LITERAL:
-                detail["expr"] = self.text(spec["default"])
-                v = None
-        else:
-            v = {"store_true": False, "store_false": True}.get(action or "")
-            detail["default_given"] = False
+        v = self.flag_default(spec, detail)
         if "help" in spec and const_str(spec["help"]):
             detail["help"] = const_str(spec["help"])[:120]
         self.emit("define", node, dest, v, **detail)
