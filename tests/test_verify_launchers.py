@@ -162,10 +162,16 @@ def test_expect_threads_alone_on_a_single_learner(cli, tmp_path, threads, env, r
 @pytest.mark.skipif(not shutil.which("taskset"), reason="taskset is not installed")
 def test_two_workers_of_two_threads_on_one_cpu_are_oversubscribed(cli, tmp_path):
     data = verify(cli, tmp_path, "--expect-workers", "2", *WHOLE, "--", "taskset", "-c", "0", PY,
-                  "threads_learner.py", "--threads", "2", "--workers", "2", "--seconds", "2", expect_rc=1)
+                  "threads_learner.py", "--threads", "2", "--workers", "2", "--seconds", "4", expect_rc=1)
     assert data["verdict"] == "oversubscribed", data["reasons"]
     assert data["observed"]["cpu_limit"]["cpus"] == 1
-    assert "sched_getaffinity" in data["reasons"][0]["message"] and "= 4 compute threads" in data["reasons"][0]["message"]
+    message = data["reasons"][0]["message"]
+    # measured: each worker's two intra-op threads wanted the one CPU
+    assert "sched_getaffinity" in message and "4 threads of the job were busy" in message, message
+    assert "2 busy threads" in message and "torch.set_num_threads(2) at" in message, message
+    busy = {p["pid"]: p["busy"] for p in data["observed"]["thread_cpu"]["processes"]}
+    workers = [p["pid"] for p in data["observed"]["processes"] if p["role"] == "worker"]
+    assert [busy.get(pid) for pid in workers] == [2, 2]
 
 
 @pytest.mark.slow

@@ -72,7 +72,8 @@ class Readiness:
                          else "the job to start")
         self._seen = 0  # report records looked at so far
         self._activity = 0  # of them, those that count for condition 1
-        self._event: str = ""  # the first thing that happened (condition 1)
+        self._event: str = ""
+        self._event_t: float | None = None  # when condition 1 first held  # the first thing that happened (condition 1)
         self._shape: tuple | None = None  # (counted, present, reports) at the last change
         self._since = 0.0  # when that shape was first seen
 
@@ -88,6 +89,8 @@ class Readiness:
             if self._counts(rec):
                 self._activity += 1
                 self._event = self._event or _describe(rec)
+        if self._event and self._event_t is None:
+            self._event_t = t
         self._seen = len(records)
         counted = sample.get("ranks") or sample.get("workers", 0)
         present = sum(1 for r in census.live.values() if r.alive and r.role == "worker")
@@ -98,6 +101,7 @@ class Readiness:
         reached = self.workers is not None and counted >= self.workers
         if reached and self.reports is None and not self._event:
             self._event = f"{counted} {'ranks' if sample.get('ranks') else 'workers'} running"
+            self._event_t = t
         self.state.status = self.status(t, present, importing)
         self.state.waited = t
         if not self._event or importing or (not reached and t - self._since < self.settle):
@@ -106,15 +110,16 @@ class Readiness:
         return True
 
     def finish(self, t: float, records: list[dict]) -> None:
-        """The target exited before it was ready. When its reports show that what is measured
-        happened (a pool that started and ended between two polls), the whole run is judged:
-        ready at ``t`` with the reason; otherwise it stays not ready."""
+        """The target exited before it was ready. When what is measured happened (a pool that
+        started and ended between two polls, ranks that finished before settling), the job
+        counts as ready from when it happened; otherwise it stays not ready."""
         for rec in records[self._seen:]:
             if self._counts(rec):
                 self._event = self._event or _describe(rec)
         self._seen = len(records)
         if self._event:
-            self.state.at, self.state.why = t, f"{self._event}, seen in the reports after the target exited"
+            at = self._event_t if self._event_t is not None else t
+            self.state.at, self.state.why = at, f"{self._event}; the target exited {t - at:.1f} s later"
 
     def give_up(self, t: float) -> bool:
         """True when the wait reached the timeout (the caller ends the run)."""
