@@ -97,22 +97,19 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--match: bad regular expression: {exc}") from None
 
     from auditor.render.status import StatusLine
+    from auditor.runtime.check import verify_command
     from auditor.runtime.expect import expectation
-    from auditor.runtime.ready import DEFAULT_READY_TIMEOUT, Readiness
-    from auditor.runtime.session import run_target
-    from auditor.runtime.verdict import judge
+    from auditor.runtime.ready import DEFAULT_READY_TIMEOUT
 
     exp = expectation(args)
     if exp.workers is not None and exp.workers < 1:
         raise UsageError(f"{exp.source}: expected worker count must be >= 1, got {exp.workers}")
-    ready = Readiness(workers=exp.workers,
-                      timeout=args.ready_timeout if args.ready_timeout is not None else DEFAULT_READY_TIMEOUT)
-    result = run_target(
-        command, duration=args.duration or None, timeout=args.timeout or None, interval=args.interval,
-        hook=not args.no_hook, match=args.match, warmup=args.warmup, ready=ready,
+    result, verdict = verify_command(
+        command, exp, duration=args.duration or None, warmup=args.warmup, timeout=args.timeout or None,
+        ready_timeout=args.ready_timeout if args.ready_timeout is not None else DEFAULT_READY_TIMEOUT,
+        interval=args.interval, hook=not args.no_hook, match=args.match,
         on_wait=StatusLine(prefix="qg-audit verify"), keep_output=args.keep_output,
     )
-    verdict = judge(result, exp, warmup=args.warmup)
     if args.format == "json":
         from auditor.render.verify_json import render
 

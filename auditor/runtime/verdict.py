@@ -425,6 +425,8 @@ def _judge_pending(ev: _Evidence, add, pending_grace: float) -> None:
     if not (result.hook_active or ev.worker_reports):
         return
     reported = {r.get("pid") for r in result.reports}
+    if ev.not_ready():  # what readiness waited for: the worker's own report, not the hook's "loaded"
+        reported = {r.get("pid") for r in ev.worker_reports}
     rules = {r.id: r for r in catalogue().rules}
     silent = [p for p in ev.workers if p.pid not in reported and p.rule in rules and rules[p.rule].reports
               and p.last_seen - p.first_seen >= pending_grace]

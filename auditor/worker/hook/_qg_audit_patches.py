@@ -158,6 +158,8 @@ _DUMMY_PROCESSES = {}  # creation site -> multiprocessing.dummy.Process objects 
 def _patch_mp_dummy(mod):
     """multiprocessing.dummy.Process is a thread: count them per creation site."""
     def describe(proc):
+        if _called_from("multiprocessing.pool"):  # a ThreadPool's own threads: the Pool record says it
+            return None
         facts = _stack_facts()
         site = facts.get("site") or "?"
         _DUMMY_PROCESSES[site] = _DUMMY_PROCESSES.get(site, 0) + 1
