@@ -60,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
     if command and command[0] == "--":
         command = command[1:]
     args.command_argv = command
+    if args.keep_output:
+        check_output_dir(args.keep_output)
     if args.ray is not None:
         try:
             from auditor.runtime.ray_verify import run as ray_run
@@ -84,8 +86,6 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--{flag} must be >= 0")
     if args.ready_timeout is not None and args.ready_timeout <= 0:
         raise UsageError("--ready-timeout must be > 0")
-    if args.keep_output:
-        check_output_dir(args.keep_output)
     if args.interval is not None and args.interval <= 0:
         raise UsageError("--interval must be > 0")
     if args.match:
