@@ -74,6 +74,7 @@ def test_ready_timeout_ends_a_job_that_never_starts_its_workers(cli, tmp_path):
     assert 3 <= data["target"]["run_time_s"] < 30 and data["target"]["ended_by"] == "qg-audit"
 
 
+@pytest.mark.slow
 def test_workers_still_importing_at_the_ready_timeout_are_pending(cli, tmp_path):
     data, _ = verify(cli, tmp_path, "--expect-workers", "2", "--ready-timeout", "3", "--",
                      PY, "mp_sampler.py", "--workers", "2", "--start-method", "spawn", "--import-delay", "30")

@@ -525,7 +525,7 @@ def _judge_cpus(ev: _Evidence, add) -> None:
         return
     workers = [p for p in procs if p["role"] == "worker" and not p["rank"]]
     others = [p for p in procs if p not in workers]
-    span = max(p["span_s"] for p in procs)
+    span = max(ev.result.duration_s - ev.result.window_start, max(p["span_s"] for p in procs))
     parts = [_busy_part(ev, p) for p in others[:3]]
     if len(others) > 3:
         parts.append(f"{len(others) - 3} more processes")
@@ -546,11 +546,14 @@ def _judge_cpus(ev: _Evidence, add) -> None:
                    "them, or torch.set_num_threads(1) in the worker's entry point")
     if any(p in others for p in multi):
         learner = max(1, int(cpus) - busy_workers)
-        nxt.append(f"the process that does the math gets CPUs - busy workers threads: "
-                   f"torch.set_num_threads({learner}) there" + (f" (here {int(cpus)} - {busy_workers})"
-                                                                 if busy_workers else "")
-                   + ("; with the CPUs full of busy workers, OMP_NUM_THREADS=1 for the whole job" if learner == 1
-                      and busy_workers else ""))
+        given = f"CPUs - busy workers = {int(cpus)} - {busy_workers}" if busy_workers else f"{int(cpus)} CPUs"
+        if learner == 1:
+            nxt.append(f"the process that does the math gets the CPUs the busy workers leave ({given}: one "
+                       f"thread): OMP_NUM_THREADS=1 at the top of the script that starts the workers, before "
+                       f"it starts them, pins it and the workers alike")
+        else:
+            nxt.append(f"the process that does the math gets the CPUs the busy workers leave ({given}): "
+                       f"torch.set_num_threads({learner}) in it, after the workers start")
     add("oversubscribed", f"{busy} threads of the job were busy (runnable at least {use.get('busy_share', 0.5):.0%} "
                           f"of the {span:.1f} s steady window) on {cpus:g} CPU{'s' if cpus != 1 else ''} "
                           f"({'; '.join(limit.get('from') or [])}): {'; '.join(parts)}. They take turns on the "
