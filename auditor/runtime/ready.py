@@ -16,9 +16,11 @@ The job is ready at the first poll where all of these hold:
    children, DataLoader workers: rules/workers.yaml ``reports: true``) has reported, when the
    hook runs in the target;
 3. settled: with fewer than ``workers`` counted (or no count expected), the worker count and
-   the reports have not changed for ``settle`` seconds; with ``workers`` reached, at once.
+   the reports of condition 1 have not changed for ``settle`` seconds; with ``workers``
+   reached, at once.
 
-A ``reports`` predicate alone (no worker count) makes condition 1 that predicate only.
+A ``reports`` predicate makes condition 1 that predicate only, and skips condition 3 (the
+records it accepts, timing batches say, keep coming).
 """
 
 from __future__ import annotations
@@ -104,7 +106,9 @@ class Readiness:
             self._event_t = t
         self.state.status = self.status(t, present, importing)
         self.state.waited = t
-        if not self._event or importing or (not reached and t - self._since < self.settle):
+        # a reports predicate (profile's first step) needs no settling: its records keep coming
+        settled = reached or self.reports is not None or t - self._since >= self.settle
+        if not self._event or importing or not settled:
             return False
         self.state.at, self.state.why = t, self._event
         return True
