@@ -219,3 +219,18 @@ def test_hook_watches_every_module_it_patches():
     text = (hook / "sitecustomize.py").read_text()
     missing = [name for name in patches._PATCHES if f'"{name}"' not in text]
     assert not missing, missing
+
+
+def test_run_target_with_a_reports_predicate_counts_the_duration_from_the_first_match():
+    """The API profile and diagnose use: ready at the first record the predicate accepts."""
+    from auditor.runtime.ready import Readiness
+    from auditor.runtime.session import run_target
+
+    ready = Readiness(reports=lambda r: r.get("type") == "worker" and r.get("source") != "hook",
+                      what="the first report of the program's own", timeout=60)
+    result = run_target([PY, "mp_sampler.py", "--workers", "1", "--report-delay", "2"], cwd=str(SAMPLERS),
+                        duration=1, warmup=0.5, ready=ready)
+    assert result.ready.at is not None and result.ready.at >= 2, result.ready
+    assert result.ready.why.startswith("a worker reported") and result.window_start == pytest.approx(result.ready.at + 0.5, abs=0.002)
+    assert result.duration_s >= result.ready.at + 1
+    assert_none_left(result.processes)
