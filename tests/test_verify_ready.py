@@ -44,13 +44,13 @@ def verify(cli, tmp_path, *args, cwd=SAMPLERS, env=None, fmt="json"):
 
 
 def test_window_starts_when_slow_importing_workers_have_reported(cli, tmp_path):
-    # spawn children that take 3 s to import the main module: measured from the launch, a 2 s
+    # spawn children that take 2.5 s to import the main module: measured from the launch, a 2 s
     # window saw them silent (pending); measured from readiness they pass
     data, proc = verify(cli, tmp_path, "--expect-workers", "2", "--duration", "2", "--warmup", "0.5", "--",
-                        PY, "mp_sampler.py", "--workers", "2", "--start-method", "spawn", "--import-delay", "3")
+                        PY, "mp_sampler.py", "--workers", "2", "--start-method", "spawn", "--import-delay", "2.5")
     assert data["verdict"] == "pass", data["reasons"]
     ready = data["ready"]
-    assert ready["at"] >= 3 and "worker" in ready["why"] and not ready["timed_out"]
+    assert ready["at"] >= 2.5 and "worker" in ready["why"] and not ready["timed_out"]
     assert data["observed"]["window_start"] == pytest.approx(ready["at"] + 0.5, abs=0.01)
     # the run lasted the duration after readiness, not after the launch
     assert data["target"]["run_time_s"] >= ready["at"] + 2
@@ -138,6 +138,7 @@ def test_serial_backends_are_named_with_their_site(cli, tmp_path, kind, backend,
     assert "a serial backend was created" in data["ready"]["why"]
 
 
+@pytest.mark.slow
 def test_multiprocessing_dummy_pool_is_threads_not_processes_by_name(cli, tmp_path):
     data, _ = verify(cli, tmp_path, "--expect-workers", "3", "--duration", "1", "--warmup", "0",
                      "--", PY, "serial_backends.py", "mp-dummy", cwd=JOBS)
@@ -228,9 +229,9 @@ def test_run_target_with_a_reports_predicate_counts_the_duration_from_the_first_
 
     ready = Readiness(reports=lambda r: r.get("type") == "worker" and r.get("source") != "hook",
                       what="the first report of the program's own", timeout=60)
-    result = run_target([PY, "mp_sampler.py", "--workers", "1", "--report-delay", "2"], cwd=str(SAMPLERS),
+    result = run_target([PY, "mp_sampler.py", "--workers", "1", "--report-delay", "1.5"], cwd=str(SAMPLERS),
                         duration=1, warmup=0.5, ready=ready)
-    assert result.ready.at is not None and result.ready.at >= 2, result.ready
+    assert result.ready.at is not None and result.ready.at >= 1.5, result.ready
     assert result.ready.why.startswith("a worker reported") and result.window_start == pytest.approx(result.ready.at + 0.5, abs=0.002)
     assert result.duration_s >= result.ready.at + 1
     assert_none_left(result.processes)
