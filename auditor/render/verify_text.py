@@ -60,7 +60,7 @@ def render(result, exp, verdict, *, hook: bool = True) -> str:
             out.append(f"ready: never ({ready.status or 'nothing the command measures happened'})")
         use = result.thread_cpu or {}
         if use.get("processes"):
-            out.append(f"threads: {use['busy_threads']} busy in the steady window, {use['cores']:.2f} cores used "
+            out.append(f"cpu: {use['busy_threads']} busy threads in the steady window, {use['cores']:.2f} cores used "
                        f"of {limit_cpus(result)}" + ("" if use.get("schedstat", True) else
                                                     " (no schedstat: busy judged from CPU time)"))
     rows = [p for p in result.processes if p.role != "other" or len(result.processes) <= 20]
