@@ -86,6 +86,9 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--{flag} must be >= 0")
     if args.ready_timeout is not None and args.ready_timeout <= 0:
         raise UsageError("--ready-timeout must be > 0")
+    from auditor.runtime.check import check_window
+
+    check_window(args.warmup, args.duration)
     if args.interval is not None and args.interval <= 0:
         raise UsageError("--interval must be > 0")
     if args.match:

@@ -14,7 +14,7 @@ def phase_names(sweep) -> list[str]:
 
 def rows(sweep) -> tuple[list[str], list[list[str]]]:
     names = phase_names(sweep)
-    head = [sweep.variable.name, "samples/s", "min", "max", *[f"{n} ms" for n in names], "step ms",
+    head = [sweep.variable.name, "samples/s", "min", "max", *[f"{n} ms" for n in names], "untimed ms", "step ms",
             "procs", "workers", "RSS peak", "GPU peak", "exit status"]
     body = []
     for r in sweep.results:
@@ -28,6 +28,7 @@ def rows(sweep) -> tuple[list[str], list[list[str]]]:
         ph = r.phases_ms
         body.append([r.value, rate, fmt_rate(s["min"]), fmt_rate(s["max"]),
                      *[f"{ph[n]:.2f}" if n in ph else "-" for n in names],
+                     f"{r.untimed_ms:.2f}" if r.untimed_ms is not None else "-",
                      f"{r.step_ms:.2f}" if r.step_ms is not None else "-",
                      _int(r.processes), _int(r.workers), fmt_bytes(r.rss_peak_bytes), fmt_bytes(r.gpu_peak_bytes),
                      r.status_text()])

@@ -22,6 +22,19 @@ DEFAULT_WARMUP = 1.0
 DEFAULT_DURATION = 8.0
 
 
+def check_window(warmup_s: float | None, duration: float | None, *, warmup_flag: str = "--warmup",
+                 duration_flag: str = "--duration") -> None:
+    """A steady window that cannot hold anything is a usage error, said before any launch:
+    the warm-up and the duration both count from readiness, so a warm-up as long as the
+    duration leaves nothing to judge."""
+    from auditor.exitcodes import UsageError
+
+    if warmup_s is not None and duration is not None and duration > 0 and warmup_s >= duration:
+        raise UsageError(f"{warmup_flag} {warmup_s:g} leaves nothing of {duration_flag} {duration:g}: both count "
+                         "from the moment the job is ready, so the steady window would be empty; give a "
+                         f"{duration_flag} longer than {warmup_flag}")
+
+
 def verify_command(command: list[str], exp: Expectation, *, duration: float | None = DEFAULT_DURATION,
                    warmup: float = DEFAULT_WARMUP, timeout: float | None = None,
                    ready_timeout: float | None = DEFAULT_READY_TIMEOUT, interval: float | None = None,

@@ -167,7 +167,7 @@ class Readiness:
             parts.append(f"{present} worker{'s' if present != 1 else ''} running")
         else:
             parts.append("no worker yet")
-        if self._event and not importing:
+        if self._event and not importing and self.reports is None:
             parts.append(f"settling after: {self._event}")
         return f"waiting for {self.what}: {t:.0f} s, {', '.join(parts)}"
 
@@ -183,6 +183,8 @@ def _describe(rec: dict) -> str:
         return f"rank {rec.get('rank')} joined its process group"
     if kind == "threads":
         return "torch was imported" if rec.get("default") else "a thread count was set"
+    if kind == "timing":
+        return f"the first timed step (pid {rec.get('pid')}, {rec.get('timer')})"
     return f"a {kind} report"
 
 

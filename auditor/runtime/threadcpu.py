@@ -27,6 +27,7 @@ BUSY = 0.5  # runnable at least half of the window: a thread that competes for a
 THREAD_EVERY = 1.0  # seconds between readings (~1-2 ms of CPU for 100 threads)
 READ_BUDGET = 400  # threads read per reading
 MIN_SPAN = 1.0  # a thread seen in the window for less than this is not judged
+THREAD_ROWS = 12  # per process, the busiest threads listed one by one
 
 
 @dataclass
@@ -103,8 +104,9 @@ class ThreadMeter:
         """Per process: its threads' cores and runnable shares; the busy threads of the job.
 
         Returns {"busy_threads", "cores", "cpus", "schedstat", "capped", "processes": [{pid,
-        role, backend, threads, busy, cores, runnable, span_s}]}, processes with a thread
-        judged over at least MIN_SPAN only, the busiest first."""
+        role, backend, threads, busy, cores, runnable, span_s, thread_rows: [{tid, name,
+        runnable, cores}]}]}, processes with a thread judged over at least MIN_SPAN only, the
+        busiest first; thread_rows holds the THREAD_ROWS busiest threads."""
         by_proc: dict[tuple, list] = {}
         schedstat = True
         for key, a in self.first.items():
@@ -117,7 +119,7 @@ class ThreadMeter:
                 runnable = min(1.0, max(0.0, (b.sched_ns - a.sched_ns) / 1e9 / span))
             else:
                 schedstat, runnable = False, min(1.0, cores)
-            by_proc.setdefault(key[:2], []).append((runnable, cores, span))
+            by_proc.setdefault(key[:2], []).append((runnable, cores, span, key[2], self.names.get(key, "")))
         rows_by_key = {r.key: r for r in rows}
         procs = []
         for key, threads in by_proc.items():
@@ -131,6 +133,9 @@ class ThreadMeter:
                 "runnable": round(max((t[0] for t in threads), default=0.0), 3),
                 "busy_runnable": round(sum(t[0] for t in busy) / len(busy), 3) if busy else None,
                 "span_s": round(max(t[2] for t in threads), 2),
+                # the busiest threads one by one (profile names the sampling thread and its contenders)
+                "thread_rows": [{"tid": t[3], "name": t[4], "runnable": round(t[0], 3), "cores": round(t[1], 3)}
+                                for t in sorted(threads, key=lambda t: -t[0])[:THREAD_ROWS]],
             })
         procs.sort(key=lambda p: (-p["busy"], -p["cores"]))
         return {"busy_threads": sum(p["busy"] for p in procs), "cores": round(sum(p["cores"] for p in procs), 3),

@@ -60,6 +60,8 @@ _PHASES_ENV = "QG_AUDIT_PHASES"
 _PHASE_WATCHED = frozenset((
     "gymnasium.core", "gymnasium.vector.vector_env", "stable_baselines3.common.vec_env.base_vec_env",
     "tianshou.env.venvs", "torchrl.envs.common", "torch", "queue", "multiprocessing.queues", "ray",
+    "torch.optim.optimizer", "stable_baselines3.common.on_policy_algorithm",
+    "stable_baselines3.common.off_policy_algorithm",
 ))
 _phases = False
 
