@@ -292,6 +292,7 @@ def _target_failed(d: Diagnosis, why: str, say, result=None) -> bool:
     say(_line(d.steps[-1]))
     for name in ("wait", "sweep"):
         d.add(name, "skipped", None, "not run: the profile failed (step 1)", "scan, then verify")
+        say(_line(d.steps[-1]))
     d.conclusion.append("the target could not be profiled: " + why)
     return False
 
