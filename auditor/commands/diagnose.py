@@ -25,6 +25,8 @@ from pathlib import Path
 from auditor.exitcodes import UsageError
 from auditor.render import deliver, write_file
 
+DEFAULT_DURATION = 20.0  # seconds of each profile / sweep run after its first step: plenty of steps
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = ("exit codes: 0 nothing wrong found, 1 a problem found (scan finding or failing verify), 2 usage "
@@ -40,8 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "auto: always the hook's automatic phases; timer: only SamplingTimer")
     parser.add_argument("--project", metavar="DIR",
                         help="project to scan (default: the directory of the first .py file in COMMAND, else the cwd)")
-    parser.add_argument("--duration", type=float, metavar="S",
-                        help="end each profile / sweep run S seconds after its first timed step")
+    parser.add_argument("--duration", type=float, default=DEFAULT_DURATION, metavar="S",
+                        help="end each profile / sweep run S seconds after its first timed step (default "
+                             f"{DEFAULT_DURATION:g}: a training job may never end by itself; 0 = when it exits)")
     parser.add_argument("--timeout", type=float, default=600.0, metavar="S",
                         help="safety net per run: end it after S seconds and call it timed out (default 600)")
     parser.add_argument("--ready-timeout", type=float, default=120.0, metavar="S",
@@ -100,10 +103,10 @@ def settings(args):
                          "or --values a,b,c")
     if values and not has_placeholder(cmd, args.name):
         raise UsageError(f"--values given but the command never uses {{{args.name}}}; put it where the value goes")
-    for flag in ("duration", "timeout"):
-        v = getattr(args, flag)
-        if v is not None and v <= 0:
-            raise UsageError(f"--{flag} must be > 0 seconds, got {v:g}")
+    if args.duration is not None and args.duration < 0:
+        raise UsageError(f"--duration must be >= 0 seconds (0: until the target exits), got {args.duration:g}")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError(f"--timeout must be > 0 seconds, got {args.timeout:g}")
     if args.verify_duration < 0 or args.verify_warmup < 0:
         raise UsageError("--verify-duration and --verify-warmup must be >= 0")
     if args.ready_timeout <= 0:
@@ -130,7 +133,7 @@ def settings(args):
     if not os.path.exists(project):
         raise UsageError(f"--project {project}: no such file or directory")
     return Settings(command=cmd, name=args.name, current=current, values=values, max_doublings=args.max_doublings,
-                    phases=args.phases, project=project, duration=args.duration, timeout=args.timeout,
+                    phases=args.phases, project=project, duration=args.duration or None, timeout=args.timeout,
                     sweep_steps=args.sweep_steps, warmup_steps=args.warmup_steps,
                     verify_duration=args.verify_duration, verify_warmup=args.verify_warmup, thresholds=th,
                     plateau_gain=args.plateau_gain, ready_timeout=args.ready_timeout, sweep_runs=args.sweep_runs,

@@ -22,6 +22,8 @@ its environment, or torch.set_num_threads(1) at the top of its script), then pro
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 RAN_LOW = 0.8  # the sampling thread ran < 80% of the time it wanted a CPU: it queued for one
 TORCH_SHARE = 0.3  # forward + torch calls in the untimed time: at least this share of the step
 TOP_FUNCTIONS = 8
@@ -89,12 +91,13 @@ def explain(prof, records: list[dict], thread_cpu: dict | None, cpu_limit: dict 
     procs = {p["pid"]: p for p in (thread_cpu or {}).get("processes") or []}
     torch_threads = _torch_threads(records)
     samplers = []
-    from auditor.profiling.series import parse_records
-
-    series, _notes = parse_records([r for r in records if r.get("type") == "timing"])
-    for s in series:
-        if not s.steps or s.tid is None:
-            continue
+    threads = {}  # (pid, timer) -> tid of each sampling thread (its records carry steps); no decoding needed
+    for r in records:
+        if r.get("type") == "timing" and r.get("steps") and isinstance(r.get("tid"), int) \
+                and isinstance(r.get("pid"), int):
+            threads[(r["pid"], str(r.get("timer")))] = r["tid"]
+    for (pid, timer), tid in sorted(threads.items()):
+        s = SimpleNamespace(pid=pid, tid=tid, timer=timer)
         p = procs.get(s.pid)
         rows = (p or {}).get("thread_rows") or []
         me = next((t for t in rows if t["tid"] == s.tid), None)

@@ -46,12 +46,17 @@ def render(d) -> str:
         out.append("")
         out.append("scan findings in files the command does not run (not in the exit code):")
         out += [f"  {f.code} {f.file}:{f.line} {f.message}" for f in d.elsewhere[:10]]
+    tails = []
     if d.failure_output:
+        tails.append(("the failed profile run", d.failure_output))
+    if d.verify is not None and d.verify["exit_code"] != 0:
+        tails.append((f"the verify run, {d.verify['verdict']}", d.verify.get("target") or {}))
+    for what, output in tails:
         for name in ("stderr", "stdout"):
-            tail = (d.failure_output.get(f"{name}_tail") or "").strip()
+            tail = "\n".join((output.get(f"{name}_tail") or "").strip().splitlines()[-15:])
             if tail:
                 out.append("")
-                out.append(f"--- target {name} (the failed profile run, last lines) ---")
+                out.append(f"--- target {name} ({what}, last lines) ---")
                 out.append(tail)
     out.append("")
     out.append(f"branch: {d.branch}")
