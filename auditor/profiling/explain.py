@@ -16,8 +16,9 @@ Intra-op contention is named when all of these hold (the numbers are in the mess
 3. torch work is a large part of the sampling step: the forward share plus the untimed
    samples in torch code reach TORCH_SHARE of the step.
 
-The setting to try is one intra-op thread for the sampling process (OMP_NUM_THREADS=1 in
-its environment, or torch.set_num_threads(1) at the top of its script), then profile again.
+The setting to try is one intra-op thread for the sampling process (OMP_NUM_THREADS=1 in its
+environment when launched on this machine; torch.set_num_threads(1) is the in-code
+equivalent), then profile again.
 """
 
 from __future__ import annotations
@@ -143,8 +144,8 @@ def _contention(prof, untimed, samplers, cpus, busy_job) -> dict | None:
                    f"{tt_text} on {cpu_text}"
                    + (f", {busy_job} busy threads in the job" if busy_job is not None else "")
                    + (f"; {ran}" if ran else "") + f"; {where}. Try one intra-op thread for the sampling process: "
-                   "OMP_NUM_THREADS=1 in its environment (or torch.set_num_threads(1) at the top of its script), "
-                   "then profile again")
+                   "OMP_NUM_THREADS=1 in its environment when it is launched on this machine (torch.set_num_threads(1) "
+                   "is the in-code equivalent; docs/profile.md 2c says when to keep which), then profile again")
         return {"pid": s["pid"], "tid": s["tid"], "torch_threads": tt, "busy_others": s["busy_others"],
                 "ran": s["ran"], "torch_share": round(torch_share, 4), "setting": "OMP_NUM_THREADS=1",
                 "message": message}
