@@ -40,7 +40,7 @@ def auto_run(tmp_path, *fixture_args, timeout=240):
 
 def manual_profile(records):
     """The SamplingTimer figures of the same run, through the same library path."""
-    from auditor.commands.profile import build
+    from auditor.profiling.launch import build
     from auditor.profiling import Thresholds
 
     return build(records, False, None, None, 50, Thresholds()).to_json()
@@ -145,7 +145,10 @@ q = queue.Queue()
 t = threading.Thread(target=lambda: [q.put(1), q.get()]); t.start(); t.join()   # not the main thread's wait
 q.put(2); q.get()
 st = ph._tls.st
-print(json.dumps({"calls": st.calls, "modes": st.modes, "wrapped": getattr(torch.nn.Module.__call__, "_qg_audit_phase", False)}))
+# no env step closed the forwards: those with autograd on (and the no_grad one after them) are
+# still pending, training if a backward came; modes + pending modes are all outermost forwards
+modes = [a + b for a, b in zip(st.modes, st.pend_modes)]
+print(json.dumps({"calls": st.calls, "modes": modes, "wrapped": getattr(torch.nn.Module.__call__, "_qg_audit_phase", False)}))
 """
 
 
@@ -185,14 +188,64 @@ vec.reset()
 for _ in range(2):
     vec.step(np.zeros(3, np.int64))
 st = ph._tls.st
-print(json.dumps({"env_steps": st.sent + st.nrows, "samples": st.rows[1::5]}))
+print(json.dumps({"env_steps": st.sent + st.nrows, "sent": st.sent, "samples": st.rows[1::5]}))
 """
 
 
 def test_env_subclasses_defined_after_import_are_timed_once_per_step():
     got = _hooked(GYM_SUBCLASS)
     assert got["env_steps"] == 5
-    assert got["samples"] == [1, 1, 1, 3, 3]  # a vector env's step is num_envs samples
+    # the first step is sent at once (it tells qg-audit the job is ready); the rest are buffered
+    assert got["sent"] == 1
+    assert got["samples"] == [1, 1, 3, 3]  # a vector env's step is num_envs samples
+
+
+COLLECT_THEN_TRAIN = r"""
+import json, time, torch, gymnasium, numpy as np, _qg_audit_phases as ph
+class E(gymnasium.Env):
+    observation_space = gymnasium.spaces.Box(0, 1, (2,), np.float32)
+    action_space = gymnasium.spaces.Discrete(2)
+    def reset(self, *, seed=None, options=None):
+        return np.zeros(2, np.float32), {}
+    def step(self, a):
+        return np.zeros(2, np.float32), 0.0, False, False, {}
+env = E(); env.reset()
+net = torch.nn.Linear(2, 2); opt = torch.optim.SGD(net.parameters(), lr=0.1)
+x = torch.zeros(1, 2)
+for it in range(3):
+    for _ in range(4):
+        with torch.no_grad():
+            net(x)                          # the sampling forward
+        env.step(0)
+    loss = net(x).sum()                     # training: forward with autograd on ...
+    time.sleep(0.03)                        # ... loss bookkeeping ...
+    loss.backward(); opt.step(); opt.zero_grad()
+time.sleep(0.01)                            # after training, before the next step: sampling
+net(x)                                      # a sampling forward with autograd on: no backward follows
+env.step(0)
+st = ph._tls.st
+print(json.dumps({"sent": st.sent, "trn": st.trn, "steps": st.rows[0::5], "fwd": st.rows[3::5],
+                  "modes": st.modes, "train": st.train, "arows": st.arows}))
+"""
+
+
+def test_training_in_the_sampling_thread_is_kept_apart():
+    """A collect-then-train loop in one thread: each step that holds training carries it apart,
+    the training forwards are not sampling forwards, and a grad forward no backward follows is."""
+    got = _hooked(COLLECT_THEN_TRAIN)
+    assert got["sent"] == 1  # step 1 went out at once; steps 2..13 are buffered
+    trn = got["trn"]
+    assert len(trn) == 12
+    trained = [i for i, t in enumerate(trn) if t]
+    assert trained == [3, 7, 11], trn  # steps 5, 9 and 13 each hold a training span
+    for i in trained:
+        assert 30e6 <= trn[i] < got["steps"][i]  # the span (with its 30 ms) is inside the step's wall time
+    # after the third span: 10 ms of sampling and a grad forward that no backward followed
+    assert got["steps"][11] - trn[11] >= 10e6
+    assert got["fwd"][11] > 0  # that forward is sampling forward time
+    assert got["train"] == [3, 3, 3, 3]  # training forwards, backward calls, optimizer steps, spans
+    assert got["modes"] == [1, 12, 0]  # sampling forwards only: one with autograd on, 12 under no_grad
+    assert len(got["arows"]) == 9  # one alternation trainer row per span: end, sampling before it, span
 
 
 FORWARDING = r"""
@@ -279,7 +332,7 @@ def test_pool_workers_waiting_for_tasks_are_not_a_trainer(tmp_path):
     proc = run_cli("profile", "--auto", "--save-reports", str(saved), "--", sys.executable,
                    str(AUTO / "pool_tasks.py"), timeout=180)
     # no environment and no trainer: nothing to profile, and it says why
-    assert proc.returncode == 3 and "without an environment step" in proc.stderr
+    assert proc.returncode == 3 and "before it was ready: no env step the hook could time" in proc.stderr
     records = [json.loads(line) for line in saved.read_text().splitlines()]
     # the workers' 600 queue gets made trainer rows before pool workers were told apart
     assert not any(r.get("trainer") for r in records if r.get("source") == "auto")

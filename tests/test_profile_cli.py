@@ -253,14 +253,16 @@ def test_target_failing_before_any_timing_record_exits_3_with_its_stderr():
     proc = run_cli("profile", "--", sys.executable, "-c",
                    "import sys; print('sampler: config rollout.yaml not found', file=sys.stderr); sys.exit(4)")
     assert proc.returncode == 3
-    assert "exited with code 4 without sending any timing record" in proc.stderr
-    assert "sampler: config rollout.yaml not found" in proc.stderr
+    # a run that ends before it is ready says exactly that, with the target's own output
+    assert "the target exited with code 4 after" in proc.stderr
+    assert "before it was ready: no SamplingTimer step yet" in proc.stderr
+    assert "--- target stderr (last 1 lines) ---\nsampler: config rollout.yaml not found" in proc.stderr
 
 
 def test_target_that_is_not_instrumented_exits_3():
     proc = run_cli("profile", "--", sys.executable, "-c", "pass")
     assert proc.returncode == 3
-    assert "without sending any timing record" in proc.stderr
+    assert "exited with code 0 after" in proc.stderr and "before it was ready: no SamplingTimer step" in proc.stderr
 
 
 def test_target_crashing_after_records_still_gets_a_profile():

@@ -2,8 +2,8 @@
 
 The fixture's samples/s doubles with the batch up to 32 and is flat after it; each process
 holds batch x 1 MiB of touched memory; batch 48 crashes like an out-of-memory error. One
-sweep (8, 16, 32, 48, 64; 30 steady steps each) runs once per module and the tests read its
-table, JSON, exports and plot.
+sweep (8, 16, 32, 48, 64; 30 steady steps each, two runs per value: a plateau needs a spread)
+runs once per module and the tests read its table, JSON, exports and plot.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def swept(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("sweep")
     tag = "sweep-" + uuid.uuid4().hex[:8]
     files = {"json": tmp / "s.json", "md": tmp / "s.md", "csv": tmp / "s.csv", "png": tmp / "s.png"}
-    args = ["sweep", "-L", "batch", "8,16,32,48,64", "--steps", "30", "--interval", "0.05",
+    args = ["sweep", "-L", "batch", "8,16,32,48,64", "--steps", "30", "--runs", "2", "--interval", "0.05",
             "--memory-limit", "90MiB", "--memory-near", "0.75", "--plateau-gain", "0.15",
             "--export-json", str(files["json"]), "--export-markdown", str(files["md"]),
             "--export-csv", str(files["csv"])]
@@ -68,7 +68,8 @@ def test_sweep_exits_0_and_prints_the_table(swept):
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     header = next(line for line in lines if line.startswith("batch "))
-    for col in ("samples/s", "env ms", "fwd ms", "xfer ms", "procs", "RSS peak", "GPU peak", "exit status"):
+    for col in ("samples/s", "env ms", "fwd ms", "xfer ms", "untimed ms", "procs", "RSS peak", "GPU peak",
+                "exit status"):
         assert col in header
     rows = {line.split()[0]: line for line in lines if line.split() and line.split()[0] in {"8", "16", "32", "48", "64"}}
     assert set(rows) == {"8", "16", "32", "48", "64"}
@@ -76,7 +77,7 @@ def test_sweep_exits_0_and_prints_the_table(swept):
     for v in ("8", "16", "32", "64"):
         assert rows[v].endswith("ok")
         assert " n/a " in rows[v] or doc["context"]["gpu"]["present"]  # GPU peak: n/a without a GPU
-    assert "qg-audit sweep: [5/5] batch=64 run 1/1" in proc.stderr  # the progress line
+    assert "qg-audit sweep: [10/10] batch=64 run 2/2" in proc.stderr  # the progress line
 
 
 def test_throughput_saturates_at_the_known_batch(swept):
@@ -129,7 +130,7 @@ def test_json_schema_fields(swept):
         assert {"value", "runs", "samples_per_s", "phases_ms", "processes", "rss_peak_bytes", "gpu_peak_bytes",
                 "exit_codes"} <= set(r)
         assert set(r["samples_per_s"]) == {"mean", "stddev", "min", "max"}
-        assert r["runs"] == 1 and r["processes"] >= 1
+        assert r["runs"] == 2 and r["processes"] >= 1
     assert {"stop_at", "message", "changes", "reasons", "scope"} <= set(doc["conclusion"])
 
 
@@ -154,7 +155,7 @@ def test_every_value_measured_over_the_same_steps(swept):
 def test_crashing_value_is_recorded_and_the_sweep_goes_on(swept):
     proc, doc, _files, tag = swept
     crashed = by_value(doc)["48"]
-    assert crashed["exit_codes"] == [1] and crashed["samples_per_s"]["mean"] is None
+    assert crashed["exit_codes"] == [1, 1] and crashed["samples_per_s"]["mean"] is None
     assert "simulated out of memory" in crashed["run_details"][0]["stderr_tail"]
     assert by_value(doc)["64"]["samples_per_s"]["mean"] > 0  # measured after the crash
     assert "batch=48: every run failed (exited with code 1); not measured" in proc.stdout
@@ -165,7 +166,8 @@ def test_markdown_and_csv_exports(swept):
     _proc, _doc, files, _tag = swept
     rows = list(csv.DictReader(files["csv"].open()))
     assert [r["batch"] for r in rows] == ["8", "16", "32", "48", "64"]
-    assert rows[3]["exit_codes"] == "1" and float(rows[2]["samples_per_s_mean"]) > 0
+    assert rows[3]["exit_codes"] == "1 1" and float(rows[2]["samples_per_s_mean"]) > 0
+    assert float(rows[2]["untimed_ms"]) >= 0  # the table's untimed column, in the CSV too
     md = files["md"].read_text()
     assert sum(1 for line in md.splitlines() if line.startswith("| ")) == 6  # header + 5 values
     assert "stop at batch 32" in md

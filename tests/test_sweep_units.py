@@ -167,8 +167,13 @@ def test_change_line_has_the_issue_form():
     assert "+26% per doubling" in line  # 1.5833 ** 0.5 - 1
 
 
+def runs3(*specs):
+    """(value, mean rate, rss) -> ValueResults of three runs each (mean +- 1%)."""
+    return values(*[(v, [rate * 0.99, rate, rate * 1.01], rss) for v, rate, rss in specs])
+
+
 def test_plateau_gives_stop_at_the_last_value_that_gained():
-    res = values(("8", [1000], MIB), ("16", [1900], MIB), ("32", [3600], MIB), ("64", [3700], MIB))
+    res = runs3(("8", 1000, MIB), ("16", 1900, MIB), ("32", 3600, MIB), ("64", 3700, MIB))
     con, _ = sweep_of(res)
     assert con["stop_at"] == "32" and con["reasons"] == ["plateau"]
     assert [c["plateau"] for c in con["changes"]] == [False, False, True]
@@ -190,8 +195,50 @@ def test_memory_near_limit_stops_before_that_value():
     assert "at batch 32 the tree RSS peak 850.0 MiB is 85% of the 1000.0 MiB limit" in con["message"]
 
 
+def test_one_run_per_value_states_no_plateau_stop():
+    # the same means as above, one run each: a plateau cannot be told from run-to-run noise
+    res = values(("8", [1000], MIB), ("16", [1900], MIB), ("32", [3600], MIB), ("64", [3700], MIB))
+    con, warnings = sweep_of(res)
+    assert con["stop_at"] is None and con["reasons"] == []
+    assert "one run per value cannot tell a plateau" in con["message"] and "--runs 3" in con["message"]
+    assert "32 \u2192 64 gained +3%" in con["message"]
+
+
+def test_memory_stop_needs_no_spread():
+    # a memory peak is a peak, not a mean: one run per value still stops before the near-limit value
+    res = values(("8", [1000], 100 * MIB), ("16", [2000], 300 * MIB), ("32", [4000], 850 * MIB))
+    con, _ = sweep_of(res, limit=1000 * MIB)
+    assert con["stop_at"] == "16" and con["reasons"] == ["memory"]
+
+
+def test_a_dip_that_a_later_value_beats_is_not_a_plateau():
+    # the issue's sweep: batch 4 -> 8 gained nothing, batch 32 gave 5x batch 4's samples/s
+    res = runs3(("4", 1000, MIB), ("8", 1010, MIB), ("16", 2500, MIB), ("32", 5000, MIB))
+    con, _ = sweep_of(res)
+    assert con["stop_at"] is None
+    assert "a dip, not a plateau" in con["message"] and "4 \u2192 8" in con["message"]
+    assert con["stop_at"] != "4"
+
+
+def test_the_stop_point_is_never_beaten_by_a_later_value():
+    # a dip first, then a real plateau: the stop is the plateau, and no later value beats it
+    res = runs3(("4", 1000, MIB), ("8", 1010, MIB), ("16", 3000, MIB), ("32", 3050, MIB), ("64", 3060, MIB))
+    con, _ = sweep_of(res)
+    assert con["stop_at"] == "16" and con["reasons"] == ["plateau"]
+    stop = next(r for r in res if r.value == con["stop_at"])
+    later = res[res.index(stop) + 1:]
+    assert all(r.samples_per_s["mean"] < stop.samples_per_s["mean"] * 1.05 for r in later)
+
+
+def test_beating_within_the_runs_spread_does_not_contradict():
+    # 64 is 6% over 16 per two doublings but within the spread of the runs: the plateau stands
+    res = values(("16", [2800, 3000, 3200], MIB), ("32", [2900, 3050, 3200], MIB), ("64", [3000, 3250, 3500], MIB))
+    con, _ = sweep_of(res)
+    assert con["stop_at"] == "16"
+
+
 def test_plateau_and_memory_at_the_same_value_give_both_reasons():
-    res = values(("16", [1000], 100 * MIB), ("32", [2000], 300 * MIB), ("64", [2020], 900 * MIB))
+    res = runs3(("16", 1000, 100 * MIB), ("32", 2000, 300 * MIB), ("64", 2020, 900 * MIB))
     con, _ = sweep_of(res, limit=1000 * MIB)
     assert con["stop_at"] == "32" and con["reasons"] == ["plateau", "memory"]
 
@@ -208,9 +255,9 @@ def test_memory_already_near_at_the_first_value():
 
 
 def test_failed_value_is_skipped_and_reported():
-    res = values(("16", [1000], MIB), ("32", [2000], MIB))
+    res = runs3(("16", 1000, MIB), ("32", 2000, MIB))
     res.insert(1, ValueResult("24", [run("24", None, status="exit", exit_code=1)]))
-    res.append(ValueResult("64", [run("64", 2030)]))
+    res.append(ValueResult("64", [run("64", 2030 + d, n=i + 1) for i, d in enumerate((-20, 0, 20))]))
     con, warnings = sweep_of(res)
     assert [(c["from"], c["to"]) for c in con["changes"]] == [("16", "32"), ("32", "64")]
     assert con["stop_at"] == "32"
@@ -258,6 +305,19 @@ def test_phase_shift_names_where_the_time_moved():
     assert shift["phases_ms_delta"] == {"env": 1.0, "fwd": 4.0, "xfer": 0.0}
     assert shift["line"] == ("where the step time moved, batch 32 → 64: step 5.00 → 10.00 ms; "
                              "fwd +4.00 ms (80% of the change), env +1.00 ms, xfer +0.00 ms")
+
+
+def test_phase_shift_counts_the_untimed_time():
+    # the issue: without an untimed column "where the step time moved" explained 3-28% of a change
+    a = ValueResult("32", [run("32", 5000)])
+    b = ValueResult("64", [run("64", 5000)])
+    a.runs[0].untimed_ms = 0.0
+    b.runs[0].phases_ms = {"env": 1.0, "fwd": 3.5, "xfer": 1.0}
+    b.runs[0].step_ms, b.runs[0].untimed_ms = 10.0, 4.5
+    con, _ = sweep_of([a, b])
+    assert con["phase_shift"]["phases_ms_delta"]["untimed"] == 4.5
+    assert "untimed +4.50 ms (90% of the change)" in con["phase_shift"]["line"]
+    assert b.untimed_ms == 4.5 and b.to_json()["untimed_ms"] == 4.5
 
 
 def test_percent_format():

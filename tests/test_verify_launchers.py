@@ -160,10 +160,41 @@ def test_expect_threads_alone_on_a_single_learner(cli, tmp_path, threads, env, r
 @pytest.mark.skipif(not shutil.which("taskset"), reason="taskset is not installed")
 def test_two_workers_of_two_threads_on_one_cpu_are_oversubscribed(cli, tmp_path):
     data = verify(cli, tmp_path, "--expect-workers", "2", *WHOLE, "--", "taskset", "-c", "0", PY,
-                  "threads_learner.py", "--threads", "2", "--workers", "2", "--seconds", "2", expect_rc=1)
+                  "threads_learner.py", "--threads", "2", "--workers", "2", "--seconds", "4", expect_rc=1)
     assert data["verdict"] == "oversubscribed", data["reasons"]
     assert data["observed"]["cpu_limit"]["cpus"] == 1
-    assert "sched_getaffinity" in data["reasons"][0]["message"] and "= 4 compute threads" in data["reasons"][0]["message"]
+    message = data["reasons"][0]["message"]
+    # measured: each worker's two intra-op threads wanted the one CPU
+    assert "sched_getaffinity" in message and "4 threads of the job were busy" in message, message
+    assert "2 busy threads" in message and "torch.set_num_threads(2) at" in message, message
+    busy = {p["pid"]: p["busy"] for p in data["observed"]["thread_cpu"]["processes"]}
+    workers = [p["pid"] for p in data["observed"]["processes"] if p["role"] == "worker"]
+    assert [busy.get(pid) for pid in workers] == [2, 2]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not shutil.which("taskset"), reason="taskset is not installed")
+def test_learner_intra_op_threads_contending_with_busy_workers_are_oversubscribed(cli, tmp_path):
+    # on 2 CPUs: the learner's 2 busy intra-op threads + 2 busy env workers = 4 busy threads
+    data = verify(cli, tmp_path, "--expect-workers", "2", "--duration", "3", "--", "taskset", "-c", "0,1", PY,
+                  "threads_learner.py", "--threads", "2", "--env-workers", "2", "--seconds", "30", expect_rc=1)
+    assert data["verdict"] == "oversubscribed", data["reasons"]
+    message = data["reasons"][0]["message"]
+    assert "on 2 CPUs" in message and "the target (pid" in message and "2 busy threads" in message, message
+    assert "2 workers 1 busy thread each" in message and "OMP_NUM_THREADS=1 at the top of the script that starts the workers" in message, message
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not shutil.which("taskset"), reason="taskset is not installed")
+def test_idle_workers_never_make_a_setup_oversubscribed(cli, tmp_path):
+    # the same learner beside 2 env workers that wait (a simulator call): 2 busy threads on 2 CPUs
+    data = verify(cli, tmp_path, "--expect-workers", "2", "--duration", "3", "--", "taskset", "-c", "0,1", PY,
+                  "threads_learner.py", "--threads", "2", "--env-workers", "2", "--idle", "--seconds", "30",
+                  expect_rc=0)
+    assert "oversubscribed" not in codes(data), data["reasons"]
+    use = data["observed"]["thread_cpu"]
+    workers = {p["pid"] for p in data["observed"]["processes"] if p["role"] == "worker"}
+    assert all(p["busy"] == 0 for p in use["processes"] if p["pid"] in workers), use
 
 
 @pytest.mark.slow

@@ -13,7 +13,7 @@ import auditor.worker
 
 WORKER_DIR = Path(auditor.worker.__file__).parent
 # the hook's modules import each other by their top-level names (the hook dir is on sys.path)
-HOOK_SIBLINGS = {"_qg_audit_patches", "_qg_audit_phases", "sitecustomize"}
+HOOK_SIBLINGS = {"_qg_audit_patches", "_qg_audit_phases", "_qg_audit_stacks", "sitecustomize"}
 # ray_kv.put runs only inside a Ray actor, where ray is already loaded; it imports nothing new
 ALREADY_LOADED_THERE = {("ray_kv.py", "ray")}
 

@@ -6,10 +6,12 @@
                       [--report FILE.html|FILE.md] [--trace FILE.json] -- COMMAND ... [{batch}] ...
 
 profile -> trainer wait distribution -> (sampling-bound with forward + transfer dominant) a
-one-variable batch sweep over {batch} -> scan of the project -> verify of the worker count
-the scan's effective values ask for. Exit codes: 0 nothing wrong found, 1 a problem found
-(a scan warning or error, or a failing verify verdict), 2 usage error, 3 the target failed
-(could not start, crashed, or sent no timing). See docs/diagnose.md.
+one-variable batch sweep over {batch} -> scan of the project (judged for the files the
+command runs) -> verify of the worker count the command asks for. The method itself lives
+in auditor.method.run; this module is flags and rendering. Exit codes: 0 nothing wrong
+found, 1 a problem found (a scan warning or error in what the command runs, or a failing
+verify verdict), 2 usage error, 3 the target failed (could not start, crashed, or sent no
+timing). See docs/diagnose.md.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from pathlib import Path
 
 from auditor.exitcodes import UsageError
 from auditor.render import deliver, write_file
+
+DEFAULT_DURATION = 20.0  # seconds of each profile / sweep run after its first step: plenty of steps
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,15 +42,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "auto: always the hook's automatic phases; timer: only SamplingTimer")
     parser.add_argument("--project", metavar="DIR",
                         help="project to scan (default: the directory of the first .py file in COMMAND, else the cwd)")
-    parser.add_argument("--duration", type=float, metavar="S", help="end each profile / sweep run after S seconds")
+    parser.add_argument("--duration", type=float, default=DEFAULT_DURATION, metavar="S",
+                        help="end each profile / sweep run S seconds after its first timed step (default "
+                             f"{DEFAULT_DURATION:g}: a training job may never end by itself; 0 = when it exits)")
     parser.add_argument("--timeout", type=float, default=600.0, metavar="S",
                         help="safety net per run: end it after S seconds and call it timed out (default 600)")
+    parser.add_argument("--ready-timeout", type=float, default=120.0, metavar="S",
+                        help="per run: wait at most S seconds after the launch for its first step (profile, sweep) "
+                             "or its workers (verify) (default 120)")
     parser.add_argument("--sweep-steps", type=int, metavar="N", help="sweep: measure N steady steps per timer per value")
+    parser.add_argument("--sweep-runs", type=int, default=3, metavar="R",
+                        help="sweep: fresh runs per value (default 3; with 1 the sweep states no plateau)")
     parser.add_argument("--warmup-steps", type=int, metavar="K", help="steps excluded as warm-up per timer")
     parser.add_argument("--verify-duration", type=float, default=8.0, metavar="S",
                         help="verify: watch the target this long (default 8; 0 = until it exits)")
     parser.add_argument("--verify-warmup", type=float, default=1.0, metavar="S",
-                        help="verify: seconds after launch not counted (default 1)")
+                        help="verify: seconds after the workers are ready not counted (default 1)")
     th = parser.add_argument_group("decision thresholds (as qg-audit profile, docs/profile.md)")
     th.add_argument("--env-share", type=float, metavar="X", help="env >= X of step time: env-bound (default 0.5)")
     th.add_argument("--wait-low", type=float, metavar="X", help="wait ratio p50 < X: trainer-bound (default 0.2)")
@@ -59,6 +70,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--report", action="append", metavar="FILE",
                      help="also write a shareable report: FILE.html (self-contained) or FILE.md (repeatable)")
     out.add_argument("--trace", metavar="FILE.json", help="also write the profile run's phases as a Chrome trace")
+    out.add_argument("--keep-output", metavar="DIR",
+                     help="keep every run's whole stdout, stderr and reports under DIR (profile/, sweep/..., verify/)")
     parser.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="the sampler / training command")
 
 
@@ -90,14 +103,20 @@ def settings(args):
                          "or --values a,b,c")
     if values and not has_placeholder(cmd, args.name):
         raise UsageError(f"--values given but the command never uses {{{args.name}}}; put it where the value goes")
-    for flag in ("duration", "timeout"):
-        v = getattr(args, flag)
-        if v is not None and v <= 0:
-            raise UsageError(f"--{flag} must be > 0 seconds, got {v:g}")
+    if args.duration is not None and args.duration < 0:
+        raise UsageError(f"--duration must be >= 0 seconds (0: until the target exits), got {args.duration:g}")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError(f"--timeout must be > 0 seconds, got {args.timeout:g}")
     if args.verify_duration < 0 or args.verify_warmup < 0:
         raise UsageError("--verify-duration and --verify-warmup must be >= 0")
+    if args.ready_timeout <= 0:
+        raise UsageError(f"--ready-timeout must be > 0 seconds, got {args.ready_timeout:g}")
+    from auditor.profiling.launch import check_window
+
+    check_window(args.verify_warmup, args.verify_duration, warmup_flag="--verify-warmup",
+                 duration_flag="--verify-duration")
     for flag, v, lo in (("sweep-steps", args.sweep_steps, 1), ("warmup-steps", args.warmup_steps, 0),
-                        ("max-doublings", args.max_doublings, 1)):
+                        ("max-doublings", args.max_doublings, 1), ("sweep-runs", args.sweep_runs, 1)):
         if v is not None and v < lo:
             raise UsageError(f"--{flag} must be an integer >= {lo}, got {v}")
     th = Thresholds()
@@ -114,10 +133,11 @@ def settings(args):
     if not os.path.exists(project):
         raise UsageError(f"--project {project}: no such file or directory")
     return Settings(command=cmd, name=args.name, current=current, values=values, max_doublings=args.max_doublings,
-                    phases=args.phases, project=project, duration=args.duration, timeout=args.timeout,
+                    phases=args.phases, project=project, duration=args.duration or None, timeout=args.timeout,
                     sweep_steps=args.sweep_steps, warmup_steps=args.warmup_steps,
                     verify_duration=args.verify_duration, verify_warmup=args.verify_warmup, thresholds=th,
-                    plateau_gain=args.plateau_gain)
+                    plateau_gain=args.plateau_gain, ready_timeout=args.ready_timeout, sweep_runs=args.sweep_runs,
+                    keep_output=args.keep_output)
 
 
 def _check_reports(paths: list[str]) -> None:
@@ -135,6 +155,10 @@ def run(args) -> int:
     _check_reports(reports)
     if args.trace and not Path(args.trace).expanduser().resolve().parent.is_dir():
         raise UsageError(f"--trace {args.trace}: directory does not exist")
+    if args.keep_output:
+        from auditor.commands.verify import check_output_dir
+
+        check_output_dir(args.keep_output)
 
     from auditor.method.run import run_method
     from auditor.runtime.signals import terminating_signals

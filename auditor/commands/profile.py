@@ -4,11 +4,13 @@
                      [--format text|json] [-o FILE] -- COMMAND ...
     qg-audit profile [--auto] --from run.jsonl
 
-Live mode launches COMMAND through the shared runtime (auditor.runtime.session.run_target),
-collects the ``"timing"`` records the target's SamplingTimer sends, and summarises them.
-Offline mode reads the same records from a JSON-lines file (``--save-reports`` writes one).
-``--auto`` needs no SamplingTimer: the start-up hook times env steps, forward passes,
-transfers and trainer waits itself (auditor/worker/hook/_qg_audit_phases.py).
+Live mode launches COMMAND through the shared profiling API (auditor.profiling.launch), which
+waits for the job's first timed step before ``--duration`` counts, collects the ``"timing"``
+records the target's SamplingTimer sends, and summarises them. Offline mode reads the same
+records from a JSON-lines file (``--save-reports`` writes one). ``--auto`` needs no
+SamplingTimer: the start-up hook times env steps, forward passes, transfers and trainer waits
+itself (auditor/worker/hook/_qg_audit_phases.py), keeps training apart and samples the
+sampling threads' stacks.
 Exit codes: 0 profile produced; 2 usage/config error (also: --from file without timing
 records); 3 the target could not start, or ended without sending any timing record.
 """
@@ -21,6 +23,7 @@ import sys
 from pathlib import Path
 
 from auditor.exitcodes import EXIT_OK, EXIT_TARGET, UsageError
+from auditor.profiling.auto import DEFAULT_STACKS_MS
 from auditor.render import deliver, write_file
 from auditor.render.safe import one_line
 
@@ -45,9 +48,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="exclude steps that ended within S seconds of their timer's start")
     parser.add_argument("--window", type=int, metavar="N",
                         help="window size in steps for the wait-ratio distribution and spikes (default 50)")
-    parser.add_argument("--duration", type=float, metavar="S", help="end the target after S seconds (a normal end)")
+    parser.add_argument("--duration", type=float, metavar="S",
+                        help="end the target S seconds after its first timed step (a normal end; default: when it "
+                             "exits)")
     parser.add_argument("--timeout", type=float, metavar="S",
-                        help="end the target after S seconds and say it timed out (a safety net)")
+                        help="end the target S seconds after the launch and say it timed out (a safety net)")
+    parser.add_argument("--ready-timeout", type=float, metavar="S",
+                        help="with --duration: give up when no step came S seconds after the launch (default 120; a "
+                             "torch + gymnasium job takes 10-40 s to import and build its environments)")
+    parser.add_argument("--stack-interval", type=float, metavar="MS",
+                        help="--auto: sample the sampling threads' stacks every MS milliseconds to explain the "
+                             f"untimed share (default {DEFAULT_STACKS_MS}; 0 = off)")
+    parser.add_argument("--keep-output", metavar="DIR",
+                        help="keep the target's whole stdout, stderr and reports in DIR")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE instead of stdout")
     parser.add_argument("--save-reports", metavar="FILE",
@@ -153,15 +166,20 @@ def run(args) -> int:
         raise UsageError("give either --from FILE or -- COMMAND, not both")
     if not args.source and not cmd:
         raise UsageError("nothing to profile: give -- COMMAND ... or --from FILE")
-    for flag in ("duration", "timeout"):
+    for flag in ("duration", "timeout", "ready_timeout"):
         v = getattr(args, flag)
         if v is not None and v <= 0:
-            raise UsageError(f"--{flag} must be > 0, got {v:g}")
-    if args.source and (args.duration or args.timeout or args.save_reports):
-        raise UsageError("--duration, --timeout and --save-reports apply to a launched COMMAND, not --from")
+            raise UsageError(f"--{flag.replace('_', '-')} must be > 0, got {v:g}")
+    if args.stack_interval is not None and args.stack_interval < 0:
+        raise UsageError(f"--stack-interval must be >= 0 ms, got {args.stack_interval:g}")
+    live_only = (args.duration or args.timeout or args.save_reports or args.ready_timeout or args.keep_output)
+    if args.source and live_only:
+        raise UsageError("--duration, --timeout, --ready-timeout, --keep-output and --save-reports apply to a "
+                         "launched COMMAND, not --from")
     warmup_steps, warmup_s, window, th = _options(args)
 
     from auditor.profiling import NoTimingRecords
+    from auditor.profiling.launch import build
 
     extra: dict = {}
     if args.source:
@@ -172,14 +190,28 @@ def run(args) -> int:
         try:
             prof = build(records, args.auto, warmup_steps, warmup_s, window, th)
         except NoTimingRecords:
-            raise UsageError(f"{path}: {_no_records_hint(args.auto)}")
+            from auditor.profiling.launch import no_records_hint
+
+            raise UsageError(f"{path}: {no_records_hint(args.auto)}")
     else:
+        from auditor.profiling.launch import DEFAULT_READY_TIMEOUT, attach_run, check_window, launch, target_failure
+        from auditor.render.status import StatusLine
+
+        check_window(warmup_s, args.duration, warmup_flag="--warmup-s")
+        if args.keep_output:
+            from auditor.commands.verify import check_output_dir
+
+            check_output_dir(args.keep_output)
+        stacks = DEFAULT_STACKS_MS if args.stack_interval is None else args.stack_interval
         result = launch(cmd, auto=args.auto, duration=args.duration, timeout=args.timeout,
-                        warmup_steps=warmup_steps)
+                        warmup_steps=warmup_steps, stacks_ms=stacks, on_wait=StatusLine(prefix="qg-audit profile"),
+                        ready_timeout=args.ready_timeout or DEFAULT_READY_TIMEOUT, keep_output=args.keep_output)
         if args.save_reports:
             write_file(args.save_reports, "".join(json.dumps(r) + "\n" for r in result.reports))
         target = {"command": cmd, "returncode": result.returncode, "duration_s": result.duration_s,
-                  "timed_out": result.timed_out, "ended_by": _ended_by(result, args)}
+                  "timed_out": result.timed_out, "ended_by": _ended_by(result, args),
+                  "teardown_s": result.teardown_s, "ready": result.ready.to_json(),
+                  "stdout_tail": result.stdout_tail[-2000:], "stderr_tail": result.stderr_tail[-2000:]}
         extra["target"] = target
         if not result.started:
             print(one_line(f"qg-audit profile: error: {result.error or 'the target could not start'}"), file=sys.stderr)
@@ -188,18 +220,17 @@ def run(args) -> int:
             prof = build(result.reports, args.auto, warmup_steps, warmup_s, window, th)
         except NoTimingRecords:
             print(one_line(f"qg-audit profile: error: {target_failure(result, args.auto)}"), file=sys.stderr)
-            tail = result.stderr_tail.strip()
-            if tail:
-                from auditor.render.safe import printable
-
-                print("--- target stderr (tail) ---\n" + printable(tail[-2000:]), file=sys.stderr)
+            _print_tails(result)
             return EXIT_TARGET
+        attach_run(prof, result)
         if result.returncode not in (None, 0):
-            prof.notes.append(f"the target exited with code {result.returncode} after {prof.steps} steady steps; "
-                              "figures cover what it sent before")
+            prof.notes.append(f"the target exited with code {result.returncode} after {result.duration_s:.1f} s and "
+                              f"{prof.steps} steady steps; figures cover what it sent before (its output tail is "
+                              "on stderr)")
+            _print_tails(result)
         if result.timed_out:
             prof.notes.append(f"the target was ended by --timeout {args.timeout:g} s")
-        header = f"qg-audit profile: {' '.join(cmd)} (ran {result.duration_s:.1f} s, {target['ended_by']})"
+        header = f"qg-audit profile: {' '.join(cmd)} ({_ran(result, target['ended_by'])})"
     if args.auto:
         extra["mode"] = "auto"
 
@@ -215,58 +246,29 @@ def run(args) -> int:
     return EXIT_OK
 
 
-def launch(cmd: list[str], *, auto: bool, duration: float | None = None, timeout: float | None = None,
-           warmup_steps: int | None = None, cwd: str | None = None):
-    """Run the target through the shared runtime; with ``auto`` the hook times its phases."""
-    from auditor.profiling import auto as auto_mod
-    from auditor.runtime.session import run_target
-
-    if not auto:
-        return run_target(cmd, duration=duration, timeout=timeout, hook=False, cwd=cwd)
-    k = auto_mod.DEFAULT_WARMUP_STEPS if warmup_steps is None else warmup_steps
-    return run_target(cmd, duration=duration, timeout=timeout, hook=True, cwd=cwd, env={auto_mod.ENV_VAR: str(k)})
+def _ran(result, ended_by: str) -> str:
+    """How long it ran, as measured: launch to its end, readiness, the teardown apart."""
+    ready = result.ready
+    when = (f"ready at {ready.at:.1f} s: {ready.why}" if ready.at is not None else "never ready")
+    tear = f"; ending its tree took {result.teardown_s:.1f} s more" if result.teardown_s >= 0.05 else ""
+    return f"ran {result.duration_s:.1f} s, {ended_by}; {when}{tear}"
 
 
-def build(records: list[dict], auto: bool, warmup_steps, warmup_s, window, th):
-    """The profile of the automatic records (``auto``) or of the SamplingTimer ones."""
-    from auditor.profiling import auto as auto_mod
-    from auditor.profiling import summarize
+def _print_tails(result) -> None:
+    """The target's own output under a failure: what it wrote before qg-audit began to end it."""
+    from auditor.render.safe import printable
 
-    auto_recs, manual_recs = auto_mod.split(records)
-    chosen = auto_recs if auto else manual_recs
-    prof = summarize(chosen, warmup_steps=warmup_steps, warmup_s=warmup_s, window=window, thresholds=th)
-    if auto:
-        manual = any(r.get("type") == "timing" for r in manual_recs)
-        prof.notes[:0] = auto_mod.notes(records, manual)
-    return prof
-
-
-def _no_records_hint(auto: bool) -> str:
-    if auto:
-        return ("no automatic timing records with steps: --auto counts a sampling step per environment step "
-                "(gymnasium Env/VectorEnv, SB3 VecEnv, tianshou, torchrl); record with qg-audit profile --auto "
-                "--save-reports")
-    return ("no timing records (type \"timing\") with steps; instrument the sampler with "
-            "auditor.timing.SamplingTimer and record with qg-audit profile --save-reports")
-
-
-def target_failure(result, auto: bool) -> str:
-    """One line: why a live run gave no profile."""
-    why = (f"exited with code {result.returncode}" if result.returncode not in (None, 0)
-           else "timed out" if result.timed_out else "ran")
-    if not auto:
-        return (f"the target {why} without sending any timing record; is auditor.timing.SamplingTimer used "
-                "and is auditor importable in the target? (or try --auto)")
-    if result.hook_active is False:
-        return f"the target {why}, but the hook could not load in it: " + "; ".join(result.notes)
-    return (f"the target {why} without an environment step the hook could time (--auto times gymnasium, SB3, "
-            "tianshou and torchrl env steps); time it with auditor.timing.SamplingTimer instead")
+    for name, tail in (("stderr", result.stderr_tail), ("stdout", result.stdout_tail)):
+        lines = tail.strip().splitlines()[-15:]
+        if lines:
+            print(f"--- target {name} (last {len(lines)} lines) ---\n" + printable("\n".join(lines)), file=sys.stderr)
 
 
 def _ended_by(result, args) -> str:
     if result.timed_out:
         return "timeout"
+    if result.ready.timed_out:
+        return "ready-timeout"
     if result.returncode is None:
         return "duration" if args.duration else "qg-audit"
     return f"exit {result.returncode}"
-

@@ -1,7 +1,7 @@
 """``qg-audit sweep``: one variable (batch size), every value in fresh processes, measured.
 
     qg-audit sweep (-L NAME v1,v2,... | -P NAME MIN MAX [-D STEP]) [--steps N | --duration S]
-                   [--runs R] [--warmup-steps K] [--timeout S] [--export-json F]
+                   [--runs R] [--warmup-steps K] [--timeout S] [--ready-timeout S] [--export-json F]
                    [--export-markdown F] [--export-csv F] [--plot F.png] -- COMMAND ... {NAME} ...
 
 Exit codes: 0 the sweep ran and at least one value was measured (failed values are recorded
@@ -36,12 +36,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     how.add_argument("--steps", type=int, metavar="N",
                      help="measure N steady steps per timer in every run, then end the run (default: run until "
                           "the target exits)")
-    how.add_argument("--duration", type=float, metavar="S", help="end every run after S seconds")
+    how.add_argument("--duration", type=float, metavar="S",
+                     help="end every run S seconds after its first timed step")
     parser.add_argument("--runs", type=int, default=1, metavar="R", help="fresh processes per value (default 1)")
     parser.add_argument("--warmup-steps", type=int, metavar="K",
                         help="steps excluded as warm-up per timer (default: what each SamplingTimer declared)")
     parser.add_argument("--timeout", type=float, metavar="S",
                         help="end a run after S seconds and record it as failed (a safety net; default none)")
+    parser.add_argument("--ready-timeout", type=float, default=120.0, metavar="S",
+                        help="with --duration: a run with no timed step S seconds after its launch is recorded as "
+                             "failed (default 120)")
     parser.add_argument("--interval", type=float, metavar="S",
                         help="census poll interval in seconds for process and memory peaks (default 0.1)")
     parser.add_argument("--no-hook", action="store_true", help="do not load the worker-reporting hook in the target")
@@ -72,10 +76,10 @@ def _options(args):
     for flag, v, lo in checks:
         if v is not None and v < lo:
             raise UsageError(f"--{flag} must be an integer >= {lo}, got {v}")
-    for flag in ("duration", "timeout", "interval"):
+    for flag in ("duration", "timeout", "interval", "ready_timeout"):
         v = getattr(args, flag)
         if v is not None and not v > 0:
-            raise UsageError(f"--{flag} must be > 0 seconds, got {v:g}")
+            raise UsageError(f"--{flag.replace('_', '-')} must be > 0 seconds, got {v:g}")
     if not 0 <= args.plateau_gain < 1:
         raise UsageError(f"--plateau-gain must be in [0, 1), got {args.plateau_gain:g}")
     if not 0 < args.memory_near <= 1:
@@ -83,7 +87,7 @@ def _options(args):
     return Options(runs=args.runs, steps=args.steps, duration=args.duration, timeout=args.timeout,
                    warmup_steps=args.warmup_steps, interval=args.interval if args.interval else 0.1,
                    hook=not args.no_hook, auto=args.auto, plateau_gain=args.plateau_gain,
-                   memory_near=args.memory_near,
+                   memory_near=args.memory_near, ready_timeout=args.ready_timeout,
                    memory_limit=parse_size(args.memory_limit) if args.memory_limit else None)
 
 

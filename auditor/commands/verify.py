@@ -1,8 +1,9 @@
 """qg-audit verify: launch the sampler, count its workers and threads, check what they report.
 
     qg-audit verify (--expect-workers N | --expect-from FILE:dotted.key | --expect-threads N)
-        [--expect-threads N] [--expect-per-rank N] [--match REGEX] [--warmup S] [--duration S] [--timeout S] [--interval S] [--no-hook]
-        [--format text|json] [-o FILE] -- COMMAND...
+        [--expect-threads N] [--expect-per-rank N] [--match REGEX] [--warmup S] [--duration S] [--timeout S]
+        [--ready-timeout S] [--interval S] [--no-hook] [--keep-output DIR] [--format text|json] [-o FILE]
+        -- COMMAND...
 
 Exit codes: 0 pass, 1 verification failed, 2 usage error, 3 target could not start or
 failed before a verdict. The work is done by auditor.runtime (a library shared with
@@ -30,11 +31,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="worker processes (DataLoader, env workers) expected inside each rank")
     parser.add_argument("--match", metavar="REGEX", help="count as workers only processes whose name/cmdline match")
     parser.add_argument("--warmup", type=float, default=1.0, metavar="S",
-                        help="seconds after launch not counted in the steady window (default 1)")
+                        help="seconds after the job is ready not counted in the steady window (default 1)")
     parser.add_argument("--duration", type=float, default=8.0, metavar="S",
-                        help="watch this long, then end the target normally; 0 = until it exits (default 8)")
+                        help="watch this long once the job is ready, then end it normally; 0 = until it exits "
+                             "(default 8)")
     parser.add_argument("--timeout", type=float, default=600.0, metavar="S",
-                        help="end the target after this long when --duration is 0 (default 600)")
+                        help="end the target this long after the launch when --duration is 0 (default 600)")
+    parser.add_argument("--ready-timeout", type=float, default=None, metavar="S",
+                        help="wait at most this long after the launch for the job to be ready: the expected "
+                             "workers present and reporting, or a serial backend created (default 120)")
+    parser.add_argument("--keep-output", metavar="DIR",
+                        help="keep the target's whole stdout, stderr and reports in DIR (stdout.log, stderr.log, "
+                             "reports.jsonl)")
     parser.add_argument("--interval", type=float, metavar="S", help="census poll interval (default 0.5)")
     parser.add_argument("--no-hook", action="store_true", help="do not load the automatic sitecustomize hook")
     parser.add_argument("--format", choices=["text", "json"], default="text")
@@ -52,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
     if command and command[0] == "--":
         command = command[1:]
     args.command_argv = command
+    if args.keep_output:
+        check_output_dir(args.keep_output)
     if args.ray is not None:
         try:
             from auditor.runtime.ray_verify import run as ray_run
@@ -74,6 +84,11 @@ def run(args: argparse.Namespace) -> int:
     for flag in ("warmup", "duration", "timeout"):
         if getattr(args, flag) < 0:
             raise UsageError(f"--{flag} must be >= 0")
+    if args.ready_timeout is not None and args.ready_timeout <= 0:
+        raise UsageError("--ready-timeout must be > 0")
+    from auditor.runtime.check import check_window
+
+    check_window(args.warmup, args.duration)
     if args.interval is not None and args.interval <= 0:
         raise UsageError("--interval must be > 0")
     if args.match:
@@ -84,18 +99,20 @@ def run(args: argparse.Namespace) -> int:
         except re.error as exc:
             raise UsageError(f"--match: bad regular expression: {exc}") from None
 
+    from auditor.render.status import StatusLine
+    from auditor.runtime.check import verify_command
     from auditor.runtime.expect import expectation
-    from auditor.runtime.session import run_target
-    from auditor.runtime.verdict import judge
+    from auditor.runtime.ready import DEFAULT_READY_TIMEOUT
 
     exp = expectation(args)
     if exp.workers is not None and exp.workers < 1:
         raise UsageError(f"{exp.source}: expected worker count must be >= 1, got {exp.workers}")
-    result = run_target(
-        command, duration=args.duration or None, timeout=args.timeout or None, interval=args.interval,
-        hook=not args.no_hook, match=args.match, warmup=args.warmup,
+    result, verdict = verify_command(
+        command, exp, duration=args.duration or None, warmup=args.warmup, timeout=args.timeout or None,
+        ready_timeout=args.ready_timeout if args.ready_timeout is not None else DEFAULT_READY_TIMEOUT,
+        interval=args.interval, hook=not args.no_hook, match=args.match,
+        on_wait=StatusLine(prefix="qg-audit verify"), keep_output=args.keep_output,
     )
-    verdict = judge(result, exp, warmup=args.warmup)
     if args.format == "json":
         from auditor.render.verify_json import render
 
@@ -106,3 +123,17 @@ def run(args: argparse.Namespace) -> int:
         text = render(result, exp, verdict, hook=not args.no_hook)
     deliver(text, args.output)
     return verdict.exit_code
+
+
+def check_output_dir(path: str) -> None:
+    """--keep-output DIR: a directory that exists or can be made, checked before the launch."""
+    import os
+
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"--keep-output {path}: exists and is not a directory")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--keep-output {path}: cannot create it: {exc.strerror or exc}") from None
+    if not os.access(path, os.W_OK):
+        raise UsageError(f"--keep-output {path}: not writable")

@@ -9,9 +9,11 @@
 4. scan: the project's parallelism knobs and their effective values;
 5. verify: the worker processes that those values ask for, counted at run time.
 
-The trainer-bound branch stops after step 2. Every step records why the next one runs or
-not. Every launch goes through auditor.runtime.session.run_target (via the profile, sweep
-and verify library entry points), so each inherits its teardown.
+The trainer-bound branch stops after step 2; a profile that fails still gets its scan and
+verify (they tell why a job fails as often as not). Every step records why the next one
+runs or not. Every launch goes through auditor.runtime.session.run_target via the library
+APIs below the commands (auditor.profiling.launch, auditor.sweep.runner,
+auditor.runtime.check), so each inherits its readiness wait and its teardown.
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ class Settings:
     thresholds: Any = None
     plateau_gain: float = 0.05
     memory_near: float = 0.8
+    ready_timeout: float | None = 120.0  # per launch: the wait for the job's first step / workers
+    sweep_runs: int = 3  # fresh runs per swept value: one run gives no spread, hence no plateau
+    keep_output: str | None = None  # keep each launch's output under this directory
+    status: bool = True  # a live status line on stderr while a launch waits for readiness
 
 
 @dataclass
@@ -75,6 +81,26 @@ class Diagnosis:
     scan: Any = None  # auditor.model.ScanResult
     expected: Any = None  # auditor.method.parallel.Expected
     verify: dict | None = None  # the qg-audit.verify/1 document
+    entry: Any = None  # auditor.method.entry.Entry: what the command runs
+    elsewhere: list = field(default_factory=list)  # scan findings in files the command does not run
+    context: dict = field(default_factory=dict)  # date, host, CPUs, load, versions (auditor.method.context)
+    failure_output: dict | None = None  # the failed profile run's {stdout_tail, stderr_tail}
+
+    def knob_rows(self) -> list[dict]:
+        """The scan's knobs for a report: the ones the command runs first (with the value its
+        command line gives, where it gives one), then the others ("runs": False)."""
+        if self.scan is None:
+            return []
+        given = {k["name"]: k for k in (self.expected.knobs if self.expected is not None else [])
+                 if k.get("from_command")}
+        rows = []
+        for k in self.scan.knobs:
+            runs = self.entry is None or any(self.entry.runs(site.file) for site in k.sites)
+            g = given.get(k.name)
+            rows.append({"name": k.name, "effective": g["effective"] if g else k.effective,
+                         "why": (g["why"] + f"; without it: {k.effective} ({k.why})") if g else k.why,
+                         "runs": runs, "from_command": bool(g)})
+        return sorted(rows, key=lambda r: not r["runs"])
 
     def add(self, name: str, status: str, verdict: str | None, message: str, next_: str) -> None:
         self.steps.append(Step(len(self.steps) + 1, name, status, verdict, message, next_))
@@ -83,10 +109,15 @@ class Diagnosis:
         s = self.settings
         scan = None
         if self.scan is not None:
+            def finding(f):
+                return {"code": f.code, "severity": f.severity, "file": f.file, "line": f.line, "message": f.message}
+
             scan = {"root": self.scan.root, "files_scanned": self.scan.files_scanned,
                     "knobs": [{"name": k.name, "effective": k.effective, "why": k.why} for k in self.scan.knobs],
-                    "findings": [{"code": f.code, "severity": f.severity, "file": f.file, "line": f.line,
-                                  "message": f.message} for f in self.scan.findings],
+                    "findings": [finding(f) for f in self.scan.findings if f not in self.elsewhere],
+                    "findings_elsewhere": [finding(f) for f in self.elsewhere],
+                    "entry": None if self.entry is None else {
+                        "script": self.entry.script, "files": sorted(self.entry.files), "how": self.entry.how},
                     "expected": None if self.expected is None else {
                         "workers": self.expected.workers, "knobs": self.expected.knobs,
                         "unknown": self.expected.unknown}}
@@ -109,6 +140,7 @@ class Diagnosis:
             "sweep": self.sweep.to_json() if self.sweep is not None else None,
             "scan": scan,
             "verify": verify,
+            "context": self.context,
         }
 
 
@@ -124,10 +156,24 @@ def has_placeholder(command: list[str], name: str) -> bool:
 
 def run_method(s: Settings, say=None) -> Diagnosis:
     """Run the method; ``say(line)`` is told each step's outcome as it happens."""
-    d = Diagnosis(settings=s)
+    from auditor.method import context
+
+    d = Diagnosis(settings=s, context=context.start())
     say = say or (lambda line: None)
+    try:
+        _method(d, s, say)
+    finally:
+        context.finish(d.context)
+    return d
+
+
+def _method(d: Diagnosis, s: Settings, say) -> None:
     if not _profile(d, s, say):
-        return d
+        # the profile failed: the scan and verify still say what the command asks for and what ran
+        _scan(d, s, say)
+        _verify(d, s, say)
+        _conclude(d)
+        return
     prof = d.profile
     wait_step = prof.diagnosis[1]
     branch = prof.conclusion["branch"]
@@ -140,7 +186,7 @@ def run_method(s: Settings, say=None) -> Diagnosis:
         for name in ("sweep", "scan", "verify"):
             d.add(name, "skipped", None, "not run: the trainer does not wait for samples (step 2)", "stop")
         d.conclusion.append(prof.conclusion["message"])
-        return d
+        return
     after_wait = {"env-bound": "environment-bound (step 1): skip the batch sweep and check the environment's "
                                "parallelism (scan, then verify)",
                   "forward-transfer-bound": "forward and transfer dominate: a one-variable batch sweep is next",
@@ -160,7 +206,6 @@ def run_method(s: Settings, say=None) -> Diagnosis:
     _scan(d, s, say)
     _verify(d, s, say)
     _conclude(d)
-    return d
 
 
 def _line(step: Step) -> str:
@@ -168,29 +213,48 @@ def _line(step: Step) -> str:
            f"\n   -> {step.next}"
 
 
+def _status(s: Settings, what: str):
+    if not s.status:
+        return None
+    from auditor.render.status import StatusLine
+
+    return StatusLine(prefix=f"qg-audit diagnose: {what}")
+
+
+def _kept(s: Settings, name: str) -> str | None:
+    import os
+
+    return os.path.join(s.keep_output, name) if s.keep_output else None
+
+
 def _profile(d: Diagnosis, s: Settings, say) -> bool:
-    from auditor.commands.profile import build, launch, target_failure
     from auditor.profiling import DEFAULT_WINDOW, NoTimingRecords, Thresholds
     from auditor.profiling import auto as auto_mod
+    from auditor.profiling.launch import attach_run, build, launch, target_failure
 
     th = s.thresholds or Thresholds()
     cmd = _substitute(s.command, s.name, s.current)
     result = launch(cmd, auto=s.phases != "timer", duration=s.duration, timeout=s.timeout,
-                    warmup_steps=s.warmup_steps)
+                    warmup_steps=s.warmup_steps, ready_timeout=s.ready_timeout,
+                    source={"either": "either", "auto": "auto", "timer": "timer"}[s.phases],
+                    on_wait=_status(s, "profile"), keep_output=_kept(s, "profile"))
     d.profile_records = result.reports
     d.profile_target = {"command": cmd, "returncode": result.returncode, "duration_s": result.duration_s,
-                        "timed_out": result.timed_out}
+                        "timed_out": result.timed_out, "teardown_s": result.teardown_s,
+                        "ready": result.ready.to_json()}
     if not result.started:
-        return _target_failed(d, result.error or "the target could not start", say)
+        return _target_failed(d, result.error or "the target could not start", say, result)
     auto_recs, manual_recs = auto_mod.split(result.reports)
     manual_steps = any(r.get("type") == "timing" and r.get("steps") for r in manual_recs)
     source = "timer" if s.phases == "timer" or (s.phases == "either" and manual_steps) else "auto"
     try:
         prof = build(result.reports, source == "auto", s.warmup_steps, None, DEFAULT_WINDOW, th)
     except NoTimingRecords:
-        return _target_failed(d, target_failure(result, source == "auto"), say, result.stderr_tail)
+        return _target_failed(d, target_failure(result, source == "auto"), say, result)
     if result.returncode not in (None, 0):
-        return _target_failed(d, f"the target exited with code {result.returncode}", say, result.stderr_tail)
+        return _target_failed(d, f"the target exited with code {result.returncode} after {result.duration_s:.1f} s",
+                              say, result)
+    attach_run(prof, result)
     d.profile, d.phases_source = prof, source
     env, _wait, fx = prof.diagnosis
     phases = ", ".join(f"{p.name} {p.mean_ms:.2f} ms ({p.share:.0%})" for p in prof.phases)
@@ -198,22 +262,37 @@ def _profile(d: Diagnosis, s: Settings, say) -> bool:
     verdict = "env-bound" if env["verdict"] == "env-bound" else (
         "forward-transfer-bound" if fx["verdict"] == "forward-transfer-bound" else "neither")
     rate = f"{prof.samples_per_s:,.1f} samples/s" if prof.samples_per_s is not None else "no samples/s"
+    train = (f"; training apart: {prof.training.ms_per_step:.2f} ms per step ({prof.training.share:.0%} of the loop)"
+             if prof.training is not None else "")
+    ready = result.ready
+    when = f"ready at {ready.at:.1f} s ({ready.why}), " if ready.at is not None else ""
     d.add("profile", "ran", verdict,
-          f"{how}, {prof.steps} steady steps ({prof.basis_code}): {phases}, untimed {prof.other_share:.0%}; "
-          f"step {prof.step.mean_ms:.2f} ms, {rate}",
+          f"{how}, {when}{prof.steps} steady steps ({prof.basis_code}): {phases}, untimed {prof.other_share:.0%}; "
+          f"step {prof.step.mean_ms:.2f} ms, {rate}{train}",
           "the trainer's wait distribution decides whether sampling matters at all")
     say(_line(d.steps[-1]))
     return True
 
 
-def _target_failed(d: Diagnosis, why: str, say, tail: str = "") -> bool:
+def _tail(text: str, lines: int = 15) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def _target_failed(d: Diagnosis, why: str, say, result=None) -> bool:
     d.branch = "target-failed"
     d.exit_code = EXIT_TARGET
-    msg = why + (("; target stderr (tail): " + tail.strip()[-500:]) if tail.strip() else "")
-    d.add("profile", "failed", "target-failed", msg, "stop: nothing to diagnose without a profile")
+    out = {"stdout_tail": _tail(result.stdout_tail) if result is not None else "",
+           "stderr_tail": _tail(result.stderr_tail) if result is not None else ""}
+    d.failure_output = out
+    tail = out["stderr_tail"] or out["stdout_tail"]
+    msg = why + (("; target output (tail): " + tail[-500:]) if tail else "")
+    d.add("profile", "failed", "target-failed", msg,
+          "no profile, so no wait ratio or sweep; the scan and verify still run: they tell what the command asks "
+          "for and what ran")
     say(_line(d.steps[-1]))
-    for name in ("wait", "sweep", "scan", "verify"):
-        d.add(name, "skipped", None, "not run: the profile failed (step 1)", "stop")
+    for name in ("wait", "sweep"):
+        d.add(name, "skipped", None, "not run: the profile failed (step 1)", "scan, then verify")
+        say(_line(d.steps[-1]))
     d.conclusion.append("the target could not be profiled: " + why)
     return False
 
@@ -245,9 +324,10 @@ def _sweep(d: Diagnosis, s: Settings, say) -> None:
               "next (scan)")
         say(_line(d.steps[-1]))
         return
-    opts = Options(steps=s.sweep_steps, duration=s.duration, timeout=s.timeout, warmup_steps=s.warmup_steps,
-                   interval=0.1, auto=d.phases_source == "auto", plateau_gain=s.plateau_gain,
-                   memory_near=s.memory_near)
+    opts = Options(runs=s.sweep_runs, steps=s.sweep_steps, duration=s.duration, timeout=s.timeout,
+                   warmup_steps=s.warmup_steps, interval=0.1, auto=d.phases_source == "auto",
+                   plateau_gain=s.plateau_gain, memory_near=s.memory_near, ready_timeout=s.ready_timeout,
+                   keep_output=_kept(s, "sweep"))
     doubling = not s.values
     results, last = [], None
     for value in values:
@@ -297,30 +377,51 @@ def _scan(d: Diagnosis, s: Settings, say) -> None:
     from auditor import join as join_mod
     from auditor import lint
     from auditor import scan as scan_mod
+    from auditor.method.entry import entry_point, flag_values
     from auditor.method.parallel import expected_workers
 
     result = scan_mod.scan(s.project, jobs=1)
     join_mod.join(result)
     lint.check(result, _lint_args())
     d.scan = result
-    d.expected = exp = expected_workers(result)
-    serious = [f for f in result.findings if f.severity in ("warning", "error")]
+    cmd = _substitute(s.command, s.name, s.current)
+    d.entry = entry = entry_point(cmd, s.project)
+    knob_files = {k.name: {site.file for site in k.sites if site.role in ("read", "consume")} for k in result.knobs}
+
+    def counts(f) -> bool:
+        """In a file the command runs, or about a knob read or consumed there."""
+        if entry.runs(f.file):
+            return True
+        return any(entry.runs(x) for x in knob_files.get(f.knob or "", ())) and not f.file.endswith(".py")
+
+    d.elsewhere = [f for f in result.findings if not counts(f)]
+    d.expected = exp = expected_workers(result, entry, flag_values(cmd))
+    serious = [f for f in result.findings if f.severity in ("warning", "error") and f not in d.elsewhere]
+    apart = [f for f in d.elsewhere if f.severity in ("warning", "error")]
     found = (f"{len(result.knobs)} knob(s), {len(serious)} warning(s)/error(s)"
              + (": " + "; ".join(f"{f.code} {f.file}:{f.line} {f.message}" for f in serious[:3]) if serious else ""))
+    if entry.script is not None:
+        found += f"; judged for {entry.script} and the {len(entry.files) - 1} project file(s) it imports"
+    if apart:
+        found += (f"; {len(apart)} more in files it does not run, shown apart (not in the exit code): "
+                  + ", ".join(f"{f.code} {f.file}:{f.line}" for f in apart[:3]))
     if exp.workers is None:
         unknown = f" ({', '.join(exp.unknown)} have no static value)" if exp.unknown else ""
         nxt = ("no knob with a known value is consumed by a process-parallel backend" + unknown
                + ": verify is not run; run qg-audit verify --expect-workers N -- COMMAND with the count you expect")
     else:
         nxt = f"verify expects {exp.workers} worker process(es) ({exp.source}) in the running target"
+        given = [k for k in exp.knobs if k.get("from_command")]
+        if given:
+            nxt += " - " + "; ".join(f"{k['name']}: {k['why']}" for k in given)
     d.add("scan", "ran", "findings" if serious else "clean", f"{s.project}: {found}", nxt)
     say(_line(d.steps[-1]))
 
 
 def _verify(d: Diagnosis, s: Settings, say) -> None:
     from auditor.render.verify_json import render
-    from auditor.runtime.session import run_target
-    from auditor.runtime.verdict import Expectation, judge
+    from auditor.runtime.check import verify_command
+    from auditor.runtime.verdict import Expectation
 
     exp = d.expected
     if exp is None or exp.workers is None:
@@ -329,8 +430,9 @@ def _verify(d: Diagnosis, s: Settings, say) -> None:
         return
     expectation = Expectation(workers=exp.workers, source=exp.source)
     cmd = _substitute(s.command, s.name, s.current)
-    result = run_target(cmd, duration=s.verify_duration or None, timeout=s.timeout, hook=True)
-    verdict = judge(result, expectation, warmup=s.verify_warmup)
+    result, verdict = verify_command(cmd, expectation, duration=s.verify_duration or None, warmup=s.verify_warmup,
+                                     timeout=s.timeout, ready_timeout=s.ready_timeout,
+                                     on_wait=_status(s, "verify"), keep_output=_kept(s, "verify"))
     d.verify = render(result, expectation, verdict, hook=True)
     reasons = "; ".join(r["message"] for r in verdict.reasons[:3])
     d.add("verify", "ran" if verdict.code != "target-failed" else "failed", verdict.code,
@@ -340,23 +442,28 @@ def _verify(d: Diagnosis, s: Settings, say) -> None:
 
 def _conclude(d: Diagnosis) -> None:
     prof = d.profile
-    out = [prof.conclusion["message"]]
+    out = [prof.conclusion["message"]] if prof is not None else list(d.conclusion)
     if d.sweep is not None:
         c = d.sweep.conclusion
         for ch in c["changes"]:
             out.append(f"under this parallel config ({c['scope']}), {d.settings.name} {ch['from']} \u2192 {ch['to']} "
                        f"changed samples/s from {ch['samples_per_s_from']:,.0f} to {ch['samples_per_s_to']:,.0f}")
         out.append(c["message"])
-    serious = [f for f in d.scan.findings if f.severity in ("warning", "error")] if d.scan is not None else []
+    serious = ([f for f in d.scan.findings if f.severity in ("warning", "error") and f not in d.elsewhere]
+               if d.scan is not None else [])
     if serious:
         out.append(f"scan: {len(serious)} silent-fallback finding(s), first: {serious[0].code} {serious[0].file}:"
                    f"{serious[0].line} {serious[0].message}")
+    apart = [f for f in d.elsewhere if f.severity in ("warning", "error")]
+    if apart:
+        out.append(f"scan, apart: {len(apart)} finding(s) in files the command does not run (not in the exit code), "
+                   f"first: {apart[0].code} {apart[0].file}:{apart[0].line}")
     code = d.verify["verdict"] if d.verify is not None else None
     if code is not None:
         out.append(f"verify: {code} (expected {d.expected.workers} worker process(es) from {d.expected.source}, "
                    f"observed {d.verify['observed']['workers']})")
     d.conclusion = out
-    if d.verify is not None and d.verify["exit_code"] == EXIT_TARGET:
+    if d.branch == "target-failed" or (d.verify is not None and d.verify["exit_code"] == EXIT_TARGET):
         d.exit_code = EXIT_TARGET
     elif serious or (d.verify is not None and d.verify["exit_code"] != EXIT_OK):
         d.exit_code = EXIT_FINDINGS

@@ -64,9 +64,13 @@ DIAGNOSE_SCHEMA = {
                 "knobs": {"type": "array", "items": {"type": "object", "required": ["name", "effective", "why"]}},
                 "findings": {"type": "array", "items": {
                     "type": "object", "required": ["code", "severity", "file", "line", "message"]}},
+                "findings_elsewhere": {"type": "array", "items": {
+                    "type": "object", "required": ["code", "severity", "file", "line", "message"]}},
+                "entry": {"type": ["object", "null"], "required": ["script", "files", "how"]},
                 "expected": {"type": "object", "required": ["workers", "knobs", "unknown"], "properties": {
                     "workers": {"type": ["integer", "null"]}}},
             }}]},
+        "context": {"type": "object", "required": ["date", "host", "cpus", "load_start", "versions"]},
         "verify": {"oneOf": [{"type": "null"}, {
             "type": "object", "required": ["schema", "expected", "observed", "verdict", "reasons", "exit_code"],
             "properties": {"schema": {"const": "qg-audit.verify/1"}, "verdict": {"type": "string"}}}]},

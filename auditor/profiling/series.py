@@ -13,9 +13,15 @@ from dataclasses import dataclass, field
 class StepRow:
     index: int  # 0-based step number within its timer
     end_ns: int  # from the timer's origin
-    step_ns: int
+    step_ns: int  # wall time since the previous step (training inside it included)
     samples: int
     phase_ns: list[int]  # aligned with Series.phases (padded with 0)
+    train_ns: int = 0  # training inside the step (automatic phases, a collect-then-train loop)
+
+    @property
+    def sampling_ns(self) -> int:
+        """The step's sampling time: its wall time less the training inside it."""
+        return max(0, self.step_ns - self.train_ns)
 
 
 @dataclass
@@ -43,6 +49,12 @@ class Series:
     steady_from: int = 0  # first steady step index
     steady_steps: list[StepRow] = field(default_factory=list)
     steady_trainer: list[TrainerRow] = field(default_factory=list)
+    # trainer rows are the training spans of this (sampling) thread, not waits of a trainer
+    alternating: bool = False
+    tid: int | None = None  # the thread's native id (automatic timers)
+    training: dict = field(default_factory=dict)  # cumulative training calls (automatic timers)
+    forward_modes: dict = field(default_factory=dict)  # cumulative sampling forward modes
+    stacks: dict | None = None  # the last cumulative stack-sample record (automatic timers)
 
     def phase_ns(self, row: StepRow, name: str) -> int:
         i = self.phases.index(name)
@@ -51,7 +63,12 @@ class Series:
     def split_steps(self, k: int) -> None:
         self.steady_from = k
         self.steady_steps = [r for r in self.steps if r.index >= k]
-        self.steady_trainer = [r for r in self.trainer if r.index >= k]
+        if self.alternating:  # training spans after the first steady step began
+            before = [r.end_ns for r in self.steps if r.index == k - 1]
+            cut = before[0] if before else (0 if k == 0 else None)
+            self.steady_trainer = [] if cut is None else [r for r in self.trainer if r.end_ns > cut]
+        else:
+            self.steady_trainer = [r for r in self.trainer if r.index >= k]
 
     def split_seconds(self, s: float) -> None:
         cut = int(s * 1e9)
@@ -60,7 +77,8 @@ class Series:
         self.steady_trainer = [r for r in self.trainer if r.end_ns > cut]
 
     def samples_per_s(self) -> float | None:
-        t = sum(r.step_ns for r in self.steady_steps)
+        """Steady samples / steady sampling time (training inside the steps left out)."""
+        t = sum(r.sampling_ns for r in self.steady_steps)
         return sum(r.samples for r in self.steady_steps) / (t / 1e9) if t else None
 
 
@@ -128,6 +146,15 @@ def parse_records(records: list[dict]) -> tuple[list[Series], list[str]]:
                 s.phases = list(names)
             if isinstance(rec.get("warmup_steps"), int):
                 s.warmup_declared = rec["warmup_steps"]
+            if rec.get("trainer_kind") == "alternation":
+                s.alternating = True
+            if isinstance(rec.get("tid"), int):
+                s.tid = rec["tid"]
+            for name in ("training", "forward_modes"):
+                if isinstance(rec.get(name), dict):
+                    setattr(s, name, rec[name])
+            if isinstance(rec.get("stacks"), dict):
+                s.stacks = rec["stacks"]
         n_ph = len(s.phases)
         step_rows: dict[int, StepRow] = {}
         trainer_rows: dict[int, TrainerRow] = {}
@@ -137,6 +164,8 @@ def parse_records(records: list[dict]) -> tuple[list[Series], list[str]]:
             names = rec.get("phases") or []
             rows, b = decode_rows(rec.get("steps"), 2 + len(names), rec.get("encoding"))
             bad += b
+            train, b = decode_rows(rec.get("training_rows"), 1, rec.get("training_encoding"))
+            bad += b
             for i, row in enumerate(rows):
                 row = _ints(row, 2)
                 if row is None:
@@ -145,7 +174,10 @@ def parse_records(records: list[dict]) -> tuple[list[Series], list[str]]:
                 if i > 0:
                     end += row[0]
                 phase = (row[2:] + [0] * n_ph)[:n_ph]
-                step_rows[first + i] = StepRow(first + i, end, row[0], row[1], phase)
+                t = train[i] if i < len(train) else None
+                t = _ints(t if isinstance(t, list) else [t], 1) if t is not None else None
+                trained = min(max(t[0], 0), row[0]) if t else 0
+                step_rows[first + i] = StepRow(first + i, end, row[0], row[1], phase, trained)
             first_it = rec.get("first_iter") or 0
             trows, b = decode_rows(rec.get("trainer"), 3, rec.get("trainer_encoding"))
             bad += b

@@ -12,11 +12,12 @@ Definitions (docs/profile.md says the same):
 - basis: which steps the statistics use. Warm-up is excluded per timer: its first K steps
   (``warmup_steps``; default the K each timer declared), or the steps that ended within S
   seconds of the timer's creation (``warmup_s``). Trainer steps use the same K or S.
-- step time: wall time of one sampling step (from the previous ``step()``); "other" is
-  the part no phase covered.
+- step time: wall time of one sampling step (from the previous ``step()``), less the
+  training inside it (automatic timers of a collect-then-train loop send it apart); "other"
+  is the part no phase covered. The training is its own row (``training``).
 - samples_per_s: for each timer, steady samples / the sum of its steady step times
-  (sampling time only, never trainer compute); summed over timers, since workers sample
-  concurrently. For one timer it is exactly samples / sampling time.
+  (sampling time only, never trainer compute or training); summed over timers, since
+  workers sample concurrently. For one timer it is exactly samples / sampling time.
 - wait ratio: wait / (wait + compute) per window of ``window`` trainer steps; the
   distribution over windows (mean, p50, p95) is reported, never just the maximum.
 - spikes: steady steps slower than ``spike_factor`` x their timer's median step, with the
@@ -116,6 +117,19 @@ class Spike:
 
 
 @dataclass
+class TrainingStats:
+    """Training inside the sampling threads' steps (a collect-then-train loop), kept apart."""
+
+    ms_total: float  # steady steps' training, all timers
+    ms_per_step: float  # per steady sampling step
+    share: float  # training / (training + sampling) over the timers that train
+    spans: int  # steady steps that held training
+    forwards: int  # cumulative counts over the run (the hook's): training forwards
+    backward: int
+    optimizer_steps: int
+
+
+@dataclass
 class Profile:
     basis: str
     basis_code: str  # "warmup-steps" | "warmup-seconds" | "all-steps"
@@ -139,6 +153,10 @@ class Profile:
     conclusion: dict[str, Any]
     thresholds: Thresholds
     notes: list[str] = field(default_factory=list)
+    training: TrainingStats | None = None
+    stacks: dict | None = None  # stack samples of the sampling threads, all timers (auto.stacks)
+    explanation: dict | None = None  # the untimed share explained (auditor.profiling.explain)
+    run: dict | None = None  # live runs: readiness, threads and CPUs (auditor.profiling.launch)
 
     def phase(self, name: str) -> PhaseStats | None:
         return next((p for p in self.phases if p.name == name), None)
@@ -171,6 +189,10 @@ class Profile:
             "conclusion": self.conclusion,
             "thresholds": asdict(self.thresholds),
             "notes": self.notes,
+            "training": asdict(self.training) if self.training is not None else None,
+            "stacks": self.stacks,
+            "explanation": self.explanation,
+            "run": self.run,
         }
 
 
@@ -217,7 +239,7 @@ def summarize(records: list[dict], warmup_steps: int | None = None, warmup_s: fl
     for s in series:
         names += [n for n in s.phases if n not in names]
     steady = [(s, row) for s in series for row in s.steady_steps]
-    step_ms = [row.step_ns / 1e6 for _s, row in steady]
+    step_ms = [row.sampling_ns / 1e6 for _s, row in steady]
     step_total = sum(step_ms)
     phases = []
     phase_total = 0.0
@@ -249,10 +271,30 @@ def summarize(records: list[dict], warmup_steps: int | None = None, warmup_s: fl
         steps=len(steady), samples=samples, sampling_s=round(step_total / 1e3, 6),
         samples_per_s=samples_per_s, wait=wait, processes=procs, first_steps=first,
         spikes=spikes, spikes_total=spikes_total, spike_threshold_factor=th.spike_factor,
-        diagnosis=[], conclusion={}, thresholds=th, notes=notes,
+        diagnosis=[], conclusion={}, thresholds=th, notes=notes, training=_training(series),
     )
+    from auditor.profiling.auto import stacks as merged_stacks
+
+    prof.stacks = merged_stacks(series)
     prof.diagnosis, prof.conclusion = diagnose(prof, th)
     return prof
+
+
+def _training(series: list[Series]) -> TrainingStats | None:
+    """Training inside sampling steps, or None when no timer trained in its steps."""
+    trained = [s for s in series if s.steady_steps and (s.alternating or any(r.train_ns for r in s.steps))]
+    if not trained:
+        return None
+    rows = [r for s in trained for r in s.steady_steps]
+    train = sum(r.train_ns for r in rows)
+    sampling = sum(r.sampling_ns for r in rows)
+    counts = {k: sum(int(s.training.get(k) or 0) for s in trained) for k in ("forwards", "backward",
+                                                                              "optimizer_steps")}
+    if not train and not any(counts.values()):
+        return None
+    return TrainingStats(ms_total=round(train / 1e6, 3), ms_per_step=round(train / len(rows) / 1e6, 4),
+                         share=round(train / (train + sampling), 4) if train + sampling else 0.0,
+                         spans=sum(1 for r in rows if r.train_ns), **counts)
 
 
 def _wait_stats(series: list[Series], window: int) -> WaitStats | None:
@@ -287,7 +329,7 @@ def _process_row(s: Series) -> ProcessRow:
     return ProcessRow(
         pid=s.pid, ppid=s.ppid, timer=s.timer, role=s.role, steps=n,
         samples_per_s=round(rate, 3) if rate is not None else None,
-        step_ms_mean=round(sum(r.step_ns for r in rows) / n / 1e6, 4) if n else None,
+        step_ms_mean=round(sum(r.sampling_ns for r in rows) / n / 1e6, 4) if n else None,
         phases_ms={name: round(sum(s.phase_ns(r, name) for r in rows) / n / 1e6, 4) for name in s.phases} if n else {},
         wait_ratio=round(tw / (tw + tc), 4) if tw + tc else None,
         trainer_steps=len(s.steady_trainer),
@@ -302,7 +344,7 @@ def _first_steps(series: list[Series]) -> list[FirstStep]:
         k = len(s.steps) - len(s.steady_steps)  # this timer's warm-up, however it was chosen
         shown = min(max(k, FIRST_STEPS_MIN), FIRST_STEPS_MAX)
         for row in s.steps[:shown]:
-            out.append(FirstStep(s.pid, s.timer, row.index + 1, round(row.step_ns / 1e6, 4),
+            out.append(FirstStep(s.pid, s.timer, row.index + 1, round(row.sampling_ns / 1e6, 4),
                                  {n: round(s.phase_ns(row, n) / 1e6, 4) for n in s.phases},
                                  row.index < s.steady_from))
     return out
@@ -314,7 +356,7 @@ def _spikes(series: list[Series], window: int, factor: float) -> tuple[list[Spik
         rows = s.steady_steps
         if len(rows) < 3:
             continue
-        vals = [r.step_ns for r in rows]
+        vals = [r.sampling_ns for r in rows]
         _thr, idx = spike_indices(vals, factor)
         if not idx:
             continue
@@ -324,7 +366,7 @@ def _spikes(series: list[Series], window: int, factor: float) -> tuple[list[Spik
             r = rows[i]
             grew = max(s.phases, key=lambda n: s.phase_ns(r, n) - phase_med[n], default=None)
             w = r.index // window
-            found.append(Spike(s.pid, s.timer, r.index + 1, round(r.step_ns / 1e6, 4), round(med / 1e6, 4),
+            found.append(Spike(s.pid, s.timer, r.index + 1, round(r.sampling_ns / 1e6, 4), round(med / 1e6, 4),
                                w + 1, (w * window + 1, (w + 1) * window), grew, round(r.end_ns / 1e9, 4)))
     found.sort(key=lambda sp: -sp.step_ms)
     return found[:SPIKES_MAX], len(found)

@@ -1,7 +1,10 @@
 """Render a diagnosis as one self-contained HTML page: inline CSS and SVG, no script, no network.
 
-Sections: the steps (with why the next ran or not), phase bars, the wait-ratio distribution,
-the batch sweep plot, the knob table, the verify verdict, the conclusion.
+Sections: the run's context (date, host, CPUs, load, versions), the conclusion, the steps
+(with why the next ran or not), phase bars with training apart, the untimed share by
+function and the threads, the wait-ratio distribution, the batch sweep plot, the knob table
+(names break only at their dots and underscores), the verify verdict, the target's output
+under a failure, notes.
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ PALETTE = ["#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f"]
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px auto;max-width:1040px;color:#222;padding:0 16px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
-code{background:#f3f3f3;padding:1px 4px;border-radius:3px;font-size:12.5px;word-break:break-all}
+code{background:#f3f3f3;padding:1px 4px;border-radius:3px;font-size:12.5px;overflow-wrap:break-word}
+code.cmd{word-break:break-all}td.knob{width:26%}td.knob code{word-break:normal;overflow-wrap:normal}
+pre{background:#f6f6f6;padding:8px;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere;max-height:320px;overflow:auto}
+tr.muted td{color:#777}dl.ctx{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:8px 0;font-size:13px}dl.ctx dt{color:#555}dl.ctx dd{margin:0}
 table{border-collapse:collapse;width:100%;font-size:13px}th,td{border:1px solid #ddd;padding:4px 6px;text-align:left;vertical-align:top}
 th{background:#f6f6f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;color:#fff}
@@ -39,8 +45,10 @@ def phase_bars(prof) -> str:
     """One stacked bar of the mean step, then one bar per phase, widths by share of step time."""
     parts = [(p.name, p.mean_ms, p.share) for p in prof.phases] + [
         ("untimed", prof.step.mean_ms * prof.other_share, prof.other_share)]
-    width, x0, bar_w = 860, 110, 560
-    rows = len(parts)
+    # training is not part of the sampling step: a row of its own below, sized like one
+    training = prof.training
+    width, x0, bar_w = 980, 110, 560
+    rows = len(parts) + (1 if training is not None else 0)
     h = 40 + 26 * rows + 10
     out = [f'<svg class="phases" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h}" '
            f'viewBox="0 0 {width} {h}" role="img" aria-label="phase bars">']
@@ -58,6 +66,15 @@ def phase_bars(prof) -> str:
         out.append(f'<rect x="{x0}" y="{y}" width="{bar_w}" height="18" fill="#f0f0f0"/>')
         out.append(f'<rect x="{x0}" y="{y}" width="{bar_w * share:.1f}" height="18" fill="{_phase_color(name, i)}"/>')
         out.append(f'<text x="{x0 + bar_w + 8}" y="{y + 14}" font-size="12">{ms:.2f} ms ({share:.0%})</text>')
+    if training is not None:
+        y = 44 + 26 * len(parts)
+        ratio = min(1.0, training.ms_per_step / prof.step.mean_ms) if prof.step.mean_ms else 0.0
+        out.append(f'<text x="0" y="{y + 14}" font-size="12">training</text>')
+        out.append(f'<rect x="{x0}" y="{y}" width="{bar_w}" height="18" fill="#f0f0f0"/>')
+        out.append(f'<rect x="{x0}" y="{y}" width="{bar_w * ratio:.1f}" height="18" fill="#9c755f" '
+                   f'fill-opacity="0.6"/>')
+        out.append(f'<text x="{x0 + bar_w + 8}" y="{y + 14}" font-size="12">{training.ms_per_step:.2f} ms apart '
+                   f'({training.share:.0%} of the loop)</text>')
     out.append("</svg>")
     return "".join(out)
 
@@ -144,8 +161,67 @@ def sweep_plot(sweep) -> str:
     return "".join(out)
 
 
+def _knob_name(name: str) -> str:
+    """A knob name that wraps only after its dots and underscores, never mid-word."""
+    out = []
+    for ch in str(name):
+        out.append(_e(ch))
+        if ch in "._/":
+            out.append("<wbr>")
+    return "".join(out)
+
+
+def _context(d) -> str:
+    from auditor.method.context import lines
+
+    if not d.context:
+        return ""
+    return '<dl class="ctx">' + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in lines(d.context)) + "</dl>"
+
+
+def _explained(prof) -> str:
+    ex = prof.explanation or {}
+    out = []
+    u = ex.get("untimed") or {}
+    if u.get("functions"):
+        out.append(f"<h3>Untimed {prof.other_share:.0%} of the step, by function</h3>"
+                   f'<p class="muted">{u["samples"]} stack samples of the sampling thread(s) every '
+                   f'{u["interval_ms"]:g} ms; share of the untimed time</p>')
+        out.append("<table><tr><th>share</th><th>function</th><th>reached from</th></tr>")
+        for f in u["functions"]:
+            name, _sep, where = f["function"].partition("  ")
+            out.append(f'<tr><td class="num">{f["share"]:.0%}</td><td><code>{_e(name)}</code> '
+                       f'<span class="muted">{_e(where)}</span></td><td><code>{_e(f["line"])}</code></td></tr>')
+        out.append("</table>")
+    tc = (prof.run or {}).get("thread_cpu") or {}
+    if tc.get("processes"):
+        out.append(f"<h3>Threads and CPU</h3><p class=\"muted\">{_e(tc.get('busy_threads'))} busy thread(s) in the "
+                   f"job on {_e(tc.get('cpus'))} CPU(s), steady window; busy = runnable at least half of it</p>")
+        out.append("<table><tr><th>pid</th><th>role</th><th>threads</th><th>busy</th><th>cores</th>"
+                   "<th>busiest threads (runnable / ran)</th></tr>")
+        for proc in tc["processes"][:8]:
+            rows = [t for t in proc.get("thread_rows") or [] if t["runnable"] >= 0.05][:4]
+            shown = ", ".join(f"{t['tid']} {t['runnable']:.0%}/{t['cores']:.0%}" for t in rows) or "-"
+            out.append(f'<tr><td class="num">{proc["pid"]}</td><td>{_e(proc["role"])}</td>'
+                       f'<td class="num">{proc["threads"]}</td><td class="num">{proc["busy"]}</td>'
+                       f'<td class="num">{proc["cores"]:.2f}</td><td>{_e(shown)}</td></tr>')
+        out.append("</table>")
+    if ex.get("contention"):
+        out.append(f"<p><b>{_e(ex['contention']['message'])}</b></p>")
+    return "".join(out)
+
+
 def _badge(text: str, cls: str) -> str:
     return f'<span class="badge {cls}">{_e(text)}</span>'
+
+
+def _tails(stderr: str | None, stdout: str | None) -> str:
+    out = []
+    for name, text in (("stderr", stderr), ("stdout", stdout)):
+        text = "\n".join((text or "").strip().splitlines()[-15:])
+        if text:
+            out.append(f'<p class="muted">target {name} (last lines)</p><pre>{_e(text)}</pre>')
+    return "".join(out)
 
 
 def render(d) -> str:
@@ -156,7 +232,7 @@ def render(d) -> str:
          '<meta name="viewport" content="width=device-width, initial-scale=1">',
          "<title>qg-audit diagnose</title>", f"<style>{CSS}</style></head><body>",
          "<h1>qg-audit diagnose</h1>",
-         f'<p><code>{_e(" ".join(s.command))}</code></p>',
+         f'<p><code class="cmd">{_e(" ".join(s.command))}</code></p>', _context(d),
          f"<p>branch {_badge(d.branch, 'meh' if d.branch != 'target-failed' else 'bad')} &nbsp; "
          f"result {_badge(result, 'good' if ok else 'bad')}"
          f" &nbsp; <span class=\"muted\">exit code {d.exit_code}"
@@ -174,6 +250,7 @@ def render(d) -> str:
         h.append(f"<h2>Phases</h2><p class=\"muted\">{_e(src)}; {_e(prof.basis)}; {prof.steps} steady steps"
                  + (f", {prof.samples_per_s:,.1f} samples/s" if prof.samples_per_s is not None else "") + "</p>")
         h.append(phase_bars(prof))
+        h.append(_explained(prof))
         h.append("<h2>Trainer wait ratio</h2>")
         if prof.wait is not None:
             w = prof.wait
@@ -199,13 +276,28 @@ def render(d) -> str:
         h.append(f'<p class="muted">{_e(why)}</p>')
     h.append("<h2>Parallelism knobs</h2>")
     if d.scan is not None:
+        if d.entry is not None and d.entry.script is not None:
+            h.append(f'<p class="muted">judged for <code>{_e(d.entry.script)}</code> and the '
+                     f"{len(d.entry.files) - 1} project file(s) it imports</p>")
         h.append("<table><tr><th>knob</th><th>effective</th><th>why</th></tr>")
-        for k in d.scan.knobs:
-            h.append(f"<tr><td><code>{_e(k.name)}</code></td><td class=\"num\">{_e(k.effective)}</td><td>{_e(k.why)}</td></tr>")
+        shown_apart = False
+        for k in d.knob_rows():
+            if not k["runs"] and not shown_apart:
+                shown_apart = True
+                h.append('<tr><td colspan="3" class="muted">knobs only in files the command does not run:</td></tr>')
+            cls = "" if k["runs"] else ' class="muted"'
+            h.append(f"<tr{cls}><td class=\"knob\"><code>{_knob_name(k['name'])}</code></td>"
+                     f"<td class=\"num\">{'<b>' if k['from_command'] else ''}{_e(k['effective'])}"
+                     f"{'</b>' if k['from_command'] else ''}</td><td>{_e(k['why'])}</td></tr>")
         h.append("</table>")
-        if d.scan.findings:
+        counted = [f for f in d.scan.findings if f not in d.elsewhere]
+        if counted:
             h.append("<ul>" + "".join(f"<li><b>{_e(f.code)}</b> ({_e(f.severity)}) <code>{_e(f.file)}:{f.line}</code> "
-                                      f"{_e(f.message)}</li>" for f in d.scan.findings) + "</ul>")
+                                      f"{_e(f.message)}</li>" for f in counted) + "</ul>")
+        if d.elsewhere:
+            h.append('<p class="muted">in files the command does not run (not in the exit code):</p><ul class="muted">'
+                     + "".join(f"<li><b>{_e(f.code)}</b> <code>{_e(f.file)}:{f.line}</code> {_e(f.message)}</li>"
+                               for f in d.elsewhere) + "</ul>")
     else:
         h.append('<p class="muted">the project was not scanned</p>')
     h.append("<h2>Verify</h2>")
@@ -215,9 +307,14 @@ def render(d) -> str:
         h.append(f"<p>{_badge(v['verdict'], 'good' if passed else 'bad')} expected {_e(v['expected']['workers'])} worker "
                  f"process(es) ({_e(v['expected']['source'])}), observed {_e(v['observed']['workers'])}</p>")
         h.append("<ul>" + "".join(f"<li>{_e(r['message'])}</li>" for r in v["reasons"]) + "</ul>")
+        if not passed:
+            h.append(_tails((v.get("target") or {}).get("stderr_tail"), (v.get("target") or {}).get("stdout_tail")))
     else:
         why = next((st.message for st in d.steps if st.name == "verify"), "not run")
         h.append(f'<p class="muted">{_e(why)}</p>')
+    if d.failure_output:
+        h.append("<h2>Target output (the failed profile run)</h2>"
+                 + _tails(d.failure_output.get("stderr_tail"), d.failure_output.get("stdout_tail")))
     if prof is not None and prof.notes:
         h.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in prof.notes) + "</ul>")
     h.append('<p class="muted">generated by qg-audit diagnose (qg-audit.diagnose/1)</p></body></html>')

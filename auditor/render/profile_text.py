@@ -1,12 +1,53 @@
-"""Render a profile for people: phase table, first steps, wait ratio, processes, spikes, diagnosis."""
+"""Render a profile for people: phase table, training apart, the untimed share explained (stack
+samples, threads and CPUs), first steps, wait ratio, processes, spikes, diagnosis."""
 
 from __future__ import annotations
 
-from auditor.render.safe import text_lines
+from auditor.render.safe import one_line, text_lines
 
 
 def _ms(x) -> str:
     return "-" if x is None else f"{x:.2f}"
+
+
+def _explained(p) -> list[str]:
+    """The untimed share by function (stack samples) and each process's threads and CPU."""
+    ex = p.explanation
+    if not ex:
+        return []
+    out = []
+    u = ex.get("untimed") or {}
+    if u.get("functions"):
+        out.append("")
+        out.append(f"untimed {p.other_share:.0%} of the step, by function ({u['samples']} stack samples of the "
+                   f"sampling thread(s) every {u['interval_ms']:g} ms; share of the untimed time):")
+        for f in u["functions"]:
+            name, _sep, where = f["function"].partition("  ")
+            out.append(f"  {f['share']:>5.0%}  {one_line(name)}  ({one_line(where)}; from {one_line(f['line'])})")
+    elif p.stacks is None and p.other_share >= 0.2:
+        out.append("")
+        out.append("untimed: no stack samples (profile --auto samples the sampling threads' stacks; "
+                   "--stack-interval 0 turns it off)")
+    run = p.run or {}
+    tc = run.get("thread_cpu") or {}
+    if tc.get("processes"):
+        cpus = tc.get("cpus")
+        load = run.get("load")
+        out.append("")
+        out.append(f"threads and CPU in the steady window ({tc.get('busy_threads')} busy thread(s) in the job on "
+                   f"{cpus if cpus is not None else '?'} CPU(s)" + (f"; load average {load[0]:g}" if load else "")
+                   + "; busy = runnable >= 50% of the window):")
+        out.append(f"  {'pid':>8}  {'role':<8}{'threads':>8}{'busy':>6}{'cores':>7}  busiest threads (runnable / ran)")
+        sampling = {(s["pid"], s["tid"]) for s in ex.get("samplers") or []}
+        for proc in tc["processes"][:8]:
+            rows = [t for t in proc.get("thread_rows") or [] if t["runnable"] >= 0.05][:4]
+            shown = ", ".join(f"{t['tid']}{'*' if (proc['pid'], t['tid']) in sampling else ''} "
+                              f"{t['runnable']:.0%}/{t['cores']:.0%}" for t in rows) or "-"
+            out.append(f"  {proc['pid']:>8}  {proc['role'][:7]:<8}{proc['threads']:>8}{proc['busy']:>6}"
+                       f"{proc['cores']:>7.2f}  {shown}")
+        if sampling:
+            out.append("  (* = a sampling thread; runnable = on a CPU or waiting for one, ran = on a CPU)")
+    return out
 
 
 def render(profile, header: str = "") -> str:
@@ -30,10 +71,16 @@ def render(profile, header: str = "") -> str:
         s = p.step
         out.append(f"{'step':<14}{s.mean_ms:>9.2f}{s.p50_ms:>9.2f}{s.p95_ms:>9.2f}{s.p99_ms:>9.2f}{s.max_ms:>9.2f}"
                    f"{'100%':>8}")
+        t = p.training
+        if t is not None:
+            out.append(f"{'training':<14}{t.ms_per_step:>9.2f}{'':>36}{'apart':>8}   (not in the step: "
+                       f"{t.ms_total / 1e3:.2f} s in {t.spans} span(s), {t.share:.0%} of the loop)")
         if p.samples_per_s is not None:
             across = " summed over timers" if len(timers) > 1 else ""
+            apart = "training and trainer compute not included" if t is not None else "trainer compute not included"
             out.append(f"samples/s: {p.samples_per_s:,.1f} (samples / sampling time: {p.samples} samples in "
-                       f"{p.sampling_s:.3f} s of steady step time{across}; trainer compute not included)")
+                       f"{p.sampling_s:.3f} s of steady step time{across}; {apart})")
+    out += _explained(p)
     if p.first_steps:
         out.append("")
         out.append("first steps (* = warm-up, excluded from the figures above):")

@@ -15,8 +15,8 @@ def phase_names(sweep) -> list[str]:
 
 def rows(sweep) -> tuple[list[str], list[list[str]]]:
     names = phase_names(sweep)
-    head = [sweep.variable.name, "samples/s", "min", "max", *[f"{one_line(n)} ms" for n in names], "step ms",
-            "procs", "workers", "RSS peak", "GPU peak", "exit status"]
+    head = [sweep.variable.name, "samples/s", "min", "max", *[f"{one_line(n)} ms" for n in names], "untimed ms",
+            "step ms", "procs", "workers", "RSS peak", "GPU peak", "exit status"]
     body = []
     for r in sweep.results:
         s = r.samples_per_s
@@ -29,6 +29,7 @@ def rows(sweep) -> tuple[list[str], list[list[str]]]:
         ph = r.phases_ms
         body.append([r.value, rate, fmt_rate(s["min"]), fmt_rate(s["max"]),
                      *[f"{ph[n]:.2f}" if n in ph else "-" for n in names],
+                     f"{r.untimed_ms:.2f}" if r.untimed_ms is not None else "-",
                      f"{r.step_ms:.2f}" if r.step_ms is not None else "-",
                      _int(r.processes), _int(r.workers), fmt_bytes(r.rss_peak_bytes), fmt_bytes(r.gpu_peak_bytes),
                      one_line(r.status_text())])

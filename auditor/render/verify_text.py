@@ -46,10 +46,24 @@ def render(result, exp, verdict, *, hook: bool = True) -> str:
         out.append("threads: " + ", ".join(f"pid {t['pid']} {t['threads']}" + (f" ({t['setter']})" if t["setter"] else "")
                                            for t in verdict.threads[:8]))
     if result.started:
-        ended = ("timeout" if result.timed_out else "duration reached" if result.returncode is None
-                 else f"exit code {result.returncode}")
-        out.append(f"target: ran {result.duration_s:.1f}s, ended by {ended}; peak {result.peak_processes} "
+        ready = result.ready
+        if ready.timed_out:
+            ended = f"--ready-timeout ({ready.timeout:g} s)"
+        else:
+            ended = ("timeout" if result.timed_out else "duration reached" if result.returncode is None
+                     else f"exit code {result.returncode}")
+        teardown = f" (+{result.teardown_s:.1f}s ending its tree)" if result.teardown_s >= 0.05 else ""
+        out.append(f"target: ran {result.duration_s:.1f}s{teardown}, ended by {ended}; peak {result.peak_processes} "
                    f"processes, {result.peak_threads} threads, {_mib(result.peak_rss_bytes)} RSS")
+        if ready.at is not None:
+            out.append(f"ready: at {ready.at:.1f}s ({ready.why}); steady window from {result.window_start:.1f}s")
+        else:
+            out.append(f"ready: never ({ready.status or 'nothing the command measures happened'})")
+        use = result.thread_cpu or {}
+        if use.get("processes"):
+            out.append(f"cpu: {use['busy_threads']} busy threads in the steady window, {use['cores']:.2f} cores used "
+                       f"of {limit_cpus(result)}" + ("" if use.get("schedstat", True) else
+                                                    " (no schedstat: busy judged from CPU time)"))
     rows = [p for p in result.processes if p.role != "other" or len(result.processes) <= 20]
     if rows:
         out.append(f"  {'pid':>7}  {'role':<7} {'backend':<30} {'threads':>7} {'rss':>9}  status")
@@ -77,9 +91,18 @@ def render(result, exp, verdict, *, hook: bool = True) -> str:
         out.append("hook: off (--no-hook)")
     for note in result.notes:
         out.append(f"note: {note}")
-    if verdict.code == "target-failed" and result.stderr_tail.strip():
-        out.append("target stderr (tail):")
-        out.extend("  | " + ln for ln in result.stderr_tail.strip().splitlines()[-15:])
+    if verdict.exit_code != 0:
+        for name, tail in (("stderr", result.stderr_tail), ("stdout", result.stdout_tail)):
+            if tail.strip():
+                out.append(f"target {name} (tail):")
+                out.extend("  | " + ln for ln in tail.strip().splitlines()[-15:])
+    if result.output_dir:
+        out.append(f"output kept in {result.output_dir} (stdout.log, stderr.log, reports.jsonl)")
     from auditor.render.safe import text_lines
 
     return text_lines(out)
+
+
+def limit_cpus(result) -> str:
+    cpus = (result.cpu_limit or {}).get("cpus")
+    return f"{cpus:g} CPUs" if cpus else "? CPUs"

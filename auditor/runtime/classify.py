@@ -37,6 +37,7 @@ class Catalogue:
     rank_env: dict[str, tuple[str, ...]] = field(default_factory=dict)  # rank / world_size ... -> env names
     thread_env: tuple[str, ...] = ()
     library_modules: frozenset[str] = frozenset()
+    serial_backends: dict = field(default_factory=dict, hash=False, compare=False)  # backend -> what to say
 
     def is_count_key(self, key: str) -> bool:
         leaf = key.rsplit(".", 1)[-1].lower()
@@ -74,6 +75,7 @@ def catalogue() -> Catalogue:
         rank_env={k: tuple(v) for k, v in (data.get("rank_env") or {}).items()},
         thread_env=tuple(data.get("thread_env") or ()),
         library_modules=frozenset(data.get("library_modules") or ()),
+        serial_backends=dict(data.get("serial_backends") or {}),
     )
 
 

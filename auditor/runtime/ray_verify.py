@@ -378,7 +378,8 @@ def run(args) -> int:
         try:
             result = run_target(command, duration=args.duration or None, timeout=args.timeout or None,
                                 interval=min(interval, 0.25), hook=not args.no_hook, env=env, match=args.match,
-                                on_sample=lambda _s: watch.maybe_poll(interval))
+                                on_sample=lambda _s: watch.maybe_poll(interval),
+                                keep_output=getattr(args, "keep_output", None))
         finally:
             watch.close()
         watch.t0 = t0

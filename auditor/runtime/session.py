@@ -25,9 +25,11 @@ from auditor.worker import report
 from auditor.runtime import reaper
 from auditor.runtime.census import Census, ProcessRow
 from auditor.runtime.guardian import Guardian
+from auditor.runtime.ready import Readiness, ReadyState
 from auditor.runtime.signals import terminating_signals
+from auditor.runtime.threadcpu import ThreadMeter
 
-__all__ = ["ProcessRow", "RunResult", "run_target", "DEFAULT_INTERVAL", "HOOK_DIR"]
+__all__ = ["ProcessRow", "RunResult", "run_target", "DEFAULT_INTERVAL", "HOOK_DIR", "Readiness", "ReadyState"]
 
 # Chosen from bench/bench_census.py on a loaded 2-core box: a 64-process tree costs 1.3-1.6 ms
 # of CPU per census poll, and the whole probe loop ~0.9% of one core at 0.25 s. 0.5 s keeps it
@@ -55,7 +57,7 @@ class RunResult:
     started: bool  # False when the command could not be started (exit 3)
     returncode: int | None  # None when we ended it ourselves (duration, timeout, stop_when)
     timed_out: bool
-    duration_s: float
+    duration_s: float  # launch to the target's exit or qg-audit's decision to end it (teardown apart)
     stdout_tail: str
     stderr_tail: str
     reports: list[dict]  # every JSON record from QG_AUDIT_REPORT, in order
@@ -74,6 +76,16 @@ class RunResult:
     unread_report_bytes: int = 0  # report bytes left unread when the run ended (past FINAL_READ)
     survivors: list[str] = field(default_factory=list)  # processes that outlived SIGKILL (should be none)
     cpu_limit: dict = field(default_factory=dict)  # procfs.cpu_limit() of the target: the CPUs it may use
+    # when the job was ready (auditor.runtime.ready); at=0.0 when the caller asked for no readiness
+    ready: ReadyState = field(default_factory=lambda: ReadyState(at=0.0, why="the launch"))
+    window_start: float = 0.0  # seconds after launch: ready.at + warmup (the steady window's start)
+    teardown_s: float = 0.0  # ending the tree after the run, seconds
+    thread_cpu: dict = field(default_factory=dict)  # ThreadMeter.summary(): busy threads in the window
+    output_dir: str | None = None  # where the target's whole output was kept (keep_output)
+
+    @property
+    def ready_at(self) -> float | None:
+        return self.ready.at
 
     @property
     def workers(self) -> list[ProcessRow]:
@@ -167,13 +179,23 @@ class _ReportReader:
                 self.corrupt += 1
 
 
-def _tail(fd: int) -> str:
-    """The last TAIL_BYTES of a file the probe opened itself (never reopened by path)."""
+def _tail(fd: int, end: int | None = None) -> str:
+    """The last TAIL_BYTES of a file the probe opened itself (never reopened by path), up to
+    END: what the target wrote before qg-audit began to end it (a KeyboardInterrupt traceback
+    from our SIGINT would hide the output that matters)."""
     try:
-        size = os.fstat(fd).st_size
-        return os.pread(fd, TAIL_BYTES, max(0, size - TAIL_BYTES)).decode("utf-8", "replace")
+        size = os.fstat(fd).st_size if end is None else min(end, os.fstat(fd).st_size)
+        start = max(0, size - TAIL_BYTES)
+        return os.pread(fd, size - start, start).decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+def _size(fd: int) -> int | None:
+    try:
+        return os.fstat(fd).st_size
+    except OSError:
+        return None
 
 
 def _target_env(env: dict | None, hook: bool, report_path: str) -> dict:
@@ -205,11 +227,12 @@ def _hook_notes(command: list[str], reports: list[dict]) -> tuple[bool, list[str
 
 
 def _snapshot(command, started, rc, timed_out, t0, census: Census, reader: _ReportReader,
-              samples, hook_active, error, notes, out_fd=-1, err_fd=-1) -> RunResult:
+              samples, hook_active, error, notes, out_fd=-1, err_fd=-1, ends=(None, None)) -> RunResult:
     return RunResult(
         command=list(command), started=started, returncode=rc, timed_out=timed_out,
         duration_s=round(time.monotonic() - t0, 3),
-        stdout_tail=_tail(out_fd) if out_fd >= 0 else "", stderr_tail=_tail(err_fd) if err_fd >= 0 else "",
+        stdout_tail=_tail(out_fd, ends[0]) if out_fd >= 0 else "",
+        stderr_tail=_tail(err_fd, ends[1]) if err_fd >= 0 else "",
         reports=list(reader.records), processes=census.members(),
         peak_processes=census.peak_processes, peak_workers=census.peak_workers,
         peak_threads=census.peak_threads, peak_rss_bytes=census.peak_rss_bytes,
@@ -223,13 +246,23 @@ def run_target(command: list[str], *, duration: float | None = None, timeout: fl
                match: str | None = None, cwd: str | None = None,
                on_sample: Callable[[dict], None] | None = None,
                stop_when: Callable[[RunResult], bool] | None = None,
-               int_grace: float = 3.0, term_grace: float = 2.0, warmup: float = 0.0) -> RunResult:
+               int_grace: float = 3.0, term_grace: float = 2.0, warmup: float = 0.0,
+               ready: Readiness | None = None, on_wait: Callable[[str | None], None] | None = None,
+               keep_output: str | None = None) -> RunResult:
     """Run COMMAND under the census and return everything observed. See docs/verify.md.
 
     ``env`` adds to (a value of None removes from) this process's environment.
-    ``duration``: end the target after this many seconds (a normal end, returncode None).
-    ``timeout``: end it after this many seconds and set ``timed_out``.
-    ``warmup``: processes' CPU shares (``ProcessRow.cpu_share``) are measured from this time on.
+    ``ready``: when given, ``duration`` and the steady window start when it says the job is
+    ready (auditor.runtime.ready); a run not ready after ``ready.timeout`` seconds is ended
+    (with ``duration`` set; with ``duration`` None the target runs on until it exits or
+    ``timeout``). ``on_wait(status)`` is called at every poll while waiting (a status line),
+    and once with None when the wait is over.
+    ``duration``: end the target this many seconds after it was ready (after the launch
+    without ``ready``): a normal end, returncode None.
+    ``timeout``: end it this many seconds after the launch and set ``timed_out``.
+    ``warmup``: the steady window (processes' ``cpu_share``, the per-thread CPU in
+    ``thread_cpu``) starts this many seconds after the job was ready.
+    ``keep_output``: a directory that receives the target's whole stdout, stderr and reports.
     """
     if not command:
         raise ValueError("run_target: empty command")
@@ -238,33 +271,63 @@ def run_target(command: list[str], *, duration: float | None = None, timeout: fl
     tmpdir = tempfile.mkdtemp(prefix="qg-audit-")
     try:
         with terminating_signals() as signals:
-            return _run(command, tmpdir, signals, duration=duration, timeout=timeout, interval=interval,
-                        hook=hook, env=env, pattern=pattern, cwd=cwd, on_sample=on_sample, stop_when=stop_when,
-                        int_grace=int_grace, term_grace=term_grace, warmup=warmup)
+            result = _run(command, tmpdir, signals, duration=duration, timeout=timeout, interval=interval,
+                          hook=hook, env=env, pattern=pattern, cwd=cwd, on_sample=on_sample, stop_when=stop_when,
+                          int_grace=int_grace, term_grace=term_grace, warmup=warmup, ready=ready, on_wait=on_wait)
     finally:
+        if keep_output:
+            _keep(tmpdir, keep_output)
         shutil.rmtree(tmpdir, ignore_errors=True)
+    if keep_output:
+        result.output_dir = keep_output
+    return result
+
+
+KEPT = {"stdout": "stdout.log", "stderr": "stderr.log", "reports.jsonl": "reports.jsonl"}
+
+
+def _keep(tmpdir: str, dest: str) -> None:
+    """Copy the run's files to DEST (also on an interruption: the finally of run_target)."""
+    try:
+        os.makedirs(dest, exist_ok=True)
+        for name, kept in KEPT.items():
+            src = os.path.join(tmpdir, name)
+            if os.path.exists(src):
+                shutil.copyfile(src, os.path.join(dest, kept))
+    except OSError:
+        pass  # the verdict matters more than the copy; the command checked DEST before the launch
 
 
 def _run(command, tmpdir, signals, *, duration, timeout, interval, hook, env, pattern, cwd, on_sample,
-         stop_when, int_grace, term_grace, warmup) -> RunResult:
+         stop_when, int_grace, term_grace, warmup, ready, on_wait) -> RunResult:
     report_path = os.path.join(tmpdir, "reports.jsonl")
     out_path, err_path = os.path.join(tmpdir, "stdout"), os.path.join(tmpdir, "stderr")
-    census = Census(match=pattern, mark=warmup)
     reader = _ReportReader(report_path)
+    # the probe creates the target's output files itself and reads them only through these
+    # descriptors: a target that swaps the paths for a FIFO or a device changes nothing here
     private = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     out_fd, err_fd = os.open(out_path, private, 0o600), os.open(err_path, private, 0o600)
     try:
-        return _watch(command, tmpdir, signals, census, reader, out_fd, err_fd, report_path, duration=duration,
-                      timeout=timeout, interval=interval, hook=hook, env=env, cwd=cwd, on_sample=on_sample,
-                      stop_when=stop_when, int_grace=int_grace, term_grace=term_grace)
+        return _watch(command, tmpdir, signals, reader, out_fd, err_fd, report_path, duration=duration,
+                      timeout=timeout, interval=interval, hook=hook, env=env, pattern=pattern, cwd=cwd,
+                      on_sample=on_sample, stop_when=stop_when, int_grace=int_grace, term_grace=term_grace,
+                      warmup=warmup, ready=ready, on_wait=on_wait)
     finally:
         reader.close()
         os.close(out_fd)
         os.close(err_fd)
 
 
-def _watch(command, tmpdir, signals, census: Census, reader: _ReportReader, out_fd: int, err_fd: int, report_path: str, *,
-           duration, timeout, interval, hook, env, cwd, on_sample, stop_when, int_grace, term_grace) -> RunResult:
+def _watch(command, tmpdir, signals, reader: _ReportReader, out_fd: int, err_fd: int, report_path: str, *,
+           duration, timeout, interval, hook, env, pattern, cwd, on_sample, stop_when, int_grace, term_grace,
+           warmup, ready, on_wait) -> RunResult:
+    # without a readiness the job counts as ready at the launch (the behaviour before 0.3)
+    census = Census(match=pattern, mark=warmup if ready is None else float("inf"))
+    meter = ThreadMeter()
+    state = ReadyState(at=0.0, why="the launch") if ready is None else ready.state
+    ended_at = None  # seconds after launch when the run ended (target exit or our decision)
+    ends = (None, None)  # stdout / stderr sizes when qg-audit began to end the target
+    waiting = False  # on_wait has been told a status
     samples: list[dict] = []
     notes: list[str] = []
     previous, note = reaper.become_subreaper()
@@ -306,41 +369,70 @@ def _watch(command, tmpdir, signals, census: Census, reader: _ReportReader, out_
                 samples.append(sample)
                 if on_sample is not None:
                     on_sample(sample)
-                if exited is not None:
-                    rc = exited
-                    break
                 elapsed = time.monotonic() - t0
-                if duration is not None and elapsed >= duration:
+                if ready is not None and not ready.ready:
+                    if ready.observe(sample["t"], sample, census, reader.records):
+                        census.mark = state.at + warmup
+                    elif on_wait is not None:
+                        on_wait(state.status)
+                        waiting = True
+                    if ready.ready and waiting and on_wait is not None:
+                        on_wait(None)
+                        waiting = False
+                if state.at is not None and sample["t"] >= census.mark and meter.due(sample["t"]):
+                    meter.read(sample["t"], census.live.values())
+                if exited is not None:
+                    rc, ended_at = exited, elapsed
+                    break
+                start = state.at  # the duration counts from readiness
+                if duration is not None and start is not None and elapsed >= start + duration:
                     break
                 if timeout is not None and elapsed >= timeout:
                     timed_out = True
+                    break
+                if duration is not None and ready is not None and ready.give_up(elapsed):
                     break
                 if stop_when is not None and stop_when(_snapshot(command, True, None, False, t0, census, reader,
                                                                  samples, None, None, notes)):
                     break
                 next_tick += interval
                 limit = [next_tick - time.monotonic()]
-                if duration is not None:
-                    limit.append(t0 + duration - time.monotonic())
+                if duration is not None and start is not None:
+                    limit.append(t0 + start + duration - time.monotonic())
                 if timeout is not None:
                     limit.append(t0 + timeout - time.monotonic())
                 _sleep_until_exit(popen, pidfd, max(0.0, min(limit)))
+            if exited is None and state.at is not None and census.now() >= census.mark:
+                meter.read(census.now(), census.live.values())  # the window's end, before the teardown
     finally:
         signals.hold()  # a second Ctrl-C / SIGTERM must not cut the teardown short
+        if waiting and on_wait is not None:
+            on_wait(None)
+        if ended_at is None:
+            ended_at = time.monotonic() - t0
+            ends = (_size(out_fd), _size(err_fd))  # the output before our signals
         if pidfd is not None:
             os.close(pidfd)
         if popen is not None:
             survivors = reaper.end_tree(census, popen, int_grace=int_grace, term_grace=term_grace)
         guard.close(clean=not survivors)
         reaper.restore_subreaper(previous)
+    teardown = time.monotonic() - t0 - ended_at
     for rec in reader.read(FINAL_READ):
         _note_report(census, rec)
+    if ready is not None and not ready.ready and started and rc is not None:
+        ready.finish(ended_at, reader.records)  # the target ended first: did anything happen at all?
     hook_active, hook_notes = (None, []) if not hook or not started else _hook_notes(command, reader.records)
     result = _snapshot(command, started, rc, timed_out, t0, census, reader, samples, hook_active, error,
-                       notes + hook_notes + _channel_notes(reader), out_fd, err_fd)
+                       notes + hook_notes + _channel_notes(reader), out_fd, err_fd, ends)
     result.unread_report_bytes = reader.unread()
+    result.duration_s = round(ended_at, 3)
+    result.teardown_s = round(teardown, 3)
     result.survivors = survivors
     result.cpu_limit = _cpu_limit(census)
+    result.ready = state
+    result.window_start = round(state.at + warmup, 3) if state.at is not None else 0.0
+    result.thread_cpu = meter.summary(result.processes, result.cpu_limit.get("cpus"))
     return result
 
 

@@ -110,8 +110,9 @@ def judge(result: RunResult, exp: Expectation, *, warmup: float = 0.0, pending_g
             t_drop, low = died
             what = "rank" if ev.launcher else "worker"
             add("workers-died", f"the {what} count fell from {out.observed_workers} to {low} at t={t_drop:.1f}s "
-                                f"while the target kept running: {what}s crashed or were killed. Next: check the "
-                                f"target's stderr, and dmesg for OOM kills.")
+                                f"while the target kept running: {what}s crashed or were killed. Next: read the "
+                                f"target's output below (its stderr names a worker's traceback), and dmesg for "
+                                f"OOM kills.")
         _judge_pending(ev, add, pending_grace)
     if exp.threads is not None:
         out.threads = _judge_threads(ev, exp.threads, add)
@@ -131,7 +132,8 @@ def judge(result: RunResult, exp: Expectation, *, warmup: float = 0.0, pending_g
         # Documented (docs/verify.md): a run cut by --timeout fails, even with the right worker
         # count, because a sampler that should have finished did not; a long-running one is
         # watched with --duration instead, which is a normal end.
-        add("timeout", f"the target was still running when --timeout ended it after {result.duration_s:.1f}s: "
+        add("timeout", f"the target was still running when --timeout ended it after {result.duration_s:.1f} s"
+                       f"{_teardown(result)}: "
                        f"it hung or is slower than expected; the counts were judged on what ran until then. "
                        f"Next: raise --timeout, or watch a long-running sampler with --duration S.")
     out.code = next(c for c in SEVERITY if any(r["code"] == c for r in reasons))
@@ -151,8 +153,11 @@ class _Evidence:
 
     def __init__(self, result: RunResult, warmup: float):
         self.result = result
-        self.window = [s for s in result.samples if s["t"] >= warmup] or result.samples
-        self.warmup = warmup if any(s["t"] >= warmup for s in result.samples) else 0.0
+        ready_at = result.ready.at
+        self.ready = ready_at is not None
+        start = (ready_at or 0.0) + warmup  # the steady window starts --warmup after the job was ready
+        self.window = [s for s in result.samples if s["t"] >= start] or result.samples
+        self.warmup = start if any(s["t"] >= start for s in result.samples) else 0.0
         self.rows = result.processes
         self.by_pid = {p.pid: p for p in self.rows}
         self.target = next((p for p in self.rows if p.role == "target"), None)
@@ -178,7 +183,20 @@ class _Evidence:
                 (self.thread_defaults if r.get("default") else self.thread_sets)[r.get("pid")] = r
 
     def user_pools(self, **flags) -> list[dict]:
-        return [p for p in self.pools if all(bool(p.get(k)) == v for k, v in flags.items()) and not _library_pool(p)]
+        return [p for p in self.pools if all(bool(p.get(k)) == v for k, v in flags.items())
+                and (p.get("serial") or not _library_pool(p))]  # a serial backend is the job's, wherever made
+
+    def not_ready(self) -> str:
+        """Why the run ended before the job was ready, or "" when it was ready."""
+        if self.ready:
+            return ""
+        r, st = self.result, self.result.ready
+        status = f" ({st.status})" if st.status else ""
+        if st.timed_out:
+            return f"the job was not ready {st.timeout:g} s after the launch (--ready-timeout){status}"
+        if r.returncode is not None:
+            return f"the target exited with code {r.returncode} after {r.duration_s:.1f} s, before it was ready{status}"
+        return f"the run ended after {r.duration_s:.1f} s, before the job was ready{status}"
 
     def in_window(self, row) -> bool:
         return row.last_seen >= self.warmup
@@ -289,17 +307,20 @@ def _judge_count(ev: _Evidence, exp: Expectation, add, out: Verdict) -> int:
                                   f"started without a launcher. Next: start it with torchrun --nproc_per_node {n} "
                                   f"(or accelerate launch / mpirun -np {n}).")
         elif serial:
-            p = serial[0]
-            add("fallback", f"{p.get('backend')} ran {p.get('size')} in the target process itself: no worker "
-                            f"processes where {n} were expected. Next: switch to the parallel backend "
-                            f"(AsyncVectorEnv, num_workers > 0) or check which setting chose the serial one.")
+            add("fallback", serial_message(_main_serial(serial), f"no worker processes where {n} were expected"))
         elif thread_pools or (not hook_evidence and biggest_threads >= n + 1 and n > 1):
             add("threads-not-processes", f"{threads_line()}; {n} processes were expected. Next: use processes "
                                          f"(ProcessPoolExecutor, multiprocessing) for CPU-bound sampling.")
+        elif ev.not_ready():
+            add("no-workers", f"no worker process appeared where {n} were expected: {ev.not_ready()}. The program "
+                              f"may run serially with a backend the hook does not know, or start its workers "
+                              f"later. Next: read the target's output below; raise --ready-timeout if it starts "
+                              f"them later, or pass --match REGEX if workers are started another way.")
         else:
-            add("no-workers", f"no worker process appeared in {result.duration_s:.1f}s where {n} were expected: "
-                              f"the program may run serially, or start its workers later. Next: raise "
-                              f"--duration/--warmup, or pass --match REGEX if workers are started another way.")
+            add("no-workers", f"no worker process appeared in the {_window_s(ev):.1f} s after the job was ready "
+                              f"({result.ready.why}) where {n} were expected: the program may run serially, or start "
+                              f"its workers later. Next: raise --duration, or pass --match REGEX if workers are "
+                              f"started another way.")
     elif w < n and lazy:
         p = lazy[0]
         add("under-used", f"{p.get('backend')}(max_workers={p.get('size')}) started {w} workers: it starts "
@@ -373,9 +394,8 @@ def _judge_per_rank(ev: _Evidence, per_rank: int, add) -> list[dict]:
             continue
         serial = [p for p in ev.user_pools(serial=True) if p.get("pid") == row["pid"]]
         if got < per_rank and serial:
-            add("fallback", f"{label} ran {serial[0].get('backend')} in the rank itself (no worker processes) where "
-                            f"{per_rank} per rank were expected. Next: check the setting that chose "
-                            f"num_workers=0 / the serial backend.")
+            add("fallback", f"{label}: " + serial_message(_main_serial(serial),
+                                                          f"{per_rank} worker processes per rank were expected"))
         elif got < per_rank:
             add("partial", f"{label} ran {got} worker process{'es' if got != 1 else ''} where {per_rank} per rank "
                            f"were expected. Next: check that every rank reads the same setting.")
@@ -414,11 +434,18 @@ def _judge_pending(ev: _Evidence, add, pending_grace: float) -> None:
     if not (result.hook_active or ev.worker_reports):
         return
     reported = {r.get("pid") for r in ev.reports}
+    if ev.not_ready():  # what readiness waited for: the worker's own report, not the hook's "loaded"
+        reported = {r.get("pid") for r in ev.worker_reports}
     rules = {r.id: r for r in catalogue().rules}
     silent = [p for p in ev.workers if p.pid not in reported and p.rule in rules and rules[p.rule].reports
               and p.last_seen - p.first_seen >= pending_grace]
     if silent:
         pids = ", ".join(str(p.pid) for p in silent[:5])
+        if ev.not_ready():
+            add("pending", f"{len(silent)} worker(s) ({pids}) never reported: {ev.not_ready()}. They were still "
+                           f"starting (importing the main module, torch, CUDA init). Next: raise --ready-timeout "
+                           f"on a loaded machine, or check them with py-spy dump --pid PID.")
+            return
         add("pending", f"{len(silent)} worker(s) ({pids}) ran {pending_grace:.1f}s or more without a report: "
                        f"they may be stuck starting up (imports, CUDA init) or never run the code that "
                        f"reports. Next: check them with py-spy dump --pid PID.")
@@ -488,25 +515,132 @@ def _judge_threads(ev: _Evidence, expected: int, add) -> list[dict]:
 
 
 def _judge_cpus(ev: _Evidence, add) -> None:
+    """Oversubscribed: more busy threads than CPUs, measured per thread over the steady window
+    (auditor/runtime/threadcpu.py), with some process running more than one busy thread.
+
+    The one policy (docs/verify.md "Threads and CPUs"): a worker process runs one compute
+    thread; the process that does the math (the learner) runs CPUs - busy workers threads, at
+    least one. Idle threads (a worker's unused intra-op pool) never count; many single-threaded
+    busy workers on fewer CPUs are a choice (more envs than cores), not a multiplication."""
     limit = ev.result.cpu_limit or {}
     cpus = limit.get("cpus")
-    if not cpus:
+    use = ev.result.thread_cpu or {}
+    procs = [p for p in use.get("processes") or [] if p["busy"]]
+    if not cpus or not procs:
         return
-    procs = [p for p in _compute_procs(ev) if ev.in_window(p)]
-    if ev.ranks:  # each rank's own workers run beside it
-        procs += [p for p in ev.workers if p.rank_of is not None and p.rank_of != p.pid and ev.in_window(p)]
-    settings = [(_thread_setting(ev, p)) for p in procs]
-    threads = [v if v is not None else 1 for v, _ in settings]
-    demand = sum(threads)
-    if demand <= cpus or max(threads, default=1) <= 1:
-        return  # many single-threaded workers on few CPUs is a choice (I/O-bound envs), not a multiplication
-    per = max(threads)
-    setter = next((s for v, s in settings if v == per), "")
-    add("oversubscribed", f"{len(procs)} processes × up to {per} threads ({setter}) = {demand} compute threads on "
-                          f"{cpus:g} CPU{'s' if cpus != 1 else ''} ({'; '.join(limit.get('from') or [])}): they take "
-                          f"turns on the CPUs. Next: give each process CPUs ÷ processes threads (here "
-                          f"{max(1, int(cpus // max(1, len(procs))))}) with OMP_NUM_THREADS or torch.set_num_threads, "
-                          f"or run fewer processes.")
+    busy = sum(p["busy"] for p in procs)
+    multi = [p for p in procs if p["busy"] > 1]
+    if busy <= cpus or not multi:
+        return
+    workers = [p for p in procs if p["role"] == "worker" and not p["rank"]]
+    others = [p for p in procs if p not in workers]
+    span = max(ev.result.duration_s - ev.result.window_start, max(p["span_s"] for p in procs))
+    parts = [_busy_part(ev, p) for p in others[:3]]
+    if len(others) > 3:
+        parts.append(f"{len(others) - 3} more processes")
+    if workers:
+        one = [p for p in workers if p["busy"] == 1]
+        many = [p for p in workers if p["busy"] > 1]
+        parts += [_busy_part(ev, p) for p in many[:2]]
+        if len(many) > 2:
+            parts.append(f"{len(many) - 2} more workers of several busy threads")
+        if one:
+            cores = sum(p["cores"] for p in one) / len(one)
+            parts.append(f"{len(one)} worker{'s' if len(one) != 1 else ''} 1 busy thread each "
+                         f"({cores:.2f} cores each)")
+    busy_workers = sum(1 for p in workers if p["busy"])
+    nxt = []
+    if any(p in workers for p in multi):
+        nxt.append("one compute thread per worker process: OMP_NUM_THREADS=1 in the environment that starts "
+                   "them, or torch.set_num_threads(1) in the worker's entry point")
+    if any(p in others for p in multi):
+        learner = max(1, int(cpus) - busy_workers)
+        given = f"CPUs - busy workers = {int(cpus)} - {busy_workers}" if busy_workers else f"{int(cpus)} CPUs"
+        if learner == 1:
+            nxt.append(f"the process that does the math gets the CPUs the busy workers leave ({given}: one "
+                       f"thread): OMP_NUM_THREADS=1 at the top of the script that starts the workers, before "
+                       f"it starts them, pins it and the workers alike")
+        else:
+            nxt.append(f"the process that does the math gets the CPUs the busy workers leave ({given}): "
+                       f"torch.set_num_threads({learner}) in it, after the workers start")
+    add("oversubscribed", f"{busy} threads of the job were busy (runnable at least {use.get('busy_share', 0.5):.0%} "
+                          f"of the {span:.1f} s steady window) on {cpus:g} CPU{'s' if cpus != 1 else ''} "
+                          f"({'; '.join(limit.get('from') or [])}): {'; '.join(parts)}. They take turns on the "
+                          f"CPUs. Next: {'; and '.join(nxt)}.")
+
+
+def _busy_part(ev: _Evidence, p: dict) -> str:
+    row = ev.by_pid.get(p["pid"])
+    if p["rank"]:
+        who = f"rank pid {p['pid']}"
+    elif p["role"] == "target":
+        who = f"the target (pid {p['pid']})"
+    elif p["role"] == "worker":
+        who = f"worker pid {p['pid']}" + (f" ({p['backend']})" if p["backend"] else "")
+    else:
+        who = f"pid {p['pid']}" + (f" ({row.name})" if row is not None else "")
+    _, setter = _thread_setting(ev, row) if row is not None else (None, "")
+    runnable = f", runnable {p['busy_runnable']:.0%} of the time" if p.get("busy_runnable") is not None else ""
+    return (f"{who} {p['busy']} busy thread{'s' if p['busy'] != 1 else ''} using {p['cores']:.2f} cores"
+            f"{runnable}" + (f" ({setter})" if setter and p["busy"] > 1 else ""))
+
+
+def _window_s(ev: _Evidence) -> float:
+    return max(0.0, (ev.window[-1]["t"] - ev.window[0]["t"]) if ev.window else 0.0)
+
+
+def _teardown(result: RunResult) -> str:
+    return f" (ending its tree took {result.teardown_s:.1f} s more)" if result.teardown_s >= 0.5 else ""
+
+
+def _main_serial(pools: list[dict]) -> dict:
+    """The serial backend that decided: the biggest, the first created on a tie."""
+    return max(pools, key=lambda p: p.get("size") if isinstance(p.get("size"), int) else -1)
+
+
+def serial_message(p: dict, instead: str) -> str:
+    """A fallback line naming the serial backend, its count, where the program created it and,
+    where the creation shows it, the setting that chose it (rules/workers.yaml serial_backends)."""
+    backend = str(p.get("backend") or "a serial backend")
+    info = catalogue().serial_backends.get(backend) or {}
+    count = p.get("size")
+    made = p.get("made") if isinstance(p.get("made"), dict) else {}
+    ran = str(info.get("ran") or "ran {count} in the process that created it").format(
+        count=count if count is not None else "?")
+    site = made.get("site") or ((p.get("creator") or {}).get("site") if isinstance(p.get("creator"), dict) else None)
+    where = ""
+    if site:
+        fn = made.get("function")
+        where = f", created at {site}" + (f" in {fn}()" if fn and fn != "<module>" else "")
+        callers = made.get("callers") or []
+        if callers:
+            where += f" (called from {callers[0]})"
+    text = f"{backend} {ran} (pid {p.get('pid')}){where}: {instead}."
+    chosen = _chosen_by(info, made, count)
+    if chosen:
+        text += f" Chosen by: {chosen}."
+    line = str(made.get("line") or "")
+    if line:
+        text += f" The line: `{line}`."
+    return text + f" Next: {info.get('parallel') or 'switch to the parallel backend'}."
+
+
+def _chosen_by(info: dict, made: dict, count) -> str:
+    line = str(made.get("line") or "")
+    functions = {v.get("function") for v in made.get("via") or [] if isinstance(v, dict)}
+    for via in info.get("via") or []:
+        if via.get("function") in functions:
+            kw = via.get("keyword")
+            if kw and kw + "=" in line.replace(" ", ""):
+                return f"{kw} given at {made.get('site')}"
+            return str(via.get("default") or via.get("function"))
+    kw = info.get("keyword")
+    if kw:
+        if kw + "=" in line.replace(" ", ""):
+            return f"{kw}={count} passed at {made.get('site')}"
+        if line:
+            return str(info.get("default") or "")
+    return ""
 
 
 def _note_idle(ev: _Evidence, add) -> None:

@@ -6,7 +6,11 @@ Rules (docs/sweep.md says the same):
   With numeric, increasing values it is scaled to one doubling of the variable
   ((b/a) ** (1 / log2(vb/va)) - 1), so 16 -> 64 is judged like 16 -> 32.
 - plateau: the first step whose gain per doubling is below ``plateau_gain`` (default 5%):
-  stop at its lower value a - the larger value costs memory and buys (almost) nothing.
+  stop at its lower value a - the larger value costs memory and buys (almost) nothing. Only
+  where the statistics support it: both values measured by at least MIN_RUNS runs (one run
+  per value cannot tell a plateau from run-to-run noise, so it gives no plateau stop), and
+  never one the table contradicts: a later value that beats a by the threshold per doubling,
+  beyond the runs' spread, makes a -> b a dip, not a plateau (the next candidate is tried).
 - memory near its limit: a value whose tree RSS peak is at least ``memory_near`` (default
   80%) of the memory limit (available memory before the sweep, or --memory-limit), or whose
   GPU peak is at least that share of the GPU's total: stop at the measured value before it.
@@ -25,6 +29,7 @@ from auditor.sweep.model import ValueResult
 
 PLATEAU_GAIN = 0.05
 MEMORY_NEAR = 0.8
+MIN_RUNS = 2  # runs per value before a plateau can be told from noise
 
 
 @dataclass
@@ -108,6 +113,8 @@ def phase_shift(a: ValueResult, b: ValueResult, name: str) -> dict | None:
         return None
     pa, pb = a.phases_ms, b.phases_ms
     delta = {n: round(pb.get(n, 0.0) - pa.get(n, 0.0), 4) for n in list(pa) + [n for n in pb if n not in pa]}
+    if a.untimed_ms is not None and b.untimed_ms is not None:
+        delta["untimed"] = round(b.untimed_ms - a.untimed_ms, 4)
     total = b.step_ms - a.step_ms
     order = sorted(delta, key=lambda n: -abs(delta[n]))
     parts = []
@@ -145,11 +152,11 @@ def conclude(results: list[ValueResult], var, limits: Limits, thread_env: dict[s
                                     num[b.value] != 2 * num[a.value] else "") + ")"
                 + (" - within run-to-run noise" if within else ""))
         plateau = judged < limits.plateau_gain
-        if plateau and plateau_at is None:
-            plateau_at = (a, b, judged, " per doubling" if per2 is not None else "")
         changes.append({"from": a.value, "to": b.value, "samples_per_s_from": ma, "samples_per_s_to": mb,
                         "gain": round(g, 4), "gain_per_doubling": None if per2 is None else round(per2, 4),
                         "within_noise": within, "plateau": plateau, "line": line})
+
+    plateau_at, unsupported, dips = _plateau(measured, changes, num, limits)
 
     memory_at = None
     for r in measured:
@@ -192,6 +199,12 @@ def conclude(results: list[ValueResult], var, limits: Limits, thread_env: dict[s
     elif no_safe is not None:
         reasons = [memory_at[1]]
         message = f"no safe {name} in this sweep {where}: {no_safe}; try smaller values."
+    elif unsupported is not None:
+        message = (f"no stop point {where}: {unsupported}; one run per value cannot tell a plateau from run-to-run "
+                   f"noise - use --runs 3 (or more) to find one.")
+    elif dips:
+        message = (f"no stop point within this sweep {where}: " + "; ".join(dips)
+                   + "; extend the range or add --runs to see where it levels off.")
     elif len(measured) >= 2:
         last = changes[-1]
         per2 = last["gain_per_doubling"]
@@ -204,7 +217,7 @@ def conclude(results: list[ValueResult], var, limits: Limits, thread_env: dict[s
         message = f"too few measured values to compare ({len(measured)} of {len(results)}); nothing to conclude."
     shift = phase_shift(plateau_at[0], plateau_at[1], name) if plateau_at else (
         phase_shift(measured[0], measured[-1], name) if len(measured) >= 2 else None)
-    if any(len(r.ok_runs) < 2 for r in measured):
+    if any(len(r.ok_runs) < 2 for r in measured) and unsupported is None:
         warnings.append("one run per value gives no run-to-run spread: stddev is n/a; it might help to use --runs 3")
     return {
         "scope": where,
@@ -217,6 +230,47 @@ def conclude(results: list[ValueResult], var, limits: Limits, thread_env: dict[s
         "memory_limit_bytes": limits.memory_limit_bytes,
         "gpu_total_bytes": limits.gpu_total_bytes,
     }, warnings
+
+
+def _plateau(measured: list[ValueResult], changes: list[dict], num: dict, limits: Limits):
+    """(plateau (a, b, gain, unit) or None, why a plateau is unsupported or None, dips rejected).
+
+    A candidate a -> b (gain below the threshold) stands only when both have MIN_RUNS runs and
+    no later value beats a by the threshold per doubling beyond the runs' spread."""
+    unsupported, dips = None, []
+    for i, ch in enumerate(changes):
+        if not ch["plateau"]:
+            continue
+        a, b = measured[i], measured[i + 1]
+        judged = ch["gain_per_doubling"] if ch["gain_per_doubling"] is not None else ch["gain"]
+        unit = " per doubling" if ch["gain_per_doubling"] is not None else ""
+        if len(a.ok_runs) < MIN_RUNS or len(b.ok_runs) < MIN_RUNS:
+            unsupported = unsupported or (f"{a.value} \u2192 {b.value} gained {fmt_pct(judged)}{unit}, below the "
+                                          f"{limits.plateau_gain:.0%} threshold, on {len(a.ok_runs)} and "
+                                          f"{len(b.ok_runs)} run(s)")
+            continue
+        beaten = _beaten(a, measured[i + 2:], num, limits)
+        if beaten is not None:
+            c, gain = beaten
+            dips.append(f"{a.value} \u2192 {b.value} gained {fmt_pct(judged)}{unit}, but {c.value} is "
+                        f"{fmt_pct(gain)} over {a.value} ({fmt_rate(c.samples_per_s['mean'])} vs "
+                        f"{fmt_rate(a.samples_per_s['mean'])} samples/s): a dip, not a plateau")
+            continue
+        return (a, b, judged, unit), None, dips
+    return None, unsupported, dips
+
+
+def _beaten(a: ValueResult, later: list[ValueResult], num: dict, limits: Limits):
+    """The first later value that beats a by the plateau threshold (per doubling) beyond noise."""
+    ma, sa = a.samples_per_s["mean"], a.samples_per_s["stddev"]
+    for c in later:
+        mc, sc = c.samples_per_s["mean"], c.samples_per_s["stddev"]
+        per2 = stats.gain_per_doubling(ma, mc, num[a.value], num[c.value]) if num else None
+        judged = per2 if per2 is not None else stats.gain(ma, mc)
+        noise = (sa or 0.0) + (sc or 0.0)
+        if judged >= limits.plateau_gain and mc - ma > noise:
+            return c, stats.gain(ma, mc)
+    return None
 
 
 def _share(peak: int | None, limit: int | None) -> float | None:

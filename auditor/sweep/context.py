@@ -15,7 +15,8 @@ from importlib import metadata
 
 from auditor.exitcodes import UsageError
 
-LIBRARIES = ("torch", "numpy", "gymnasium", "gym", "ray", "jax", "vllm", "transformers", "nvidia-ml-py")
+LIBRARIES = ("torch", "numpy", "gymnasium", "gym", "stable-baselines3", "ray", "jax", "vllm", "transformers",
+             "nvidia-ml-py")
 # Thread-count variables beyond the knob vocabulary's env_vars (rules/knobs.yaml).
 THREAD_ENV_RE = re.compile(r"(_NUM_THREADS|_MAX_THREADS|_MAXIMUM_THREADS|_THREADS)$|^TOKENIZERS_PARALLELISM$")
 CGROUP_DIR = "/sys/fs/cgroup"

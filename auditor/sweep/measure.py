@@ -124,10 +124,13 @@ def step_outliers(records: list[dict], warmup_override: int | None) -> tuple[int
 
 def run_one(value: str, run: int, command: list[str], *, steps: int | None, duration: float | None,
             timeout: float | None, warmup_steps: int | None, interval: float | None, hook: bool,
-            gpu=None, cwd: str | None = None, auto: bool = False) -> RunRecord:
+            gpu=None, cwd: str | None = None, auto: bool = False, ready_timeout: float | None = 120.0,
+            keep_output: str | None = None) -> RunRecord:
     """Launch COMMAND once and measure it. Never raises for a failing target: the record says why.
 
     ``auto``: the hook times the phases (``profile --auto``) and only its records count.
+    ``duration`` counts from the run's first timed step (profile's readiness), waited for at
+    most ``ready_timeout`` seconds after the launch.
     """
     from auditor.profiling import NoTimingRecords, summarize
     from auditor.profiling import auto as auto_mod
@@ -150,10 +153,13 @@ def run_one(value: str, run: int, command: list[str], *, steps: int | None, dura
                 return True
         return False
 
+    from auditor.profiling.launch import readiness
+
     use_stop = counter is not None or tracker is not None
     k = warmup_steps if warmup_steps is not None else auto_mod.DEFAULT_WARMUP_STEPS
     res = run_target(command, duration=duration, timeout=timeout, interval=interval, hook=hook or auto, cwd=cwd,
-                     stop_when=stop_when if use_stop else None, env={auto_mod.ENV_VAR: str(k)} if auto else None)
+                     stop_when=stop_when if use_stop else None, env={auto_mod.ENV_VAR: str(k)} if auto else None,
+                     ready=readiness("auto" if auto else "timer", ready_timeout), keep_output=keep_output)
     rec = RunRecord(value=value, run=run, command=list(command), status="ok", exit_code=res.returncode,
                     ended_by="exit", duration_s=res.duration_s, processes=res.peak_processes,
                     workers=res.peak_workers, threads=res.peak_threads, rss_peak_bytes=res.peak_rss_bytes,
@@ -167,10 +173,15 @@ def run_one(value: str, run: int, command: list[str], *, steps: int | None, dura
         return rec
     if res.timed_out:
         rec.ended_by = "timeout"
+    elif res.ready.timed_out:
+        rec.ended_by = "ready-timeout"
     elif res.returncode is None:
         rec.ended_by = "steps" if reached[0] else "duration"
     if res.timed_out:
         rec.status, rec.error = "timeout", f"ended by --timeout {timeout:g} s before it finished"
+    elif res.ready.timed_out:
+        rec.status, rec.error = "no-timing", (f"no timed step within --ready-timeout {res.ready.timeout:g} s of the "
+                                              f"launch ({res.ready.status})")
     elif res.returncode not in (None, 0):
         rec.status, rec.error = "exit", f"exited with code {res.returncode}"
     records = chosen(res.reports)
@@ -184,6 +195,7 @@ def run_one(value: str, run: int, command: list[str], *, steps: int | None, dura
         rec.steps = prof.steps
         rec.step_ms = prof.step.mean_ms
         rec.phases_ms = {p.name: p.mean_ms for p in prof.phases}
+        rec.untimed_ms = round(prof.step.mean_ms * prof.other_share, 4)
         rec.notes += prof.notes
         rec.step_outliers, rec.early_outliers = step_outliers(records, warmup_steps)
         if steps and rec.steps < steps * max(1, len({(p.pid, p.timer) for p in prof.processes if p.steps})):
@@ -195,4 +207,5 @@ def run_one(value: str, run: int, command: list[str], *, steps: int | None, dura
                      "more often than its warm-up?)")
     if not rec.ok:
         rec.stderr_tail = res.stderr_tail[-2000:]
+        rec.stdout_tail = res.stdout_tail[-2000:]
     return rec

@@ -25,6 +25,7 @@ class RunRecord:
     steps: int = 0  # steady sampling steps the figures use
     step_ms: float | None = None
     phases_ms: dict[str, float] = field(default_factory=dict)  # mean per steady step
+    untimed_ms: float | None = None  # mean per steady step: the step time no phase covered
     processes: int = 0  # peak tree size
     workers: int = 0  # peak worker processes (census classification)
     threads: int = 0  # peak tree threads
@@ -35,6 +36,7 @@ class RunRecord:
     early_outliers: int = 0  # ... of which in the first tenth of the steady steps (warm-up left in?)
     error: str | None = None  # why the run failed, one line
     stderr_tail: str = ""
+    stdout_tail: str = ""
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -79,6 +81,12 @@ class ValueResult:
     @property
     def step_ms(self) -> float | None:
         vals = [r.step_ms for r in self.ok_runs if r.step_ms is not None]
+        return round(sum(vals) / len(vals), 4) if vals else None
+
+    @property
+    def untimed_ms(self) -> float | None:
+        """Mean over the successful runs of the step time no phase covered."""
+        vals = [r.untimed_ms for r in self.ok_runs if r.untimed_ms is not None]
         return round(sum(vals) / len(vals), 4) if vals else None
 
     def _peak(self, attr: str) -> int | None:
@@ -127,6 +135,7 @@ class ValueResult:
             "runs": len(self.runs),
             "samples_per_s": self.samples_per_s,
             "phases_ms": self.phases_ms,
+            "untimed_ms": self.untimed_ms,
             "step_ms": self.step_ms,
             "processes": self.processes,
             "workers": self.workers,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ class Options:
     memory_limit: int | None = None  # bytes; None: available memory before the sweep
     gpu: bool = True
     auto: bool = False  # time phases with the hook (profile --auto's records) instead of SamplingTimer
+    ready_timeout: float | None = 120.0  # --duration counts from each run's first timed step, waited for this long
+    keep_output: str | None = None  # each run's output kept in DIR/<name>=<value>-run<k>/
 
 
 class Progress:
@@ -82,10 +85,12 @@ def run_sweep(var: Variable, template: list[str], opts: Options, progress: Progr
             try:
                 for i in range(1, opts.runs + 1):
                     progress.start(var.name, value, i, opts.runs)
+                    kept = (os.path.join(opts.keep_output, f"{var.name}={value}-run{i}") if opts.keep_output
+                            else None)
                     runs.append(run_one(value, i, command, steps=opts.steps, duration=opts.duration,
                                         timeout=opts.timeout, warmup_steps=opts.warmup_steps,
                                         interval=opts.interval, hook=opts.hook, gpu=probe, cwd=cwd,
-                                        auto=opts.auto))
+                                        auto=opts.auto, ready_timeout=opts.ready_timeout, keep_output=kept))
                     progress.finish_one()
             except KeyboardInterrupt:
                 # Ctrl-C: run_target has already ended that run's tree. Keep what was measured.

@@ -52,6 +52,7 @@ SWEEP_SCHEMA = {
                         "additionalProperties": False,
                     },
                     "phases_ms": {"type": "object", "additionalProperties": {"type": "number"}},
+                    "untimed_ms": {"type": ["number", "null"]},
                     "processes": _INT,
                     "rss_peak_bytes": _INT,
                     "gpu_peak_bytes": _INT,

@@ -75,6 +75,8 @@ def _report_child(proc):
         bound = _bound_args(target, proc._args, proc._kwargs)
         if isinstance(bound.get("index"), int):
             extra["worker_id"] = bound["index"]
+    elif module.startswith(_CHILD_BACKENDS):
+        backend = next(name for prefix, name in _CHILD_BACKENDS_BY_PREFIX if module.startswith(prefix))
     else:
         backend = "multiprocessing.Process"
     method = None
@@ -133,9 +135,38 @@ def _after_init(cls, describe):
 def _patch_pool(mod):
     def describe(pool):
         threads = type(pool).__name__ == "ThreadPool"
-        return {"backend": "multiprocessing." + type(pool).__name__, "size": pool._processes, "threads": threads}
+        backend = "multiprocessing." + type(pool).__name__
+        if threads and _called_from("multiprocessing.dummy"):
+            backend = "multiprocessing.dummy.Pool"
+        return {"backend": backend, "size": pool._processes, "threads": threads}
 
     _after_init(mod.Pool, describe)
+
+
+def _called_from(module):
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__") == module:
+            return True
+        frame = frame.f_back
+    return False
+
+
+_DUMMY_PROCESSES = {}  # creation site -> multiprocessing.dummy.Process objects created there
+
+
+def _patch_mp_dummy(mod):
+    """multiprocessing.dummy.Process is a thread: count them per creation site."""
+    def describe(proc):
+        if _called_from("multiprocessing.pool"):  # a ThreadPool's own threads: the Pool record says it
+            return None
+        facts = _stack_facts()
+        site = facts.get("site") or "?"
+        _DUMMY_PROCESSES[site] = _DUMMY_PROCESSES.get(site, 0) + 1
+        return {"backend": "multiprocessing.dummy.Process", "size": _DUMMY_PROCESSES[site], "threads": True,
+                "creator": _creator(), "made": facts}
+
+    _after_init(mod.DummyProcess, describe)
 
 
 def _patch_futures_process(mod):
@@ -155,8 +186,7 @@ def _patch_futures_thread(mod):
 
 
 def _patch_sync_vec(mod):
-    _after_init(mod.SyncVectorEnv,
-                lambda env: {"backend": "gymnasium SyncVectorEnv", "size": env.num_envs, "serial": True})
+    _after_init(mod.SyncVectorEnv, _serial("gymnasium SyncVectorEnv", "num_envs"))
 
 
 def _patch_async_vec(mod):
@@ -164,20 +194,158 @@ def _patch_async_vec(mod):
 
 
 def _patch_dataloader(mod):
+    """Reported at the first iteration (a loader never iterated ran nothing), with where it
+    was created (recorded by __init__)."""
     cls = mod.DataLoader
     original = cls._get_iterator
+    original_init = cls.__init__
+
+    def __init__(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        try:
+            self._qg_audit_made = _stack_facts()
+        except Exception:
+            pass
 
     def _get_iterator(self):
         try:
             if not getattr(self, "_qg_audit_reported", False):
                 self._qg_audit_reported = True
                 n = self.num_workers
-                _emit("pool", backend="torch DataLoader", size=n, serial=n == 0, values={"num_workers": n})
+                made = getattr(self, "_qg_audit_made", None) or {}
+                _emit("pool", backend="torch DataLoader", size=n, serial=n == 0, values={"num_workers": n},
+                      creator=_creator_from(made), made=made)
         except Exception:
             pass
         return original(self)
 
+    cls.__init__ = _wraps(original_init, __init__)
     cls._get_iterator = _get_iterator
+
+
+def _serial(backend, count_attr):
+    """describe() for a backend that runs its envs / collection in the creating process."""
+    def describe(obj):
+        if getattr(obj, "_qg_audit_reported", False):  # a subclass's __init__ called ours
+            return None
+        obj._qg_audit_reported = True
+        size = getattr(obj, count_attr, None) if count_attr else 1
+        made = _stack_facts()
+        return {"backend": backend, "size": size if isinstance(size, int) else None, "serial": True,
+                "creator": _creator_from(made), "made": made}
+
+    return describe
+
+
+def _parallel(backend, count_attr):
+    def describe(obj):
+        if getattr(obj, "_qg_audit_reported", False):
+            return None
+        obj._qg_audit_reported = True
+        size = getattr(obj, count_attr, None)
+        made = _stack_facts()
+        procs = getattr(obj, "processes", None) or []
+        method = _START_METHODS.get(type(procs[0]).__name__) if procs else None
+        return {"backend": backend, "size": size if isinstance(size, int) else None, "start_method": method,
+                "creator": _creator_from(made), "made": made}
+
+    return describe
+
+
+def _patch_classes(table):
+    """A patch for a module (or package) that exposes classes: {class name: describe}."""
+    def patch(mod):
+        for name, describe in table.items():
+            cls = getattr(mod, name, None)
+            if isinstance(cls, type) and not getattr(cls.__init__, "_qg_audit", False):
+                _after_init(cls, describe)
+                cls.__init__._qg_audit = True
+
+    return patch
+
+
+# Backends seen at run time by name (docs/verify.md "Serial backends"). The module is where
+# the class is defined or re-exported; patching the class object covers every import path.
+_SB3_DUMMY = _patch_classes({"DummyVecEnv": _serial("stable-baselines3 DummyVecEnv", "num_envs")})
+_SB3_SUBPROC = _patch_classes({"SubprocVecEnv": _parallel("stable-baselines3 SubprocVecEnv", "num_envs")})
+_TIANSHOU = _patch_classes({"DummyVectorEnv": _serial("tianshou DummyVectorEnv", "env_num"),
+                            "SubprocVectorEnv": _parallel("tianshou SubprocVectorEnv", "env_num"),
+                            "ShmemVectorEnv": _parallel("tianshou ShmemVectorEnv", "env_num")})
+_TORCHRL_ENVS = _patch_classes({"SerialEnv": _serial("torchrl SerialEnv", "num_workers"),
+                                "ParallelEnv": _parallel("torchrl ParallelEnv", "num_workers")})
+_TORCHRL_COLLECTORS = _patch_classes({"SyncDataCollector": _serial("torchrl SyncDataCollector", None)})
+# worker processes named by the module of their target function
+_CHILD_BACKENDS_BY_PREFIX = (
+    ("stable_baselines3.common.vec_env", "stable-baselines3 SubprocVecEnv"),
+    ("tianshou.env", "tianshou SubprocVectorEnv"),
+    ("torchrl", "torchrl worker"),
+)
+_CHILD_BACKENDS = tuple(prefix for prefix, _ in _CHILD_BACKENDS_BY_PREFIX)
+# Locals of the library frames between the user's call and the constructor that chose the
+# backend (make_vec_env's vec_env_cls, gymnasium make_vec's vectorization_mode ...).
+_CHOOSERS = ("vec_env_cls", "vectorization_mode", "num_workers", "n_envs", "num_envs", "start_method")
+
+
+def _stack_facts(limit=12):
+    """Where a backend object is being created: the first frame of the program's own code
+    (``site``, its function and source line), up to two of its callers, and the library
+    frames in between with the locals that choose a backend. Standard library only."""
+    frame = sys._getframe(1)
+    via, callers, facts = [], [], {}
+    depth = 0
+    while frame is not None and depth < 40:
+        depth += 1
+        module = frame.f_globals.get("__name__") or ""
+        code = frame.f_code
+        if module == __name__ or module in ("functools", "_qg_audit_phases"):
+            frame = frame.f_back
+            continue
+        here = "%s:%d" % (code.co_filename, frame.f_lineno)
+        if _is_library_file(code.co_filename):
+            if not facts and len(via) < limit:
+                chosen = {}
+                for name in _CHOOSERS:
+                    if name in frame.f_locals:
+                        chosen[name] = _short(frame.f_locals[name])
+                via.append({"function": code.co_name, "module": module, "site": here, "locals": chosen})
+        elif not facts:
+            facts = {"site": here, "function": code.co_name, "module": module,
+                     "line": _source_line(code.co_filename, frame.f_lineno)}
+        elif len(callers) < 2:
+            callers.append("%s in %s" % (here, code.co_name))
+        else:
+            break
+        frame = frame.f_back
+    if via:
+        facts["via"] = via
+    if callers:
+        facts["callers"] = callers
+    return facts
+
+
+def _creator_from(made):
+    """The pool record's creator, from _stack_facts(): the program's frame, never a library's."""
+    if not made or not made.get("site"):
+        return None
+    return {"module": made.get("module") or "", "site": made["site"], "library": False}
+
+
+def _short(value):
+    try:
+        text = getattr(value, "__name__", None) if isinstance(value, type) else None
+        text = text or repr(value)
+    except Exception:
+        return "?"
+    return text[:80]
+
+
+def _source_line(filename, lineno):
+    try:
+        import linecache
+
+        return linecache.getline(filename, lineno).strip()[:160]
+    except Exception:
+        return ""
 
 
 def _report_child_exit(code):
@@ -282,6 +450,12 @@ _PATCHES = {
     "torch.utils.data.dataloader": _patch_dataloader,
     "torch": _patch_torch,
     "torch.distributed.distributed_c10d": _patch_c10d,
+    "multiprocessing.dummy": _patch_mp_dummy,
+    "stable_baselines3.common.vec_env.dummy_vec_env": _SB3_DUMMY,
+    "stable_baselines3.common.vec_env.subproc_vec_env": _SB3_SUBPROC,
+    "tianshou.env": _TIANSHOU,
+    "torchrl.envs": _TORCHRL_ENVS,
+    "torchrl.collectors": _TORCHRL_COLLECTORS,
 }
 
 

@@ -8,9 +8,10 @@ never break the target, so it:
 * writes one "loaded" line (hand-formatted: importing json here would cost ~1 ms);
 * installs a finder that, only when the target itself imports one of a few modules, loads
   _qg_audit_patches.py and patches that module: multiprocessing.process (every child, all
-  start methods, reports at bootstrap), multiprocessing.pool and concurrent.futures (pool
-  sizes, thread pools), gymnasium's vector envs and torch's DataLoader (configured workers
-  or a serial backend), torch's thread setter and torch.distributed's init_process_group (a
+  start methods, reports at bootstrap), multiprocessing.pool, multiprocessing.dummy and
+  concurrent.futures (pool sizes, thread pools), the vector envs and collectors of gymnasium,
+  stable-baselines3, tianshou and torchrl and torch's DataLoader (configured workers or a
+  serial backend, with where the program created it), torch's thread setter and torch.distributed's init_process_group (a
   rank's world size as the rank sees it). torch is never imported by the hook: DataLoader
   workers are recognised by their target function, and num_workers / worker_id read from its
   arguments;
@@ -31,7 +32,9 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _WATCHED = frozenset((
     "multiprocessing.process", "multiprocessing.pool", "concurrent.futures.process",
     "concurrent.futures.thread", "gymnasium.vector.sync_vector_env", "gymnasium.vector.async_vector_env",
-    "torch.utils.data.dataloader", "torch", "torch.distributed.distributed_c10d",
+    "torch.utils.data.dataloader", "torch", "torch.distributed.distributed_c10d", "multiprocessing.dummy",
+    "stable_baselines3.common.vec_env.dummy_vec_env", "stable_baselines3.common.vec_env.subproc_vec_env",
+    "tianshou.env", "torchrl.envs", "torchrl.collectors",
 ))
 # Reported with the "loaded" line when set to a number: a rank's view of the job and the thread
 # pins (rules/workers.yaml rank_env / thread_env name the same variables; a test keeps them in step).
@@ -57,6 +60,8 @@ _PHASES_ENV = "QG_AUDIT_PHASES"
 _PHASE_WATCHED = frozenset((
     "gymnasium.core", "gymnasium.vector.vector_env", "stable_baselines3.common.vec_env.base_vec_env",
     "tianshou.env.venvs", "torchrl.envs.common", "torch", "queue", "multiprocessing.queues", "ray",
+    "torch.optim.optimizer", "stable_baselines3.common.on_policy_algorithm",
+    "stable_baselines3.common.off_policy_algorithm",
 ))
 _phases = False
 
