@@ -15,7 +15,10 @@ def _tails(stderr, stdout) -> list[str]:
     for name, text in (("stderr", stderr), ("stdout", stdout)):
         text = "\n".join((text or "").strip().splitlines()[-15:])
         if text:
-            out += ["", f"target {name} (last lines):", "", "~~~~", text.replace("~~~~", "~ ~ ~ ~"), "~~~~"]
+            # as quoted Markdown text, each line escaped like every other target value: a fenced
+            # block would show raw HTML to a renderer that ignores fences, and a line of it could
+            # start a line of the report (`::error ...`); the trailing "  " keeps the line breaks
+            out += ["", f"target {name} (last lines):", ""] + [f"> {_c(ln)}  " for ln in text.splitlines()]
     return out
 
 
