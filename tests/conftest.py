@@ -24,6 +24,16 @@ os.environ["QG_AUDIT_CACHE_DIR"] = _CACHE_DIR.name
 os.environ["QG_AUDIT_CACHE_SECRET"] = os.urandom(16).hex()
 
 
+@pytest.fixture(scope="module")
+def loaded_machine():
+    """Two busy processes for a whole module: the loaded machine a user runs qg-audit on."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    yield
+    for h in hogs:
+        h.kill()
+        h.wait()
+
+
 def run_cli(*args: str, cwd: Path | str | None = None, env: dict | None = None, timeout: float = 300,
             input: str | None = None) -> subprocess.CompletedProcess:
     """Run ``python -m auditor ARGS`` as a real subprocess and capture its output."""

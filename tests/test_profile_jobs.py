@@ -46,13 +46,8 @@ DURATION = "12"  # seconds of profile after the first env step
 
 
 @pytest.fixture(scope="module", autouse=True)
-def loaded_machine():
-    """Two busy processes for the whole module: the machine a user profiles on."""
-    hogs = [subprocess.Popen([PY, "-c", "while True: pass"]) for _ in range(2)]
+def _loaded(loaded_machine):  # the whole module runs beside two busy processes
     yield
-    for h in hogs:
-        h.kill()
-        h.wait()
 
 
 def _env():

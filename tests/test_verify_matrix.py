@@ -41,13 +41,8 @@ TORCHRUN = str(BIN / "torchrun") if (BIN / "torchrun").exists() else shutil.whic
 
 
 @pytest.fixture(scope="module", autouse=True)
-def loaded_machine():
-    """Two busy processes for the whole module: the machine a user runs verify on."""
-    hogs = [subprocess.Popen([PY, "-c", "while True: pass"]) for _ in range(2)]
+def _loaded(loaded_machine):  # the whole module runs beside two busy processes
     yield
-    for h in hogs:
-        h.kill()
-        h.wait()
 
 
 # -- the test's own view of the tree -----------------------------------------------------

@@ -8,11 +8,11 @@ def _mib(n: int) -> str:
 
 
 def _library_pools(reports) -> list[str]:
-    from auditor.runtime.verdict import _library_pool
+    from auditor.runtime.classify import library_pool
 
     seen = {}
     for r in reports:
-        if r.get("type") == "pool" and _library_pool(r):
+        if r.get("type") == "pool" and library_pool(r):
             name = f"{r.get('backend')}({r.get('size')}) from {(r.get('creator') or {}).get('module')}"
             seen[name] = seen.get(name, 0) + 1
     return [f"{name}" + (f" ×{k}" if k > 1 else "") for name, k in seen.items()]

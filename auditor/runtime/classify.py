@@ -88,6 +88,15 @@ def rule_by_id(rule_id: str | None) -> Rule | None:
     return _rules_by_id().get(rule_id) if rule_id else None
 
 
+def library_pool(pool: dict) -> bool:
+    """A pool record made inside a library on the program's behalf (not the job's own)."""
+    creator = pool.get("creator")
+    if not isinstance(creator, dict):
+        return False
+    top = str(creator.get("module") or "").split(".", 1)[0]
+    return bool(creator.get("library")) or top in catalogue().library_modules
+
+
 def _is_python(cmdline: list[str]) -> bool:
     return bool(cmdline) and "python" in os.path.basename(cmdline[0]).lower()
 

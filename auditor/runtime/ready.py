@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from auditor.runtime.classify import catalogue, rule_by_id
+from auditor.runtime.classify import library_pool, rule_by_id
 
 DEFAULT_READY_TIMEOUT = 120.0  # seconds; a torch + gymnasium job on a loaded 2-core machine needs 20-60
 SETTLE_S = 2.0
@@ -142,7 +142,7 @@ class Readiness:
         if kind == "threads":  # torch imported: the job's start when no worker is expected
             return self.workers is None
         if kind == "pool":  # a library's own pool (torch's, Ray's) is not the job's choice
-            return bool(rec.get("serial")) or not _library(rec)
+            return bool(rec.get("serial")) or not library_pool(rec)
         return kind in ("worker", "rank")
 
     def _importing(self, census, records) -> int:
@@ -186,11 +186,3 @@ def _describe(rec: dict) -> str:
     if kind == "timing":
         return f"the first timed step (pid {rec.get('pid')}, {rec.get('timer')})"
     return f"a {kind} report"
-
-
-def _library(pool: dict) -> bool:
-    creator = pool.get("creator")
-    if not isinstance(creator, dict):
-        return False
-    top = str(creator.get("module") or "").split(".", 1)[0]
-    return bool(creator.get("library")) or top in catalogue().library_modules

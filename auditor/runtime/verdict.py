@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from auditor.exitcodes import EXIT_FINDINGS, EXIT_OK, EXIT_TARGET
-from auditor.runtime.classify import catalogue, rule_by_id
+from auditor.runtime.classify import catalogue, library_pool, rule_by_id
 from auditor.runtime.session import RunResult
 
 # Most severe first: the verdict is the first code of this list that any reason has.
@@ -184,7 +184,7 @@ class _Evidence:
 
     def user_pools(self, **flags) -> list[dict]:
         return [p for p in self.pools if all(bool(p.get(k)) == v for k, v in flags.items())
-                and (p.get("serial") or not _library_pool(p))]  # a serial backend is the job's, wherever made
+                and (p.get("serial") or not library_pool(p))]  # a serial backend is the job's, wherever made
 
     def not_ready(self) -> str:
         """Why the run ended before the job was ready, or "" when it was ready."""
@@ -214,14 +214,6 @@ class _Evidence:
         flag = next((f for f in self.launcher.count_flags if _flag_value(self.launcher_row.cmdline, (f,)) == value),
                     self.launcher.count_flags[0])
         return f" ({flag} {value})"
-
-
-def _library_pool(pool: dict) -> bool:
-    creator = pool.get("creator")
-    if not isinstance(creator, dict):
-        return False
-    top = str(creator.get("module") or "").split(".", 1)[0]
-    return bool(creator.get("library")) or top in catalogue().library_modules
 
 
 def _flag_value(cmdline: list[str], flags) -> int | None:
