@@ -169,9 +169,8 @@ def test_hook_times_nothing_without_qg_audit_phases():
     assert _hooked(code, phases_env=None) == {"wrapped": False, "loaded": False}
 
 
-GYM_SUBCLASS = r"""
-import json, time, gymnasium, numpy as np, _qg_audit_phases as ph
-from gymnasium.wrappers import TimeLimit
+# a gymnasium.Env subclass defined after the hook is imported (the scripts below import numpy as np)
+TOY_ENV = r"""
 class E(gymnasium.Env):
     observation_space = gymnasium.spaces.Box(0, 1, (2,), np.float32)
     action_space = gymnasium.spaces.Discrete(2)
@@ -179,7 +178,12 @@ class E(gymnasium.Env):
         return np.zeros(2, np.float32), {}
     def step(self, a):
         return np.zeros(2, np.float32), 0.0, False, False, {}
-env = TimeLimit(E(), 100)
+"""
+
+GYM_SUBCLASS = r"""
+import json, time, gymnasium, numpy as np, _qg_audit_phases as ph
+from gymnasium.wrappers import TimeLimit
+""" + TOY_ENV + r"""env = TimeLimit(E(), 100)
 env.reset()
 for _ in range(3):
     env.step(0)
@@ -202,14 +206,7 @@ def test_env_subclasses_defined_after_import_are_timed_once_per_step():
 
 COLLECT_THEN_TRAIN = r"""
 import json, time, torch, gymnasium, numpy as np, _qg_audit_phases as ph
-class E(gymnasium.Env):
-    observation_space = gymnasium.spaces.Box(0, 1, (2,), np.float32)
-    action_space = gymnasium.spaces.Discrete(2)
-    def reset(self, *, seed=None, options=None):
-        return np.zeros(2, np.float32), {}
-    def step(self, a):
-        return np.zeros(2, np.float32), 0.0, False, False, {}
-env = E(); env.reset()
+""" + TOY_ENV + r"""env = E(); env.reset()
 net = torch.nn.Linear(2, 2); opt = torch.optim.SGD(net.parameters(), lr=0.1)
 x = torch.zeros(1, 2)
 for it in range(3):
