@@ -155,13 +155,16 @@ section but leave the key out: the fallback is their value, by design."""
 
     def check(self, result):
         self._meta = result.meta
-        self._keys_by_file: dict[str, set[str]] = {}  # config file -> every dotted key it sets
+        keys_by_file: dict[str, set[str]] = {}  # config file -> every dotted key it sets
         for s in result.sites:
             if s.role == "define" and s.kind in CONFIG_KINDS:
-                self._keys_by_file.setdefault(s.file, set()).add(s.detail.get("key_in_file") or s.key)
+                keys_by_file.setdefault(s.file, set()).add(s.detail.get("key_in_file") or s.key)
         for rel, m in result.meta.items():
             if isinstance(m, dict) and m.get("values"):
-                self._keys_by_file.setdefault(rel, set()).update(m["values"])
+                keys_by_file.setdefault(rel, set()).update(m["values"])
+        self._files_by_folder: dict[str, list] = collections.defaultdict(list)  # folder -> [(file, keys)]
+        for rel, keys in keys_by_file.items():
+            self._files_by_folder[rel.rpartition("/")[0]].append((rel, keys))
         yield from self._helper_defaults(result)
         includes = hydra_includes(result)
         for knob in result.knobs:
@@ -253,7 +256,9 @@ section but leave the key out: the fallback is their value, by design."""
         configured, by_value = summary.sites, summary.by_value()
         first = configured[0]
         if len(by_value) == 1:
-            unset = _siblings_without(self._keys_by_file, configured)
+            if summary.unset_siblings is None:  # once per summary: reads share them
+                summary.unset_siblings = _siblings_without(self._files_by_folder, configured)
+            unset = summary.unset_siblings
             if unset:
                 # `num_client_threads: 8` in one task config of a folder whose 20 others leave the
                 # section's key out: the code's fallback is their value, by design (a note)
@@ -276,7 +281,7 @@ section but leave the key out: the fallback is their value, by design."""
                            severity="note", confidence="low")
 
 
-def _siblings_without(keys_by_file, configured) -> int:
+def _siblings_without(files_by_folder, configured) -> int:
     """How many config files in the folder of CONFIGURED (all in one folder) have the key's
     section but not the key, when they outnumber the files that set it 3 to 1; else 0."""
     folders = {s.file.rpartition("/")[0] for s in configured}
@@ -289,8 +294,8 @@ def _siblings_without(keys_by_file, configured) -> int:
     if not section:
         return 0
     without = 0
-    for rel, keys in keys_by_file.items():
-        if rel in setting or rel.rpartition("/")[0] != folder:
+    for rel, keys in files_by_folder.get(folder, ()):
+        if rel in setting:
             continue
         if any(k.startswith(section + ".") for k in keys) and key not in keys:
             without += 1
@@ -305,6 +310,7 @@ class _Summary:
         self.values = [as_number(s.value) for s in sites]
         self._hashed: set | None = None
         self._counts = None
+        self.unset_siblings: int | None = None  # see _siblings_without
 
     def holds(self, default) -> bool:
         """``default in {values}``, as the set would answer it (equality), hashed once."""

@@ -127,6 +127,7 @@ def test_qg103_is_linear_in_define_read_pairs(monkeypatch):
 
     counting("as_number", qg103.as_number)
     counting("_both_unset", qg103._both_unset)
+    counting("_siblings_without", qg103._siblings_without)  # walks a folder's config files
     n = 20_000
     # one knob: n config files set 4, n code paths fall back to 1 (every read a finding)
     sites = [define(f"conf/c{i}.yaml", 4) for i in range(n)] + [read(f"src/m{i}.py", 1) for i in range(n)]
@@ -140,6 +141,7 @@ def test_qg103_is_linear_in_define_read_pairs(monkeypatch):
     # pairwise, these were n * n = 4e8 calls each
     assert calls["as_number"] <= 4 * n, calls
     assert calls["_both_unset"] <= 4 * n, calls
+    assert calls["_siblings_without"] <= 2, calls  # once per summary, not once per read (was n)
 
 
 def test_the_suffix_join_is_indexed(monkeypatch):
