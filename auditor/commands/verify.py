@@ -13,10 +13,9 @@ profile and sweep); this module only parses flags, runs, judges and renders.
 from __future__ import annotations
 
 import argparse
-import json
 
 from auditor.exitcodes import UsageError
-from auditor.render import deliver
+from auditor.render import deliver, json_text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -116,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         from auditor.render.verify_json import render
 
-        text = json.dumps(render(result, exp, verdict, hook=not args.no_hook), indent=2) + "\n"
+        text = json_text(render(result, exp, verdict, hook=not args.no_hook))
     else:
         from auditor.render.verify_text import render
 

@@ -11,13 +11,12 @@ See docs/ray.md.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from dataclasses import dataclass, field, replace
 
 from auditor.exitcodes import EXIT_FINDINGS, EXIT_OK, EXIT_TARGET, UsageError
-from auditor.render import deliver
+from auditor.render import deliver, json_text
 from auditor.runtime import ray_collector, ray_state
 from auditor.runtime.ray_state import PENDING_STATES, Actor, Node, RayStateError
 
@@ -402,7 +401,7 @@ def run(args) -> int:
                                     reports=reports, key=exp.key, target=target)
     exit_code = EXIT_TARGET if code == "target-failed" else EXIT_OK if code == "pass" else EXIT_FINDINGS
     doc = _json(args, exp, watch, result, target, reports, code, reasons, observed, exit_code)
-    text = json.dumps(doc, indent=2) + "\n" if args.format == "json" else render_text(doc)
+    text = json_text(doc) if args.format == "json" else render_text(doc)
     deliver(text, args.output)
     return exit_code
 
