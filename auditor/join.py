@@ -35,6 +35,8 @@ from auditor.model import CONFIG_KINDS, ROLES, Knob, ScanResult, Site
 from auditor.vocab import normalise
 
 MAX_REFERENCE_DEPTH = 8  # ${a} -> ${b} -> ... chains longer than this are left unresolved
+# A knob overridden in many places (one script per task) says the first few and the last one.
+SHOWN_OVERRIDES = 4
 
 
 def join(result: ScanResult) -> ScanResult:
@@ -403,10 +405,14 @@ class _Resolver:
                 first = knob.sites[0]
                 parts.append(f"unknown: not set in any scanned file ({first.role} at {loc(first)}); "
                              "decided at run time")
+        overrides = []
         for s in knob.by_role("override"):
             known, value, text = self._override(s, known, value, knob)
             if text:
-                parts.append(text)
+                overrides.append(text)
+        if len(overrides) > SHOWN_OVERRIDES:  # the first ones and the last, which decides the value
+            overrides[SHOWN_OVERRIDES - 1:-1] = [f"... {len(overrides) - SHOWN_OVERRIDES} more overrides ..."]
+        parts.extend(overrides)
         consumers = [s for s in knob.by_role("consume") if s.match != "name"]  # a name alone says nothing
         if consumers:
             names = []

@@ -97,6 +97,12 @@ class FileError:
         return asdict(self)
 
 
+# A finding's JSON and SARIF carry at most this many related sites: a knob set in every one of
+# 1,000 task configs gives 1,000 findings, and each listing all 1,000 sites made the report
+# quadratic (430 MB for 1,000 configs). The model keeps them all (scan --files reads them).
+RELATED_SHOWN = 20
+
+
 @dataclass
 class Finding:
     code: str  # "QG104"
@@ -114,7 +120,7 @@ class Finding:
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
-        d["related"] = [s.to_json() for s in self.related]
+        d["related"] = [s.to_json() for s in self.related[:RELATED_SHOWN]]
         return d
 
 

@@ -1,13 +1,17 @@
 """How the rules and the scan grow with hostile sizes (issue 22), in seconds and megabytes.
 
-    python bench/bench_scale.py [--pairs 1000,2000,4000,20000] [--keys 100000]
+    python bench/bench_scale.py [--pairs 1000,2000,4000,20000] [--keys 100000] [--tasks 250,500,1000]
 
 - QG103 over N define/read pairs of one knob (N config files set 4, N reads fall back to 1,
   every read a finding), in process, after the join: was 1.2 / 3.1 / 8.9 s for 1k / 2k / 4k
   (quadratic, ~5 min for 20k);
 - the join over the same sites;
 - `qg-audit scan --no-cache` of one YAML of K knob keys (a fresh process: wall time, peak
-  RSS): was 282 s and 1.84 GB for 100k keys.
+  RSS): was 282 s and 1.84 GB for 100k keys;
+- `qg-audit scan --no-cache --format json` of T tasks, each a config (batch size, loader
+  workers in one of five, env counts) and a script that reads them into a DataLoader and an
+  AsyncVectorEnv and then forces the env count to 1: was 1.4 s / 261 MB, 4.8 s / 924 MB and
+  18.0 s / 3.5 GB (a 430 MB report) for 250 / 500 / 1000 tasks.
 
 tests/test_rules_scale.py asserts the operation counts; this prints the times.
 """
@@ -57,10 +61,37 @@ def big_yaml(keys: int) -> tuple[float, float, str]:
         return wall, usage.ru_maxrss / 1024, f"exit {os.waitstatus_to_exitcode(status)}{': ' + err[-200:] if err else ''}"
 
 
+def tasks(n: int) -> tuple[float, float, int, str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "conf" / "task").mkdir(parents=True)
+        (root / "src").mkdir()
+        for i in range(n):
+            workers = "  num_workers: 4\n" if i % 5 == 0 else ""
+            (root / "conf" / "task" / f"t{i}.yaml").write_text(
+                f"data:\n  batch_size: {i}\n{workers}env:\n  num_envs: {i % 7 + 1}\n  n_envs: 2\n")
+            (root / "src" / f"m{i}.py").write_text(
+                "from torch.utils.data import DataLoader\nimport gymnasium as gym\n"
+                f"def build{i}(cfg, ds):\n    n = cfg.data.get('num_workers', 1)\n"
+                "    envs = gym.vector.AsyncVectorEnv([lambda: None] * cfg.env.num_envs)\n"
+                "    cfg.env.num_envs = 1\n    return DataLoader(ds, num_workers=n), envs\n")
+        out = root / "report.json"
+        t = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "auditor", "scan", tmp, "--no-cache", "--format", "json",
+                                 "-o", str(out)], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t
+        err = proc.stderr.read().decode(errors="replace")
+        proc.stderr.close()
+        size = out.stat().st_size if out.exists() else 0
+        return wall, usage.ru_maxrss / 1024, size, f"exit {os.waitstatus_to_exitcode(status)}{': ' + err[-200:] if err else ''}"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", default="1000,2000,4000,20000")
     ap.add_argument("--keys", type=int, default=100_000)
+    ap.add_argument("--tasks", default="250,500,1000")
     args = ap.parse_args()
     print(f"load average at the start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     for n in (int(x) for x in args.pairs.split(",")):
@@ -68,6 +99,10 @@ def main() -> int:
         print(f"QG103, {n:>6} define/read pairs: join {joined:6.2f} s, rule {rule:6.2f} s ({found} findings)")
     wall, peak, how = big_yaml(args.keys)
     print(f"scan --no-cache of one YAML with {args.keys} knob keys: {wall:.2f} s, peak RSS {peak:.0f} MB ({how})")
+    for n in (int(x) for x in args.tasks.split(",")):
+        wall, peak, size, how = tasks(n)
+        print(f"scan --no-cache --format json of {n:>5} tasks: {wall:.2f} s, peak RSS {peak:.0f} MB, "
+              f"report {size / 1e6:.1f} MB ({how})")
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     return 0
 

@@ -177,6 +177,7 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                         and not s.detail.get("set_defaults"):
                     declared.setdefault(knob.leaf.lower(), s)
         for knob in unread:
+            near = False  # the knob's near-miss read (or None), looked up once for all its sites
             for site in knob.sites:
                 if site.role != "define" or site.kind not in CONFIG_KINDS or site.detail.get("generated"):
                     continue
@@ -186,7 +187,8 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                     continue
                 if _tool_config(result, site.file, tools):
                     continue  # an accelerate / DeepSpeed config: that tool reads its keys
-                near = _near_read(result, knob)
+                if near is False:
+                    near = _near_read(result, knob)
                 foreign = near is None and site.file not in read_files
                 field = declared.get(knob.leaf.lower()) if foreign else None
                 if field is not None:  # the program's own field of that name, read by nobody either
@@ -214,6 +216,7 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
         read_leaves = {s.leaf.lower() for s in result.sites if s.role == "consume" or (
             s.role == "read" and (idioms.is_config_name(str(s.detail.get("root") or "").split(".")[-1])
                                   or s.detail.get("via") not in ("getattr", "attribute")))}
+        near_reads = {}  # leaf -> its near-miss read or None
         for site in result.sites:
             d = site.detail
             target = str(d.get("target") or "")
@@ -222,7 +225,10 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                 continue
             if not idioms.is_config_name(target.split(".", 1)[0].split("[", 1)[0]):
                 continue
-            near = next((s for s in result.sites if s.role == "read" and _near(s.leaf, site.leaf)), None)
+            if site.leaf not in near_reads:
+                near_reads[site.leaf] = next((s for s in result.sites if s.role == "read"
+                                              and _near(s.leaf, site.leaf)), None)
+            near = near_reads[site.leaf]
             yield self.finding(site, knob=site.key, related=[site], flow=_path(result, site, near),
                                subject=f"`{target} = {show(site.value)}` is written here",
                                effect="the write changes nothing",

@@ -353,8 +353,9 @@ help says it is computed at run time."""
                     continue
                 # cite a config file, or a parser in this file: a parser default in another
                 # script is often another program's setting of the same name
-                cited = [s for s in configured if (s.kind in CONFIG_KINDS or s.file == site.file)
-                         and not _same_value(s, site) and idioms.may_hold(site, s)][:1]
+                first = next((s for s in configured if (s.kind in CONFIG_KINDS or s.file == site.file)
+                              and not _same_value(s, site) and idioms.may_hold(site, s)), None)
+                cited = [first] if first is not None else []
                 cond = site.detail.get("condition")
                 forced = site.detail.get("how") == "literal"
                 logged = idioms.is_logged(site)

@@ -177,3 +177,59 @@ def test_a_config_of_100k_knob_keys_is_summarised(tmp_path):
     assert doc["summary"]["knobs"] == MAX_SITES_PER_FILE
     [error] = doc["errors"]
     assert error["file"] == "conf.yaml" and error["message"].startswith("summarised: 100000 parallelism sites")
+
+
+def _task_tree(root, n: int) -> None:
+    """N task configs that set a key nobody reads and one read through an AsyncVectorEnv,
+    and N scripts that read it and then force it to 1 (one script per task, as examples do)."""
+    (root / "conf").mkdir(parents=True)
+    (root / "src").mkdir()
+    for i in range(n):
+        (root / "conf" / f"t{i}.yaml").write_text(f"env:\n  num_envs: {i % 7 + 1}\n  n_envs: 2\n")
+        (root / "src" / f"m{i}.py").write_text(
+            "import gymnasium as gym\n"
+            f"def build{i}(cfg):\n"
+            "    envs = gym.vector.AsyncVectorEnv([lambda: None] * cfg.env.num_envs)\n"
+            "    cfg.env.num_envs = 1\n"
+            "    return envs\n")
+
+
+def test_a_key_set_in_every_task_config_gives_a_report_linear_in_the_tasks(tmp_path):
+    """Each QG101 finding listed all N sites of its knob and the knob's `why` every override
+    (both copied into each consume site): 1,000 tasks wrote 430 MB of JSON in 18 s and 3.5 GB."""
+    from auditor.model import RELATED_SHOWN
+
+    docs = {}
+    for n in (60, 120):
+        _task_tree(tmp_path / str(n), n)
+        proc = run_cli("scan", str(tmp_path / str(n)), "--format", "json", "--no-cache")
+        assert proc.returncode == 1, proc.stderr
+        docs[n] = (len(proc.stdout), json.loads(proc.stdout))
+    (small, _), (large, doc) = docs[60], docs[120]
+    counts = collections.Counter(f["code"] for f in doc["findings"])
+    assert counts["QG101"] == 120 and counts["QG104"] == 120, counts  # every site still reported
+    assert all(len(f["related"]) <= RELATED_SHOWN for f in doc["findings"])
+    [knob] = [k for k in doc["knobs"] if k["name"] == "env.num_envs"]
+    assert "more overrides" in knob["why"] and len(knob["why"]) < 2000, knob["why"]
+    assert large < 2.3 * small, (small, large)  # twice the tasks, about twice the report (was 4x)
+
+
+def test_qg101_looks_up_a_knobs_near_miss_once(monkeypatch):
+    from auditor.rules import qg101_unread_config_key as qg101
+
+    calls = collections.Counter()
+    real = qg101._near
+
+    def counting(a, b):
+        calls["near"] += 1
+        return real(a, b)
+
+    monkeypatch.setattr(qg101, "_near", counting)
+    n = 2_000
+    sites = [define(f"conf/t{i}.yaml", 2, key="env.n_envs") for i in range(n)]
+    sites += [Site("read", f"src/m{i}.py", 3, 1, "env.num_envs", kind="python", detail={"via": "attribute"},
+                   source="cfg.env.num_envs") for i in range(n)]
+    result = joined(sites)
+    findings = [f for f in qg101.UnreadConfigKey().check(result) if f.knob == "env.n_envs"]
+    assert len(findings) == n and "near-miss `env.num_envs`" in findings[0].message, findings[:1]
+    assert calls["near"] <= 4 * n, calls  # once per define site over every read: n * n before

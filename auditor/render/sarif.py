@@ -14,7 +14,7 @@ import json
 from urllib.parse import quote
 
 from auditor import __version__
-from auditor.model import ScanResult
+from auditor.model import RELATED_SHOWN, ScanResult
 from auditor.render.scan_json import plain
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -75,7 +75,7 @@ def render(result: ScanResult) -> str:
         if related:
             entry["relatedLocations"] = [
                 _location(s.file, s.line, s.column, f"{s.role} of {s.key}" + (f" = {s.value}" if s.value is not None else ""), i)
-                for i, s in enumerate(related[:20])]
+                for i, s in enumerate(related[:RELATED_SHOWN])]
         if f.flow:  # the path source -> sink, drawn by code-scanning UIs
             entry["codeFlows"] = [{"threadFlows": [{"locations": [
                 {"location": _location(step.get("file") or f.file, step.get("line") or 1, step.get("column") or 1,

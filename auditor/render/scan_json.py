@@ -13,7 +13,7 @@ from json.encoder import encode_basestring_ascii as _quote
 from typing import Any
 
 from auditor import __version__
-from auditor.model import ROLES, ScanResult
+from auditor.model import RELATED_SHOWN, ROLES, ScanResult
 from auditor.render.safe import undecodable_as_hex
 
 SCHEMA = "qg-audit.scan/1"
@@ -118,7 +118,7 @@ class _Finding:  # Finding.to_json(): asdict, its related sites as Site.to_json(
         self.finding = finding
 
     def pairs(self):
-        return [(name, [_Site(s) for s in value] if name == "related" else value)
+        return [(name, [_Site(s) for s in value[:RELATED_SHOWN]] if name == "related" else value)
                 for name, value in _fields_of(self.finding)], True
 
 
