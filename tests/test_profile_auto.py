@@ -112,9 +112,9 @@ def test_auto_async_vector_env_counts_its_workers_once(tmp_path):
     same_phases(doc, manual)
 
 
-def _hooked(code: str, phases_env: str | None = "0") -> dict:
+def _hooked(code: str, phases_env: str | None = "0", **extra_env: str) -> dict:
     """Run CODE under the hook alone (no qg-audit probe) and return what it printed as JSON."""
-    env = dict(os.environ, PYTHONPATH=str(HOOK_DIR) + os.pathsep + str(REPO))
+    env = dict(os.environ, PYTHONPATH=str(HOOK_DIR) + os.pathsep + str(REPO), **extra_env)
     env["QG_AUDIT_REPORT"] = os.devnull
     if phases_env is None:
         env.pop("QG_AUDIT_PHASES", None)
@@ -202,6 +202,27 @@ def test_env_subclasses_defined_after_import_are_timed_once_per_step():
     # the first step is sent at once (it tells qg-audit the job is ready); the rest are buffered
     assert got["sent"] == 1
     assert got["samples"] == [1, 1, 3, 3]  # a vector env's step is num_envs samples
+
+
+STACKS_AT_EXIT = r"""
+import atexit, json, threading, gymnasium, numpy as np
+seen = {}
+def at_exit():  # registered before the hook starts its sampler: runs after the hook's own handlers
+    seen["alive_at_exit"] = any(t.name == "qg-audit-stacks" for t in threading.enumerate())
+    print(json.dumps(seen))
+atexit.register(at_exit)
+""" + TOY_ENV + r"""env = E(); env.reset()
+for _ in range(5):
+    env.step(0)
+seen["started"] = any(t.name == "qg-audit-stacks" for t in threading.enumerate())
+"""
+
+
+def test_the_stack_sampler_thread_is_ended_before_the_interpreter_finalizes():
+    """A daemon thread still alive at finalization is ended inside CPython (pthread_exit); a
+    gymnasium + torch sampler profiled with --auto aborted at exit in 2 of 23 loaded runs."""
+    got = _hooked(STACKS_AT_EXIT, QG_AUDIT_STACKS="5")
+    assert got == {"started": True, "alive_at_exit": False}
 
 
 COLLECT_THEN_TRAIN = r"""
