@@ -204,6 +204,7 @@ def test_oversized_report_lines_are_dropped_and_counted(tmp_path):
     assert any(r.get("role") == "learner" for r in doc["reports"])
 
 
+@pytest.mark.slow
 def test_a_target_ended_by_timeout_is_reported_and_fails(tmp_path):
     target = tmp_path / "forever.py"
     target.write_text("import multiprocessing as mp, time\n"

@@ -163,6 +163,7 @@ def test_per_process_rows_when_two_workers_report():
     assert "per process" in text and "rollout-0" in text and "rollout-1" in text
 
 
+@pytest.mark.slow
 def test_duration_ends_a_running_sampler_and_its_records_arrive():
     tag = f"qg-duration-{uuid.uuid4().hex[:8]}"
     doc, _ = profile_json("--duration", "2", *fixture("known_cost.py", "--steps", "0", "--tag", tag))

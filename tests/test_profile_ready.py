@@ -46,6 +46,7 @@ def test_verify_zero_duration_with_warmup_is_fine():
 
 # -- the window counts from the first timed step ----------------------------------------------
 
+@pytest.mark.slow
 def test_duration_counts_from_the_first_step_with_a_status_line_while_waiting():
     # the first env step takes 3 s (an import or env build): with --duration 1 counted from the
     # launch nothing would be measured; counted from readiness there are steady steps

@@ -81,6 +81,7 @@ def _run_and_signal(tmp_path, which: str, sig: signal.Signals):
                 pass
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
 def test_verify_leaves_nothing_behind(tmp_path, sig):
     rc, err, left, tmp = _run_and_signal(tmp_path, "verify", sig)

@@ -82,6 +82,7 @@ def test_spawn_and_forkserver_samplers_pass(cli, tmp_path, method, backend):
     assert {r["start_method"] for r in hook_workers} == {method}
 
 
+@pytest.mark.slow
 def test_misspelt_key_runs_the_default_of_one_and_fails_as_fallback(cli, tmp_path):
     data = verify(cli, tmp_path, "--expect-workers", "4", *QUICK,
                   *sampler("mp_sampler.py", "--config", "configs/misspelt.yaml"), expect_rc=1)
@@ -134,6 +135,7 @@ def test_command_that_cannot_start_exits_3(cli, tmp_path):
     assert data["target"]["started"] is False and data["verdict"] == "target-failed"
 
 
+@pytest.mark.slow
 def test_text_output_names_the_verdict_and_the_next_check(cli):
     proc = cli("verify", "--expect-workers", "4", *QUICK, "--", "python", "mp_sampler.py", "--config",
                "configs/misspelt.yaml", cwd=SAMPLERS, timeout=120)

@@ -204,6 +204,7 @@ def test_the_same_workers_on_their_own_cpus_are_not_oversubscribed(cli, tmp_path
     assert "oversubscribed" not in codes(data)
 
 
+@pytest.mark.slow
 def test_idle_workers_are_a_note_not_the_verdict(cli, tmp_path):
     data = verify(cli, tmp_path, "--expect-workers", "2", "--duration", "3.5", "--warmup", "1", "--",
                   PY, "mp_sampler.py", "--workers", "2", expect_rc=0)

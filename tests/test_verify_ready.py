@@ -43,6 +43,7 @@ def verify(cli, tmp_path, *args, cwd=SAMPLERS, env=None, fmt="json"):
     return data, proc
 
 
+@pytest.mark.slow
 def test_window_starts_when_slow_importing_workers_have_reported(cli, tmp_path):
     # spawn children that take 2.5 s to import the main module: measured from the launch, a 2 s
     # window saw them silent (pending); measured from readiness they pass
@@ -94,6 +95,7 @@ def test_timeout_is_reported_as_measured_with_the_teardown_apart(cli, tmp_path):
     assert f"after {data['target']['run_time_s']:.1f} s" in timeout and "ending its tree took" in timeout, timeout
 
 
+@pytest.mark.slow
 def test_failing_verdict_shows_the_output_tail_and_keep_output_keeps_it_all(cli, tmp_path):
     kept = tmp_path / "kept"
     text, proc = verify(cli, tmp_path, "--expect-workers", "3", "--duration", "2", "--warmup", "0.5",
