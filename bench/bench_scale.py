@@ -11,7 +11,10 @@
 - `qg-audit scan --no-cache --format json` of T tasks, each a config (batch size, loader
   workers in one of five, env counts) and a script that reads them into a DataLoader and an
   AsyncVectorEnv and then forces the env count to 1: was 1.4 s / 261 MB, 4.8 s / 924 MB and
-  18.0 s / 3.5 GB (a 430 MB report) for 250 / 500 / 1000 tasks.
+  18.0 s / 3.5 GB (a 430 MB report) for 250 / 500 / 1000 tasks;
+- the same with loader tasks: a config setting data.num_workers and a script with two literal
+  `DataLoader(num_workers=0)` that reads the `data` section (QG105 cites the config per loader):
+  was 62 s and 499 s for 500 and 1000 (QG105 scanned every configured key per loader).
 
 tests/test_rules_scale.py asserts the operation counts; this prints the times.
 """
@@ -61,20 +64,31 @@ def big_yaml(keys: int) -> tuple[float, float, str]:
         return wall, usage.ru_maxrss / 1024, f"exit {os.waitstatus_to_exitcode(status)}{': ' + err[-200:] if err else ''}"
 
 
-def tasks(n: int) -> tuple[float, float, int, str]:
+def _task_files(root: Path, n: int, loaders: bool) -> None:
+    for i in range(n):
+        if loaders:  # two literal loaders per script, in files that read the `data` section
+            (root / "conf" / "task" / f"t{i}.yaml").write_text(f"data:\n  num_workers: {i % 8}\n")
+            (root / "src" / f"m{i}.py").write_text(
+                "from torch.utils.data import DataLoader\n"
+                f"def build{i}(cfg, ds):\n    b = cfg.data.batch_size\n"
+                "    return DataLoader(ds, b, num_workers=0), DataLoader(ds, b, num_workers=0)\n")
+            continue
+        workers = "  num_workers: 4\n" if i % 5 == 0 else ""
+        (root / "conf" / "task" / f"t{i}.yaml").write_text(
+            f"data:\n  batch_size: {i}\n{workers}env:\n  num_envs: {i % 7 + 1}\n  n_envs: 2\n")
+        (root / "src" / f"m{i}.py").write_text(
+            "from torch.utils.data import DataLoader\nimport gymnasium as gym\n"
+            f"def build{i}(cfg, ds):\n    n = cfg.data.get('num_workers', 1)\n"
+            "    envs = gym.vector.AsyncVectorEnv([lambda: None] * cfg.env.num_envs)\n"
+            "    cfg.env.num_envs = 1\n    return DataLoader(ds, num_workers=n), envs\n")
+
+
+def tasks(n: int, loaders: bool = False) -> tuple[float, float, int, str]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "conf" / "task").mkdir(parents=True)
         (root / "src").mkdir()
-        for i in range(n):
-            workers = "  num_workers: 4\n" if i % 5 == 0 else ""
-            (root / "conf" / "task" / f"t{i}.yaml").write_text(
-                f"data:\n  batch_size: {i}\n{workers}env:\n  num_envs: {i % 7 + 1}\n  n_envs: 2\n")
-            (root / "src" / f"m{i}.py").write_text(
-                "from torch.utils.data import DataLoader\nimport gymnasium as gym\n"
-                f"def build{i}(cfg, ds):\n    n = cfg.data.get('num_workers', 1)\n"
-                "    envs = gym.vector.AsyncVectorEnv([lambda: None] * cfg.env.num_envs)\n"
-                "    cfg.env.num_envs = 1\n    return DataLoader(ds, num_workers=n), envs\n")
+        _task_files(root, n, loaders)
         out = root / "report.json"
         t = time.perf_counter()
         proc = subprocess.Popen([sys.executable, "-m", "auditor", "scan", tmp, "--no-cache", "--format", "json",
@@ -99,10 +113,11 @@ def main() -> int:
         print(f"QG103, {n:>6} define/read pairs: join {joined:6.2f} s, rule {rule:6.2f} s ({found} findings)")
     wall, peak, how = big_yaml(args.keys)
     print(f"scan --no-cache of one YAML with {args.keys} knob keys: {wall:.2f} s, peak RSS {peak:.0f} MB ({how})")
-    for n in (int(x) for x in args.tasks.split(",")):
-        wall, peak, size, how = tasks(n)
-        print(f"scan --no-cache --format json of {n:>5} tasks: {wall:.2f} s, peak RSS {peak:.0f} MB, "
-              f"report {size / 1e6:.1f} MB ({how})")
+    for loaders in (False, True):
+        for n in (int(x) for x in args.tasks.split(",")):
+            wall, peak, size, how = tasks(n, loaders)
+            print(f"scan --no-cache --format json of {n:>5} {'loader ' if loaders else ''}tasks: {wall:.2f} s, "
+                  f"peak RSS {peak:.0f} MB, report {size / 1e6:.1f} MB ({how})")
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     return 0
 
