@@ -85,6 +85,17 @@ def indexed_qg103(rule, result) -> list[tuple]:
     return out
 
 
+def counted(monkeypatch, module, *names) -> collections.Counter:
+    """Replace each of NAMES in MODULE by a wrapper that counts its calls (the real one runs)."""
+    calls = collections.Counter()
+    for name in names:
+        def wrapper(*a, _name=name, _real=getattr(module, name), **k):
+            calls[_name] += 1
+            return _real(*a, **k)
+        monkeypatch.setattr(module, name, wrapper)
+    return calls
+
+
 site_lists = st.lists(st.tuples(st.sampled_from(["define", "read"]), st.sampled_from(["a.yaml", "b.yaml", "x.py", "y.py"]),
                                 st.sampled_from(DEFAULTS), st.sampled_from(KEYS), st.booleans()), max_size=14)
 
@@ -117,17 +128,8 @@ def test_indexed_qg103_says_what_the_pairwise_one_said(spec):
 
 
 def test_qg103_is_linear_in_define_read_pairs(monkeypatch):
-    calls = collections.Counter()
-
-    def counting(name, fn):
-        def wrapper(*a, **k):
-            calls[name] += 1
-            return fn(*a, **k)
-        monkeypatch.setattr(qg103, name, wrapper)
-
-    counting("as_number", qg103.as_number)
-    counting("_both_unset", qg103._both_unset)
-    counting("_siblings_without", qg103._siblings_without)  # walks a folder's config files
+    # _siblings_without walks a folder's config files
+    calls = counted(monkeypatch, qg103, "as_number", "_both_unset", "_siblings_without")
     n = 20_000
     # one knob: n config files set 4, n code paths fall back to 1 (every read a finding)
     sites = [define(f"conf/c{i}.yaml", 4) for i in range(n)] + [read(f"src/m{i}.py", 1) for i in range(n)]
@@ -145,14 +147,7 @@ def test_qg103_is_linear_in_define_read_pairs(monkeypatch):
 
 
 def test_the_suffix_join_is_indexed(monkeypatch):
-    seen = collections.Counter()
-    real = join_mod._is_env
-
-    def counting(key):
-        seen["is_env"] += 1
-        return real(key)
-
-    monkeypatch.setattr(join_mod, "_is_env", counting)
+    seen = counted(monkeypatch, join_mod, "_is_env")
     n = 50_000
     buckets = {f"group{i}.num_workers": [define("c.yaml", 1, f"group{i}.num_workers")] for i in range(n)}
     buckets.update({f"cfg.group{i}.num_workers": [read("m.py", 1, f"cfg.group{i}.num_workers")] for i in range(n)})
@@ -162,7 +157,7 @@ def test_the_suffix_join_is_indexed(monkeypatch):
     assert targets["cfg.group3.num_workers"] == "group3.num_workers"
     assert targets["x.y.group7.num_workers"] == "group7.num_workers" and "num_workers" not in targets
     assert len(targets) == n + 1
-    assert seen["is_env"] <= 3 * (2 * n + 2), seen  # pairwise: every key against every same-leaf key
+    assert seen["_is_env"] <= 3 * (2 * n + 2), seen  # pairwise: every key against every same-leaf key
 
 
 def test_a_config_of_100k_knob_keys_is_summarised(tmp_path):
@@ -217,14 +212,7 @@ def test_a_key_set_in_every_task_config_gives_a_report_linear_in_the_tasks(tmp_p
 def test_qg101_looks_up_a_knobs_near_miss_once(monkeypatch):
     from auditor.rules import qg101_unread_config_key as qg101
 
-    calls = collections.Counter()
-    real = qg101._near
-
-    def counting(a, b):
-        calls["near"] += 1
-        return real(a, b)
-
-    monkeypatch.setattr(qg101, "_near", counting)
+    calls = counted(monkeypatch, qg101, "_near")
     n = 2_000
     sites = [define(f"conf/t{i}.yaml", 2, key="env.n_envs") for i in range(n)]
     sites += [Site("read", f"src/m{i}.py", 3, 1, "env.num_envs", kind="python", detail={"via": "attribute"},
@@ -232,7 +220,7 @@ def test_qg101_looks_up_a_knobs_near_miss_once(monkeypatch):
     result = joined(sites)
     findings = [f for f in qg101.UnreadConfigKey().check(result) if f.knob == "env.n_envs"]
     assert len(findings) == n and "near-miss `env.num_envs`" in findings[0].message, findings[:1]
-    assert calls["near"] <= 4 * n, calls  # once per define site over every read: n * n before
+    assert calls["_near"] <= 4 * n, calls  # once per define site over every read: n * n before
 
 
 def test_qg105_indexes_the_configured_keys_it_cites_once(tmp_path, monkeypatch):
@@ -241,14 +229,7 @@ def test_qg105_indexes_the_configured_keys_it_cites_once(tmp_path, monkeypatch):
     from auditor import scan
     from auditor.rules import qg105_hardcoded_parallelism as qg105
 
-    calls = collections.Counter()
-    real = qg105._section
-
-    def counting(key):
-        calls["section"] += 1
-        return real(key)
-
-    monkeypatch.setattr(qg105, "_section", counting)
+    calls = counted(monkeypatch, qg105, "_section")
     n = 150
     (tmp_path / "conf").mkdir()
     (tmp_path / "src").mkdir()
@@ -264,4 +245,4 @@ def test_qg105_indexes_the_configured_keys_it_cites_once(tmp_path, monkeypatch):
     findings = list(qg105.HardcodedParallelism().check(result))
     cited = [f for f in findings if "loader.num_workers is configured at conf/c0.yaml:2" in f.message]
     assert len(cited) == 2 * n, [f.message for f in findings][:2]
-    assert calls["section"] <= 10 * n, calls  # per configured key, not per (loader, key): 2 n * n before
+    assert calls["_section"] <= 10 * n, calls  # per configured key, not per (loader, key): 2 n * n before
