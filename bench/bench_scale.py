@@ -50,18 +50,23 @@ def pairs(n: int) -> tuple[float, float, int]:
     return joined, time.perf_counter() - t, len(found)
 
 
+def _scan(*args: str) -> tuple[float, float, str]:
+    """`qg-audit scan ARGS` in a fresh process: wall seconds, peak RSS in MB, how it exited."""
+    t = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "auditor", "scan", *args, "--no-cache"],
+                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    return wall, usage.ru_maxrss / 1024, f"exit {os.waitstatus_to_exitcode(status)}{': ' + err[-200:] if err else ''}"
+
+
 def big_yaml(keys: int) -> tuple[float, float, str]:
     with tempfile.TemporaryDirectory() as tmp:
         conf = Path(tmp) / "conf.yaml"
         conf.write_text("".join(f"group_{i}:\n  num_workers: {i % 7 + 1}\n" for i in range(keys)))
-        t = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "auditor", "scan", tmp, "--no-cache", "-o", os.devnull],
-                                cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t
-        err = proc.stderr.read().decode(errors="replace")
-        proc.stderr.close()
-        return wall, usage.ru_maxrss / 1024, f"exit {os.waitstatus_to_exitcode(status)}{': ' + err[-200:] if err else ''}"
+        return _scan(tmp, "-o", os.devnull)
 
 
 def _task_files(root: Path, n: int, loaders: bool) -> None:
@@ -90,15 +95,9 @@ def tasks(n: int, loaders: bool = False) -> tuple[float, float, int, str]:
         (root / "src").mkdir()
         _task_files(root, n, loaders)
         out = root / "report.json"
-        t = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "auditor", "scan", tmp, "--no-cache", "--format", "json",
-                                 "-o", str(out)], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t
-        err = proc.stderr.read().decode(errors="replace")
-        proc.stderr.close()
+        wall, peak, how = _scan(tmp, "--format", "json", "-o", str(out))
         size = out.stat().st_size if out.exists() else 0
-        return wall, usage.ru_maxrss / 1024, size, f"exit {os.waitstatus_to_exitcode(status)}{': ' + err[-200:] if err else ''}"
+        return wall, peak, size, how
 
 
 def main() -> int:

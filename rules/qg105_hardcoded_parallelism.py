@@ -40,29 +40,29 @@ class _Candidates:
     literal loaders beside 1,000 task configs: 2 s of a 3.6 s scan)."""
 
     def __init__(self, sites):
-        self.by_file: dict[str, list] = {}
-        self.config: list = []  # config files and launch scripts, in scan order
-        self.by_section: dict[str, list] = {}
+        self.first_in_file: dict[str, object] = {}
+        self.first_config = None  # the first config file or launch script, in scan order
+        self.first_in_section: dict[str, tuple] = {}  # section -> (scan position, site)
         for i, s in enumerate(sites):
-            self.by_file.setdefault(s.file, []).append(s)
+            self.first_in_file.setdefault(s.file, s)
             if s.kind != "python":
-                self.config.append(s)
+                self.first_config = self.first_config or s
                 if _section(s.key):
-                    self.by_section.setdefault(_section(s.key), []).append((i, s))
+                    self.first_in_section.setdefault(_section(s.key), (i, s))
 
     def cite(self, site, sections: set[str]):
         """(the site to cite, how it relates): a site of the same file first ("file"); else a
         config key whose section this file reads ("section"); else any config file or launch
         script ("far"). A parser default or a read of the same name in another module of a
         large tree is usually another program's setting, so it is not cited."""
-        same = self.by_file.get(site.file)
-        if same:
-            return same[0], "file"
+        same = self.first_in_file.get(site.file)
+        if same is not None:
+            return same, "file"
         # no candidate is in this file from here on
-        firsts = [self.by_section[sec][0] for sec in sections if sec in self.by_section]
+        firsts = [self.first_in_section[sec] for sec in sections if sec in self.first_in_section]
         if firsts:
             return min(firsts, key=lambda pair: pair[0])[1], "section"
-        return (self.config[0], "far") if self.config else (None, None)
+        return (self.first_config, "far") if self.first_config is not None else (None, None)
 
 
 class HardcodedParallelism(Rule):
