@@ -180,12 +180,13 @@ def source_root(name: str, src: dict, args) -> Path:
 
 def scan(root: Path, report: Path, qg: list[str], env: dict, tree: Path) -> tuple[list[dict], float]:
     cmd = [*qg, "scan", str(root.resolve()), "--no-cache", "--exit-zero", "--format", "json", "-o", str(report.resolve())]
+    report.unlink(missing_ok=True)  # a crash exits 1 too: never score the last run's report
     start = os.times()
     # run from the tree: `python -m` puts the working directory first on sys.path
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tree)
     end = os.times()
     cpu = (end.children_user - start.children_user) + (end.children_system - start.children_system)
-    if proc.returncode not in (0, 1):
+    if proc.returncode not in (0, 1) or not report.exists() or "Traceback" in proc.stderr:
         raise SystemExit(f"scan of {root} failed ({proc.returncode}): {proc.stderr.strip()[-400:]}")
     return json.loads(report.read_text()).get("findings", []), cpu
 

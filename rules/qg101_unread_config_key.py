@@ -179,8 +179,9 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
         for knob in unread:
             near = False  # the knob's near-miss read (or None), looked up once for all its sites
             for site in knob.sites:
-                if site.role != "define" or site.kind not in CONFIG_KINDS or site.detail.get("generated"):
-                    continue
+                if site.role != "define" or site.kind not in CONFIG_KINDS or site.detail.get("generated") \
+                        or site.detail.get("selects"):
+                    continue  # (a registry name: read by the registry's lookup, which the flow found)
                 if site.value is None and not site.detail.get("structured"):
                     continue  # `num_workers: null` / `${ref}`: a placeholder, the read decides
                 if site.file.rsplit("/", 1)[-1] in ("pyproject.toml", "package.json", "setup.cfg"):

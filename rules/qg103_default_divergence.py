@@ -167,6 +167,9 @@ section but leave the key out: the fallback is their value, by design."""
             self._files_by_folder[rel.rpartition("/")[0]].append((rel, keys))
         yield from self._helper_defaults(result)
         includes = hydra_includes(result)
+        # a key of a Hydra `_target_` node is an explicit argument of its target: no parameter
+        # default falls back against it
+        target_args = {(s.file, s.line) for s in result.sites if s.role == "consume" and s.detail.get("via") == "_target_"}
         for knob in result.knobs:
             configured = [s for s in knob.sites if is_config_define(s) and is_literal(s.value)
                           and not s.detail.get("reference")]
@@ -180,7 +183,8 @@ section but leave the key out: the fallback is their value, by design."""
             # comparable defines (the config files, plus the code defaults of the read's own file,
             # plus what a loaded_from path reaches), not define by define: linear in the sites.
             sets = _Comparable(configured, includes)
-            in_configs = _Summary([s for s in configured if s.kind in CONFIG_KINDS]) if params else None
+            in_configs = _Summary([s for s in configured if s.kind in CONFIG_KINDS
+                                   and (s.file, s.line) not in target_args]) if params else None
             for site, default in params:
                 for f in self._against(knob, site, default, in_configs):
                     if "." in knob.name:  # a function parameter matched to a nested config key by its leaf
@@ -212,7 +216,7 @@ section but leave the key out: the fallback is their value, by design."""
         omitted = []
         for s in result.sites:
             d = s.detail
-            if s.role != "consume" or d.get("via") != "helper":
+            if s.role != "consume" or d.get("via") != "helper" or d.get("project_backend"):
                 continue
             ident = (d.get("helper_site"), d.get("helper_param"))
             if d.get("omitted"):

@@ -205,11 +205,18 @@ the parameter: that default is the only count that ever runs."""
         yield from (f for f, _key in at_parameter)
         never_passed = {key for _f, key in at_parameter}
         indexed: dict[str, _Candidates] = {}
+        fed_by: dict[tuple, set] = {}  # (file, line) of a read -> the backends its flows reach
+        for s in result.sites:
+            if s.role == "consume" and s.detail.get("backend"):
+                for step in s.detail.get("flow") or ():
+                    fed_by.setdefault((step.get("file"), step.get("line")), set()).add(str(s.detail["backend"]))
         for knob in result.knobs:
             for site in knob.sites:
                 if site.role != "consume" or site.kind != "python" or is_test_file(site.file):
                     continue
                 d = site.detail
+                if d.get("project_backend"):
+                    continue  # a count of the project's own serial class: QG106's, not a parallel backend
                 if d.get("via") == "helper" and (d.get("helper_site"), d.get("helper_param")) in never_passed:
                     continue  # reported once, at the helper's parameter
                 backend = d.get("backend") or "the consumer"
@@ -233,6 +240,8 @@ the parameter: that default is the only count that ever runs."""
                 # setting meant for this call, whatever else shares its name
                 other, how = indexed[name].cite(site, sections.get(site.file, set()))
                 same_file = how in ("file", "section")
+                if other is not None and _feeds_another_backend(fed_by, other, backend):
+                    continue  # data.num_workers read for the DataLoader is not this Process's count
                 what = (f"no {param} argument, so its default {show(value)} runs" if defaulted
                         else f"the literal {param}={show(value)}" + (f" ({d['otherwise']})" if d.get("otherwise") else ""))
                 if d.get("via") == "helper":  # through a helper whose parameter reaches the backend
@@ -380,7 +389,7 @@ def _never_passed(result) -> dict[tuple, list]:
     calls: dict[tuple, list] = {}
     for s in result.sites:
         d = s.detail
-        if s.role == "consume" and d.get("via") == "helper" and d.get("helper_site"):
+        if s.role == "consume" and d.get("via") == "helper" and d.get("helper_site") and not d.get("project_backend"):
             calls.setdefault((d["helper_site"], d.get("helper_param")), []).append(s)
     return {k: v for k, v in calls.items() if all(s.detail.get("omitted") for s in v)
             and not any(is_test_file(s.file) for s in v)}
@@ -422,3 +431,9 @@ def _reads_configuration(tree: dict) -> bool:
 def _short(backend: str) -> str:
     parts = backend.split(".")
     return ".".join(parts[-2:]) if parts[-1] in ("init", "remote", "options", "make", "spawn") else parts[-1]
+
+
+def _feeds_another_backend(fed_by: dict, read, backend: str) -> bool:
+    """The cited read flows to backends, and BACKEND is none of them."""
+    fed = fed_by.get((read.file, read.line))
+    return bool(fed) and backend not in fed

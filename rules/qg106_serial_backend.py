@@ -1,5 +1,7 @@
 """QG106 serial-backend: a parallel count is fed to a backend that runs serially."""
 
+import re
+
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, backend_entry, backend_kind,
                                is_config_define, is_test_file, show, steps_envs)
@@ -28,6 +30,31 @@ def _count(site):
     return n, text
 
 
+_SAMPLERS = {
+    "rl/sampler.py": "import multiprocessing as mp\n"
+                     "class Sampler:\n    pass\n"
+                     "class LocalSampler(Sampler):\n"
+                     "    def __init__(self, make_env, n_workers=1):\n"
+                     "        self.workers = [make_env(i) for i in range(n_workers)]\n"
+                     "class ProcessSampler(Sampler):\n"
+                     "    def __init__(self, make_env, n_workers=1):\n"
+                     "        self.procs = [mp.Process(target=make_env, args=(i,)) for i in range(n_workers)]\n",
+}
+_MANAGERS = {
+    "rl/managers.py": "import multiprocessing as mp\n"
+                      "from rl.registry import MANAGERS\n"
+                      "@MANAGERS.register('base')\n"
+                      "class BaseManager:\n"
+                      "    def __init__(self, fns, env_num=1):\n"
+                      "        self.envs = [fns[i]() for i in range(env_num)]\n"
+                      "@MANAGERS.register('subprocess')\n"
+                      "class SubprocessManager(BaseManager):\n"
+                      "    def __init__(self, fns, env_num=1):\n"
+                      "        for i in range(env_num):\n"
+                      "            mp.Process(target=fns[i]).start()\n",
+}
+
+
 class SerialBackend(Rule):
     CODE = "QG106"
     NAME = "serial-backend"
@@ -45,6 +72,14 @@ parallelism. A backend switch (rules/knobs.yaml `switches`: `vectorize`, `vec_en
 `multi_gpu`, `single_process`, ...) configured to its serial value in the same config section
 as a count of what it would parallelise (`vectorize: serial` beside `num_envs: 64`) is reported
 at the switch.
+
+The project's own backends count too (auditor/flow/backends.py): a class that makes its N
+workers or envs in a loop and starts no process, thread or pool is serial, one that starts a
+process per item is parallel. A count over 1 handed to the serial one while a class of the
+same base or registry runs them in parallel is reported at the call that chose it, and so is
+a configured registry name (`manager: {type: base}`) that picks the serial member beside a
+count over 1. A serial class with no parallel sibling is left alone: there is nothing to
+switch to.
 
 `--fix` switches DummyVecEnv -> SubprocVecEnv, SyncVectorEnv -> AsyncVectorEnv and adds
 `vec_env_cls=SubprocVecEnv` to `make_vec_env(...)`. Thread pools doing I/O, and a serial
@@ -100,6 +135,27 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
                            "        case VectorEnvType.SUBPROC:\n"
                            "            return SubprocVectorEnv(factories)\n"},
                 "a match case that names the serial choice"),
+        Example({**_SAMPLERS, "evaluate.py": "from rl.sampler import LocalSampler\n"
+                                             "def evaluate(make_env):\n"
+                                             "    return LocalSampler(make_env, n_workers=1)\n"},
+                "the project's serial sampler with one worker"),
+        Example({"rl/sampler.py": "class LocalSampler:\n"
+                                  "    def __init__(self, make_env, n_workers=1):\n"
+                                  "        self.workers = [make_env(i) for i in range(n_workers)]\n",
+                 "train.py": "import argparse\nfrom rl.sampler import LocalSampler\n"
+                             "p = argparse.ArgumentParser()\np.add_argument('--n-workers', type=int, default=8)\n"
+                             "args = p.parse_args()\nsampler = LocalSampler(make_env, n_workers=args.n_workers)\n"},
+                "a serial class with no parallel sibling: nothing to switch to"),
+        Example({**_MANAGERS, "configs/pong.py": "main_config = dict(env=dict(collector_env_num=8, "
+                                                 "manager=dict(type='subprocess')))\n"},
+                "a config that names the registry's parallel member"),
+        Example({**_MANAGERS, "configs/eval.py": "main_config = dict(num_gpus=8, env=dict(manager=dict(type='base')))\n"},
+                "the serial member beside a count of something else (GPUs, not envs)"),
+        Example({**_SAMPLERS, "mt10.py": "from rl.sampler import LocalSampler\n"
+                                         "def train(make_env):\n"
+                                         "    meta_batch_size = 10\n"
+                                         "    return LocalSampler(make_env, n_workers=meta_batch_size)\n"},
+                "a count the script fixes itself: no user setting is lost"),
     ]
     INVALID = [
         Example({"configs/car_racing.yaml": "vec:\n  vectorize: serial\n  num_envs: 64\n  num_workers: 8\n",
@@ -133,14 +189,27 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
                                "    env_cls = gym.vector.AsyncVectorEnv if use_async_envs else gym.vector.SyncVectorEnv\n"
                                "    return env_cls([make_one for _ in range(n_envs)])\n"},
                 "a backend switch whose default is the serial one", expect=[("factory.py", 4)]),
+        Example({**_SAMPLERS, "train.py": "import argparse\nfrom rl.sampler import LocalSampler\n"
+                                          "p = argparse.ArgumentParser()\n"
+                                          "p.add_argument('--n-workers', type=int, default=8)\n"
+                                          "args = p.parse_args()\n"
+                                          "sampler = LocalSampler(make_env, n_workers=args.n_workers)\n"},
+                "8 workers handed to the project's in-process sampler while ProcessSampler exists",
+                expect=[("train.py", 6)]),
+        Example({**_MANAGERS, "configs/pong.py": "main_config = dict(env=dict(collector_env_num=8, "
+                                                 "manager=dict(type='base')))\n"},
+                "a registry name that picks the serial env manager beside 8 envs", expect=[("configs/pong.py", 1)]),
     ]
 
     def check(self, result):
         seen = set()
         knob_of = {id(s): k for k in result.knobs for s in k.sites}
         for site in result.sites:
-            if site.role != "consume" or site.kind != "python" or site.detail.get("via") == "helper":
+            if site.role != "consume" or site.detail.get("via") == "helper" or (
+                    site.kind != "python" and site.detail.get("via") != "_target_"):
                 continue  # a helper's caller (auditor.flow): the backend's own call is reported where it is
+            if site.detail.get("project_backend"):
+                continue  # reported where a caller chose the project's serial class (_project_backends)
             entry = backend_entry(site)
             serial = site.detail.get("serial", entry.get("serial"))
             if serial is not True:
@@ -166,6 +235,56 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
                                count=f"{text} {'environments' if backend_kind(site) == 'envs' else 'workers'}",
                                why=_why(site, entry))
         yield from self._config_flags(result)
+        yield from self._project_backends(result, knob_of)
+        yield from self._registry_choices(result)
+
+    def _project_backends(self, result, knob_of):
+        """A count over 1 passed to one of the project's own serial classes (auditor.flow.backends)
+        while a sibling class of the same base or registry runs them in parallel."""
+        for site in result.sites:
+            d = site.detail
+            if site.role != "consume" or not d.get("project_backend") or d.get("via") not in ("helper", "_target_") \
+                    or not d.get("serial") or not d.get("parallel_siblings") or is_test_file(site.file):
+                continue
+            if d.get("via") != "_target_" and not any(step.get("kind") in ("config", "env") for step in d.get("flow", ())):
+                continue  # a count the script fixes itself chose its sampler too: no setting is lost
+            n, text = _project_count(site, knob_of.get(id(site)))
+            if n is None or n <= 1:
+                continue
+            backend, siblings = _short(d["backend"]), [_short(c) for c in d["parallel_siblings"]]
+            yield self.finding(site, knob=site.key, related=[site], backend=backend,
+                               count=f"{text} {'environments' if d.get('kind') == 'envs' else 'workers'}",
+                               why=f": {d.get('serial_why', backend + ' starts nothing')}; "
+                                   f"{_names(siblings)} of the same family start{'s' if len(siblings) == 1 else ''} "
+                                   f"them in parallel")
+
+    def _registry_choices(self, result):
+        """`type: base` in a config where the registry's `base` class steps its items serially
+        and another member of the registry starts processes, beside a count over 1."""
+        from auditor import vocab as vocab_mod
+
+        vocab = vocab_mod.load(result.settings or None)
+        counts: dict[str, list] = {}
+        for s in result.sites:
+            if s.role == "define" and isinstance(s.value, int) and not isinstance(s.value, bool) and s.value > 1 \
+                    and vocab.match(s.leaf) == "exact" and vocab.serial_value(s.leaf, s.value) is None:
+                counts.setdefault(s.file, []).append(s)
+        for s in result.sites:
+            sel = s.detail.get("selects")
+            if s.role != "define" or not sel or not counts.get(s.file) or is_test_file(s.file):
+                continue
+            # a count of what the serial class makes (its env_num: collector_env_num, not n_gpus)
+            units = _units(vocab, sel.get("count") or "")
+            beside = [c for c in counts[s.file] if units & _units(vocab, c.leaf)]
+            if not beside:
+                continue
+            count = max(beside, key=lambda c: c.value)
+            parallel = [_short(c) for c in sel["parallel"]]
+            yield self.finding(s, knob=s.key, related=[s, count], backend=f"{s.key} = {show(s.value)}",
+                               count=f"the {count.value} set by {count.key} (line {count.line})",
+                               why=f": {show(s.value)} picks {_short(sel['backend'])} from {sel['registry'].removesuffix('.register')}, which "
+                                   f"starts no process; {_names(parallel)} in the same registry "
+                                   f"start{'s' if len(parallel) == 1 else ''} them in parallel")
 
     def _serial_switches(self, result):
         """`vectorize: serial` beside `num_envs: 64` in one section of a config, `local_mode: true`
@@ -231,3 +350,33 @@ def _why(site, entry) -> str:
     if twin:
         return f"; its parallel twin is {_short(twin)}"
     return ""
+
+
+def _names(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _project_count(site, knob):
+    """(int or None, text) for a count handed to a project backend: the literal the call
+    passes, else the value its trace evaluates to, else its knob's configured value."""
+    d = site.detail
+    here = None  # the script's own flag or config default, when the knob's scripts disagree
+    if knob is not None and site.match != "name":
+        own = {repr(s.value) for s in knob.sites if s.role == "define" and s.file == site.file and s.value is not None}
+        if len(own) == 1:
+            here = next(s.value for s in knob.sites if s.role == "define" and s.file == site.file and s.value is not None)
+    for value in (site.value, d.get("effective"), knob.effective if knob is not None and site.match != "name" else None,
+                  here):
+        n = as_number(value) if value is not None else None
+        if isinstance(n, int) and not isinstance(n, bool):
+            expr = d.get("expr") or site.key
+            return n, show(n) if str(n) == expr else f"{expr} (= {n})"
+    return None, d.get("expr") or site.key
+
+
+def _units(vocab, name: str) -> set:
+    """The parallel units a count's name counts (env_num -> {env})."""
+    if vocab.structure is None:
+        return set()
+    words = [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+", name)]
+    return {u for u in (vocab.structure.unit(w) for w in words) if u}

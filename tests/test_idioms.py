@@ -42,3 +42,28 @@ def test_a_count_handed_on_in_a_kwargs_mapping_only_under_a_condition():
     found = findings("conditional_kwargs")
     assert ("data/loader.py", 4, "QG104", "warning") in found
     assert not [f for f in found if f[0] == "data/eval.py" and f[3] == "warning"]
+
+
+def test_project_backends_by_what_they_do():
+    found = findings("project_backends", "QG106")
+    assert ("examples/train_dqn.py", 11, "QG106", "warning") in found  # LocalSampler beside ProcessSampler
+    assert ("configs/pong.py", 3, "QG106", "warning") in found  # type='base' beside 8 collector envs
+    assert ("conf/sampler/local.yaml", 2, "QG106", "warning") in found  # a Hydra node for LocalSampler
+    quiet = {"examples/train_ppo.py", "examples/evaluate.py", "configs/cartpole.py", "configs/debug.py",
+             "conf/sampler/process.yaml"}
+    assert not [f for f in found if f[0] in quiet]
+    assert not [f for f in found if f[0].startswith("rlkit/")]  # the classes themselves are fine
+
+
+def test_project_backend_message_names_both_classes():
+    r = scan_and_check(FIXTURES / "project_backends")
+    by_file = {f.file: f.message for f in r.findings if f.code == "QG106"}
+    assert "LocalSampler" in by_file["examples/train_dqn.py"] and "ProcessSampler" in by_file["examples/train_dqn.py"]
+    assert "BaseEnvManager" in by_file["configs/pong.py"] and "SubprocessEnvManager" in by_file["configs/pong.py"]
+
+
+def test_hydra_target_keys_are_the_targets_arguments():
+    r = scan_and_check(FIXTURES / "project_backends")
+    assert not [f for f in r.findings if f.code in ("QG101", "QG103")]
+    pool = [s for s in r.sites if s.file == "conf/data/pool.yaml" and s.role == "consume"]
+    assert pool and pool[0].detail["backend"] == "multiprocessing.Pool" and pool[0].detail["serial"] is False

@@ -69,6 +69,7 @@ class Catalogue:
     # method name -> [(Consumer, keyword the call must pass)]: `ds.map(fn, num_proc=8)` on an
     # object whose class the scan cannot know, told apart from other `.map(` calls by its keyword
     by_method: dict[str, list[tuple[Consumer, str]]] = field(default_factory=dict)
+    starters: frozenset = frozenset()  # called names that start a worker (consumers.yaml)
 
     def method(self, call, mapped=()) -> Consumer | None:
         """The consumer a method call is, by its name and a keyword only that backend takes
@@ -132,7 +133,7 @@ def _consumer(entry: dict) -> Consumer:
 @lru_cache(maxsize=None)
 def load() -> Catalogue:
     data = catalogue.data("consumers.yaml")
-    cat = Catalogue()
+    cat = Catalogue(starters=frozenset(data.get("starters") or ()))
     for entry in data["consumers"]:
         consumer = _consumer(entry)
         if entry.get("methods"):

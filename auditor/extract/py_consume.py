@@ -113,6 +113,8 @@ class ConsumeMixin:
                     key = self.ref_key(loop, knob_only=True) or count.knob
                     site(key, node, None if v is NOT_LITERAL else v, count.param, serial, literal=v is not NOT_LITERAL,
                          expr=self.text(loop), loop=True)
+                    # one Process per turn of `range(n)`: n is the count a caller's argument sets
+                    self.flow_sinks.append((len(self.sites) - 1, loop, fn.qualname, False))
                 elif count.emit_default and not splats:
                     site(count.knob, node, count.default, count.param, serial, literal=True, omitted=True,
                          defaulted={**defaulted, count.param: count.default})

@@ -47,6 +47,7 @@ WORKER_ID = re.compile(r"^(thread|worker|shard|actor)_?(id|idx|index)$", re.IGNO
 # a function writing this many literals into one object's attributes is a configuration in code
 SETTINGS_BLOCK = 6
 MAX_SECTIONS = 200  # config sections recorded per file
+MAX_SIZED = 200  # sized loops in methods recorded per file
 
 
 @dataclass
@@ -92,6 +93,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.flow_sinks: list[tuple] = []  # (site index, count argument, function): auditor.flow.local
         self.flow_calls: list[tuple] = []  # (function, class, call) of calls that are no backend
         self.flow_defs: list[tuple] = []  # functions, classes, imports in visiting order
+        self.flow_sized: list[tuple] = []  # (method qualname, range(...) argument): what a class sizes
+        self.flow_starts: dict[str, str] = {}  # class qualname -> a worker-starting call in its methods
         self.class_bases: list[str] = []  # the bases of the class whose body is being visited
         self._assigning: str | None = None  # the name an Assign being visited binds
         self.sections: set[str] = set()  # config sections this file reads keys of (rules cite them)
@@ -453,6 +456,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         loop = range_arg(node.iter)
         if loop is not None:
             fn.loops.append(loop)
+            self.sized_loop(loop)
         fn.loop_depth += 1
         for stmt in node.body:
             self.visit(stmt)
@@ -464,9 +468,21 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
 
     visit_AsyncFor = visit_For
 
+    def sized_loop(self, count: ast.AST) -> None:
+        """`for i in range(self.n_workers)` in a method: what the class makes N of (the flow
+        layer decides whether N comes from a parameter and what the class does with it)."""
+        fn = self.function()
+        name = count.id if isinstance(count, ast.Name) else count.attr if isinstance(count, ast.Attribute) else ""
+        # the count names what it counts (n_workers, self.num_envs), not num_examples or a batch
+        if fn.cls and fn.kind == "function" and name and self.match(name) == "exact" \
+                and len(self.flow_sized) < MAX_SIZED:
+            self.flow_sized.append((fn.qualname, count))
+
     def visit_comprehension_node(self, node: ast.AST, elts: list[ast.AST]) -> None:
         fn = self.function()
         loops = [r for g in node.generators if (r := range_arg(g.iter)) is not None]
+        for r in loops:
+            self.sized_loop(r)
         for g in node.generators:
             self.visit(g.iter)
             for cond in g.ifs:
@@ -840,6 +856,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         token = q or (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", ""))
         if token:
             fn.calls.add(token)
+            if fn.cls and token.rsplit(".", 1)[-1] in self.cat.starters:
+                self.flow_starts.setdefault(fn.cls, token)
         attr = func.attr if isinstance(func, ast.Attribute) else ""
         if attr in ("parse_known_args", "parse_known_intermixed_args"):
             self.meta["parse_known_args"] = node.lineno
@@ -996,7 +1014,8 @@ def extract(text: str, path: str, vocab) -> FileResult:
             if s.detail.get("via") == "argparse":
                 s.detail["parse_known_args"] = True
     return FileResult(sites=ex.sites, meta=meta, flow=flow_local.build(tree, path, ex.src, ex.flow_sinks,
-                                                                       ex.flow_calls, ex.flow_defs))
+                                                                       ex.flow_calls, ex.flow_defs, ex.flow_sized,
+                                                                       ex.flow_starts))
 
 
 def keywords() -> list[str]:

@@ -142,6 +142,7 @@ class Builder:
         self.scopes: dict[str, _Scope] = {"<module>": _Scope(tree, "<module>", "", [])}
         self.functions: dict[str, dict] = {}
         self.classes: dict[str, int] = {}
+        self.class_nodes: dict[str, ast.ClassDef] = {}
         self.self_attrs: dict[str, dict[str, list[tuple[ast.AST, str]]]] = {}  # cls -> attr -> [(value, method)]
         self.methods: dict[str, list[tuple[ast.AST, str]]] = {}  # cls -> [(method node, qualname)]
         self.tree = tree
@@ -158,6 +159,7 @@ class Builder:
                 self._function(stmt, qual, cls, "class" if in_class else "function")
             elif entry[0] == "class":
                 self.classes[entry[2]] = entry[1].lineno
+                self.class_nodes[entry[2]] = entry[1]
             else:
                 self._import(entry[1])
 
@@ -171,6 +173,7 @@ class Builder:
             elif isinstance(stmt, ast.ClassDef):
                 qual = f"{prefix}{stmt.name}"
                 self.classes[qual] = stmt.lineno
+                self.class_nodes[qual] = stmt
                 self._index(stmt.body, qual + ".", qual, "class")
             elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 self._import(stmt)
@@ -343,6 +346,9 @@ class Builder:
                 if HANDLE.match(parts[0]):
                     return self.node("config", expr, key=".".join(strip_handles(parts)), root=f"self.{parts[0]}",
                                      **fields)
+                passed = self.constructor_argument(parts, scope, depth)
+                if passed is not None:
+                    return passed
                 prefix = self.self_attr(parts[0], expr, scope, depth)
                 if prefix is not None:
                     return self.extend(prefix, parts[1:], expr, fields)
@@ -392,6 +398,19 @@ class Builder:
         if t["k"] in ("config", "param"):
             return t
         return None
+
+    def constructor_argument(self, parts: list[str], scope: _Scope, depth: int) -> dict | None:
+        """self.factory.n_workers where `self.factory = WorkerFactory(n_workers=n)`: an object
+        keeps what its constructor was given under the same name, so follow n."""
+        if len(parts) != 2 or not scope.cls or depth > MAX_DEPTH:
+            return None
+        found = [(stmt, method, k.value) for stmt, method in self.attrs_of(scope.cls).get(parts[0], ())
+                 if isinstance(stmt.value, ast.Call) for k in stmt.value.keywords if k.arg == parts[1]]
+        if len(found) != 1:  # (an object handed in instead, in another branch, keeps its own)
+            return None
+        stmt, method, given = found[0]
+        return self.node("assign", stmt, name=f"self.{parts[0]}.{parts[1]}",
+                         of=[self.trace(given, self.scopes[method], depth + 1)])
 
     def self_attr(self, attr: str, at: ast.AST, scope: _Scope, depth: int) -> dict | None:
         """self.x: the value assigned to it in the class's __init__ (else one other method)."""
@@ -547,7 +566,7 @@ def _param_default(builder: Builder, qual: str, default: ast.AST) -> dict:
 
 
 def build(tree: ast.Module, path: str, src, sinks: list[tuple], calls: list[tuple],
-          defs: list[tuple] | None = None) -> dict:
+          defs: list[tuple] | None = None, sized: list[tuple] = (), starts: dict | None = None) -> dict:
     b = Builder(tree, path, src, defs)
     facts: dict[str, Any] = {"module": b.module, "sinks": [], "calls": []}
     for index, arg, fn, measure_len in sinks:
@@ -556,7 +575,8 @@ def build(tree: ast.Module, path: str, src, sinks: list[tuple], calls: list[tupl
         if tree is not None:
             facts["sinks"].append({"site": index, "fn": b.full(fn) if fn != "<module>" else "<module>",
                                    "tree": tree})
-    facts["calls"], helpers = _edges(b, calls, facts["sinks"])
+    facts["sized"] = _sized(b, sized)
+    facts["calls"], helpers = _edges(b, calls, facts["sinks"] + facts["sized"])
     functions = {}
     for qual, info in b.functions.items():
         if not info["params"] or b.full(qual) not in helpers:
@@ -566,7 +586,59 @@ def build(tree: ast.Module, path: str, src, sinks: list[tuple], calls: list[tupl
     facts["functions"] = functions
     facts["classes"] = {b.full(c): line for c, line in b.classes.items()}
     facts["config"], facts["base"] = b.config_values()
+    if not facts["sized"]:
+        del facts["sized"]
+    _structure(b, facts)
+    if starts:
+        facts["starts"] = {b.full(cls): token for cls, token in starts.items()}
     return facts
+
+
+def _sized(b: Builder, sized: list[tuple]) -> list[dict]:
+    """`range(self.n_workers)` in a method, when a parameter sets the count: the class makes
+    that many of something (the flow layer decides whether it runs them in parallel)."""
+    from auditor.flow.values import leaves
+
+    out = []
+    for fn, count in sized:
+        scope = b.scopes.get(fn)
+        if scope is None:
+            continue
+        tree = b.trace(count, scope)
+        if any(n["k"] == "param" for n in leaves(tree)):
+            out.append({"fn": b.full(fn), "cls": b.full(scope.cls), "tree": tree, "line": count.lineno,
+                        "col": b.src.column(count), "text": b.src.text(count, TEXT_LIMIT)})
+    return out
+
+
+def _structure(b: Builder, facts: dict) -> None:
+    """What the flow layer needs to tell the project's own backends apart (issue 23): a
+    class's project bases and the string names it is registered under
+    (`@REGISTRY.register("base")`, `{"base": BaseManager, ...}`)."""
+    module = b.scopes["<module>"]
+    bases, registered = {}, []
+    for qual, node in b.class_nodes.items():
+        found = [c for base in node.bases for c in b.callees(base, module)[:1]]
+        if found:
+            bases[b.full(qual)] = found
+        for dec in node.decorator_list:
+            if isinstance(dec, ast.Call) and dec.args and const_str(dec.args[0]):
+                registered.append({"group": b.src.text(dec.func, 60), "name": const_str(dec.args[0]),
+                                   "cls": [b.full(qual)], "line": node.lineno})
+    for stmt in b.tree.body:  # NAME_TO_CLASS = {"base": BaseManager, "subprocess": SubprocessManager}
+        if not (isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Dict)):
+            continue
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target
+        entries = [(const_str(k), b.callees(v, module)) for k, v in zip(stmt.value.keys, stmt.value.values)
+                   if k is not None and const_str(k) and isinstance(v, (ast.Name, ast.Attribute))]
+        entries = [(k, c) for k, c in entries if c]
+        if len(entries) >= 2 and isinstance(target, ast.Name):
+            registered.extend({"group": b.full(target.id), "name": k, "cls": c[:2], "line": stmt.lineno}
+                              for k, c in entries)
+    if bases:
+        facts["bases"] = bases
+    if registered:
+        facts["registry"] = registered
 
 
 def _edges(b: Builder, calls: list[tuple], sinks: list[dict]) -> tuple[list[dict], set[str]]:

@@ -17,7 +17,9 @@ import re
 from collections import defaultdict
 from typing import Any
 
+from auditor import vocab as vocab_mod
 from auditor.flow import values
+from auditor.flow.backends import ProjectBackends
 from auditor.keys import norm_key
 from auditor.model import ScanResult, Site
 
@@ -100,14 +102,33 @@ def _resolve(result: ScanResult, facts: dict[str, dict]) -> None:
             for p in {(n["fn"], n["name"]) for n in values.params(tree)}:
                 summaries[p[0]].append((p[1], site, tree))
     functions = _Functions(facts)
-    derived = _helpers(facts, functions, summaries)
+    edges = _call_edges(facts, functions)
+    reach: dict[str, list] = {}  # fn -> [(param, sink)]: what a `_target_` node's keys reach
+    derived = _helpers(functions, edges, summaries, reach)
     result.sites.extend(s for s, _t, _sink in derived)
     traces.extend(derived)
+    project = ProjectBackends(result, facts, functions.classes, vocab_mod.load(result.settings or None))
+    serial = project.serial_sinks()
+    if serial:
+        # the class's own loop is no site: its count is a parameter, which only its callers
+        # set (joined by name, `num_envs` there would read every `num_envs` of the project)
+        summaries = defaultdict(list)
+        for site, tree in serial:
+            for fn, name in {(n["fn"], n["name"]) for n in values.params(tree)}:
+                summaries[fn].append((name, site, tree))
+        derived = _helpers(functions, edges, summaries, reach)
+        result.sites.extend(s for s, _t, _sink in derived)
+        traces.extend(derived)
+    _targets(result, functions, reach)
     for site, tree, sink in traces:
         _flow_key(site, tree, sink)
     result.traces = [(site, tree) for site, tree, _sink in traces]
     _source_reads(result, traces)
     _config_defines(result, facts, traces)
+    project.mark_selections(result, _config_strings(result, facts))
+    for site in result.sites:
+        if site.detail.get("via") == "registry-name" and not site.source:
+            site.source = _line(result, site.file, site.line)
 
 
 def _source_reads(result: ScanResult, traces) -> None:
@@ -136,14 +157,69 @@ def _sink_step(site: Site) -> dict:
             "text": site.source, "backend": site.detail.get("backend"), "param": site.detail.get("param")}
 
 
-def _helpers(facts: dict[str, dict], functions: _Functions, summaries) -> list[tuple[Site, dict, Site]]:
-    """Consume sites at the callers of summarised helpers, to a bounded fixed point."""
-    edges: dict[str, list[tuple[str, dict]]] = defaultdict(list)  # callee -> [(caller file, edge)]
+def _targets(result: ScanResult, functions: _Functions, reach: dict[str, list]) -> None:
+    """A Hydra `_target_` node's keys are its target's arguments: a key the project's target
+    hands to a backend is consumed by that backend (seriality and siblings included), one a
+    catalogued backend takes gets the catalogue's word on it."""
+    from auditor.extract import py_catalogue
+
+    catalogue = None
+    consumed = {(s.file, s.line) for s in result.sites if s.role == "consume" and s.detail.get("via") == "_target_"}
+    for rel, meta in result.meta.items():
+        # keys outside the vocabulary: a site when the target hands them to a backend
+        vals = meta.get("values") if isinstance(meta, dict) else None
+        targets = {k[:-len("._target_")]: v for k, v in (vals or {}).items()
+                   if k.endswith("._target_") and isinstance(v[2], str)} if vals else {}
+        if "_target_" in (vals or {}) and isinstance(vals["_target_"][2], str):
+            targets[""] = vals["_target_"]
+        for key, (line, col, value) in (vals or {}).items() if targets else ():
+            parent, _, leaf = key.rpartition(".")
+            if leaf == "_target_" or parent not in targets or (rel, line) in consumed:
+                continue
+            fn = functions.resolve([targets[parent][2]])
+            if fn and any(p == leaf for p, _sink in reach.get(fn, ())):
+                kind = "yaml" if rel.endswith((".yaml", ".yml")) else rel.rsplit(".", 1)[-1]
+                source = _line(result, rel, line)
+                result.sites.append(Site(role="define", file=rel, line=line, column=col, key=key, value=value,
+                                         source=source, kind=kind, detail={"via": "flow"}))
+                result.sites.append(Site(role="consume", file=rel, line=line, column=col, key=key, value=value,
+                                         source=source, kind=kind,
+                                         detail={"via": "_target_", "backend": targets[parent][2]}))
+    for site in result.sites:
+        d = site.detail
+        if site.role != "consume" or d.get("via") != "_target_" or not isinstance(d.get("backend"), str):
+            continue
+        target, param = d["backend"], site.leaf
+        fn = functions.resolve([target])
+        sink = next((sk for p, sk in reach.get(fn, ()) if p == param), None) if fn else None
+        if sink is not None:
+            d.update({k: v for k, v in sink.detail.items() if k not in _LOCAL_DETAIL and k != "via"})
+            d.update(target=target, helper=_callable_name(fn), helper_param=param,
+                     helper_site=f"{sink.file}:{sink.line}")
+            continue
+        catalogue = catalogue or py_catalogue.load()
+        entry = catalogue.lookup(target)
+        if entry is not None and param in {c.param for c in entry.counts}:
+            d.update(target=target, backend=entry.backend, kind=entry.kind, serial=bool(entry.serial is True),
+                     param=param)
+            if entry.twin:
+                d["twin"] = entry.twin
+
+
+def _call_edges(facts: dict[str, dict], functions: _Functions) -> dict[str, list[tuple[str, dict]]]:
+    """callee -> [(caller file, edge)] for every call edge to a function of the project."""
+    edges: dict[str, list[tuple[str, dict]]] = defaultdict(list)
     for rel, f in facts.items():
         for edge in f.get("calls", []):
             callee = functions.resolve(edge["callee"])
             if callee is not None:
                 edges[callee].append((rel, edge))
+    return edges
+
+
+def _helpers(functions: _Functions, edges, summaries, reach: dict | None = None) -> list[tuple[Site, dict, Site]]:
+    """Consume sites at the callers of summarised helpers, to a bounded fixed point. REACH,
+    when given, collects every function whose parameter reaches a sink: fn -> [(param, sink)]."""
     out: list[tuple[Site, dict, Site]] = []
     made: set[tuple] = set()
     per_sink: dict[int, int] = defaultdict(int)
@@ -151,6 +227,8 @@ def _helpers(facts: dict[str, dict], functions: _Functions, summaries) -> list[t
     for _round in range(MAX_ROUNDS):
         nxt: dict[str, list] = defaultdict(list)
         for fn, entries in frontier.items():
+            if reach is not None:
+                reach.setdefault(fn, []).extend((param, sink) for param, sink, _tree in entries)
             info = functions.info.get(fn)
             if info is None:
                 continue
@@ -326,6 +404,22 @@ def _config_defines(result: ScanResult, facts: dict[str, dict], traces) -> None:
     result.sites.extend(new)
 
 
+def _config_strings(result: ScanResult, facts: dict[str, dict]):
+    """(file, key, line, column, value, source, kind) of each string a config sets: the
+    literals of Python config modules and the scalars of config files."""
+    for rel, f in facts.items():
+        config_file = bool(f.get("base")) or bool(CONFIG_FILE.search(rel))
+        for entry in f.get("config", []):
+            var, _, rest = entry["key"].partition(".")
+            if isinstance(entry["value"], str) and (config_file or CONFIG_VAR.search(var)):
+                yield rel, rest if CONFIG_VAR.search(var) else entry["key"], entry["line"], entry["col"], \
+                    entry["value"], entry["text"], "python"
+    for rel, meta in result.meta.items():
+        for key, (line, col, value) in (meta.get("values") or {}).items() if isinstance(meta, dict) else ():
+            if isinstance(value, str):
+                yield rel, key, line, col, value, None, rel.rsplit(".", 1)[-1]
+
+
 def _line(result: ScanResult, rel: str, line: int) -> str:
     import os
 
@@ -396,11 +490,13 @@ def wanted_words(metas, memo: dict | None = None) -> tuple[set[str], set[str]]:
     keys: set[str] = set()
     helpers: set[str] = set()
     facts = [m["flow"] for m in metas if isinstance(m, dict) and m.get("flow")]
+    params: set[str] = set()  # parameter names a backend's count comes from: a Hydra node may set them
     for f in facts:
-        for sink in f.get("sinks", []):
+        for sink in [*f.get("sinks", []), *f.get("sized", [])]:
             for n in values.leaves(sink["tree"]):
                 if n["k"] == "param":
                     helpers.add(n["fn"])
+                    params.add(n["name"])
                 elif n["k"] == "config" and n.get("key"):
                     keys.add(n["key"].rsplit(".", 1)[-1])
     leaf = {h.rsplit(".", 1)[-1] for h in helpers}
@@ -432,7 +528,10 @@ def wanted_words(metas, memo: dict | None = None) -> tuple[set[str], set[str]]:
         if _distinctive(name):
             names.add(name + "(")
     # each word is one pass over every skipped file: the longest (most specific) names only
-    return set(sorted(names, key=lambda w: (-len(w), w))[:MAX_HELPER_WORDS]), {k for k in keys if _distinctive(k)}
+    params = set(sorted((p for p in params if _distinctive(p) and p not in keys), key=lambda w: (-len(w), w))
+                 [:MAX_HELPER_WORDS])
+    return set(sorted(names, key=lambda w: (-len(w), w))[:MAX_HELPER_WORDS]), {k for k in keys | params
+                                                                                 if _distinctive(k)}
 
 
 def _callee_leaves(f: dict, memo: dict | None) -> list[tuple[list[str], dict]]:

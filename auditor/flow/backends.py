@@ -1,0 +1,198 @@
+"""The project's own backends, told apart by what they do (issue 23).
+
+A class whose method loops ``for _ in range(self.n_workers)`` over a count that a parameter
+sets makes that many of something. It is a **parallel** backend when it (or a project base
+class) starts processes, threads, a pool, a parallel vector env or actors: a call named in
+rules/consumers.yaml ``starters`` (``Process``, ``.remote``, ...) or a consume site of a
+non-serial catalogued backend in one of its methods, or a call from one of its methods to a
+project function or class that has one. Otherwise it makes its items in the calling
+process and steps them there: a **serial** backend of that count, the way garage's
+``LocalSampler`` is beside its ``MultiprocessingSampler`` and ``RaySampler``.
+
+Serial backends become consume sites (``detail["project_backend"]``) at the loop, and the
+flow's helper summaries carry them to every call that passes the count. Siblings are the
+project classes that share a project base class or a registry with it; the parallel ones
+are named, so a rule can say which class the caller could have chosen.
+
+Registries map strings to classes: ``@REGISTRY.register("base")`` on a class, or a
+module-level ``{"base": BaseManager, "subprocess": SubprocessManager}``. A configured string
+that names a serial member of a registry with a parallel member is marked on its define
+site (``detail["selects"]``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from auditor.flow import values
+from auditor.model import ScanResult, Site
+
+STARTS_KINDS = ("processes", "envs", "cluster")  # catalogued backends that make a class parallel
+MAX_FAMILY = 12  # siblings named per backend
+
+
+class ProjectBackends:
+    def __init__(self, result: ScanResult, facts: dict[str, dict], known_classes: set[str], vocab):
+        self.facts = facts
+        self.vocab = vocab
+        self.classes = known_classes
+        self.suffix: dict[str, list[str]] = defaultdict(list)
+        for c in known_classes:
+            parts = c.split(".")
+            for i in range(1, len(parts)):
+                self.suffix[".".join(parts[i:])].append(c)
+        self.parents: dict[str, list[str]] = {}
+        for f in facts.values():
+            for cls, bases in (f.get("bases") or {}).items():
+                # a base the scan did not read (no knob word in its file) keeps its dotted name:
+                # two classes importing the same base still share it
+                found = [p for p in (self.find(b) or b for b in bases) if p != cls]
+                if found:
+                    self.parents[cls] = found
+        self.starts = self._starts(result)
+        self.registries: dict[str, dict[str, str]] = defaultdict(dict)  # group -> name -> class
+        for f in facts.values():
+            for entry in f.get("registry") or ():
+                cls = next((c for c in (self.find(x) for x in entry["cls"]) if c), None)
+                if cls:
+                    self.registries[entry["group"]][entry["name"]] = cls
+
+    def find(self, name: str) -> str | None:
+        if name in self.classes:
+            return name
+        found = self.suffix.get(name.split(".", 1)[-1] if "." in name else name, [])
+        if len(found) == 1:
+            return found[0]
+        found = self.suffix.get(name.rsplit(".", 1)[-1], [])
+        return found[0] if len(found) == 1 else None
+
+    def _class_of(self, rel: str, function: str) -> str | None:
+        module = self.facts.get(rel, {}).get("module", "")
+        full = function if module and function.startswith(module + ".") else (
+            f"{module}.{function}" if module else function)
+        parts = full.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            if ".".join(parts[:i]) in self.classes:
+                return ".".join(parts[:i])
+        return None
+
+    def _starts(self, result: ScanResult) -> dict[str, str]:
+        """class -> the parallel backend one of its methods starts."""
+        starts: dict[str, str] = {c: token for f in self.facts.values() for c, token in (f.get("starts") or {}).items()}
+        fn_starts: dict[str, str] = {}
+        for s in result.sites:
+            d = s.detail
+            if s.role != "consume" or s.kind != "python" or d.get("serial") or d.get("kind") not in STARTS_KINDS:
+                continue
+            fn = d.get("function") or ""
+            cls = self._class_of(s.file, fn)
+            backend = d.get("backend") or "?"
+            if cls:
+                starts.setdefault(cls, backend)
+            module = self.facts.get(s.file, {}).get("module", "")
+            fn_starts.setdefault(fn if fn.startswith(module + ".") or not module else f"{module}.{fn}", backend)
+        for rel, f in self.facts.items():  # one call away: a method that calls a starting function or class
+            for edge in f.get("calls", ()):
+                cls = self._class_of(rel, edge["fn"])
+                if not cls or cls in starts:
+                    continue
+                for callee in edge["callee"]:
+                    target = self.find(callee)
+                    backend = fn_starts.get(callee) or (starts.get(target) if target else None)
+                    if backend:
+                        starts[cls] = backend
+                        break
+        return starts
+
+    def ancestors(self, cls: str) -> list[str]:
+        out, todo = [], list(self.parents.get(cls, ()))
+        while todo and len(out) < 20:
+            c = todo.pop()
+            if c not in out and c != cls:
+                out.append(c)
+                todo.extend(self.parents.get(c, ()))
+        return out
+
+    def parallel(self, cls: str) -> str | None:
+        for c in (cls, *self.ancestors(cls)):
+            if c in self.starts:
+                return self.starts[c]
+        return None
+
+    def siblings(self, cls: str) -> list[str]:
+        family: set[str] = set()
+        roots = set(self.ancestors(cls))
+        if roots:
+            family |= {c for c in self.parents if c != cls and roots & set(self.ancestors(c))}
+        for members in self.registries.values():
+            if cls in members.values():
+                family |= set(members.values()) - {cls}
+        return sorted(family)
+
+    def serial_classes(self) -> dict[str, str]:
+        """class -> the count parameter it makes its items by, for classes that start nothing."""
+        out: dict[str, str] = {}
+        for f in self.facts.values():
+            for entry in f.get("sized") or ():
+                cls = entry["cls"]
+                if cls in out or self.parallel(cls):
+                    continue
+                names = [n["name"] for n in values.leaves(entry["tree"]) if n["k"] == "param"
+                         and self.vocab.match(n["name"]) == "exact"]
+                if names:
+                    out[cls] = names[0]
+        return out
+
+    def serial_sinks(self) -> list[tuple[Site, dict]]:
+        """A consume site at each loop of a serial class over a count a parameter sets."""
+        out = []
+        for rel, f in self.facts.items():
+            for entry in f.get("sized") or ():
+                cls = entry["cls"]
+                params = [n for n in values.leaves(entry["tree"]) if n["k"] == "param"]
+                names = [n["name"] for n in params if self.vocab.structure is not None
+                         and self.vocab.match(n["name"]) == "exact"]
+                if not names or self.parallel(cls):
+                    continue
+                parallel = [c for c in self.siblings(cls) if self.parallel(c)][:MAX_FAMILY]
+                short = cls.rsplit(".", 1)[-1]
+                unit = "envs" if "env" in names[0].lower() else "workers"
+                detail = {"backend": cls, "kind": unit, "serial": True, "param": names[0], "project_backend": True,
+                          "function": entry["fn"],
+                          "serial_why": f"{short} makes its {names[0]} items in a loop in the calling process "
+                                        f"and starts no process, thread or pool"}
+                if parallel:
+                    detail["parallel_siblings"] = parallel
+                    detail["twin"] = parallel[0]
+                out.append((Site(role="consume", file=rel, line=entry["line"], column=entry["col"], key=names[0],
+                                 kind="python", source=entry["text"], detail=detail), entry["tree"]))
+        return out
+
+    def mark_selections(self, result: ScanResult, strings) -> None:
+        """A configured string naming a serial registry member beside a parallel one: its
+        define site (made when the key is no knob) carries ``detail["selects"]``."""
+        serial_names: dict[str, tuple[str, str, str, list[str]]] = {}
+        serial = self.serial_classes() if self.registries else {}
+        for group, members in sorted(self.registries.items()):
+            parallel = sorted(c for c in members.values() if self.parallel(c))
+            if not parallel:
+                continue
+            for name, cls in members.items():
+                if cls in serial:  # steps its N items itself, beside a member that starts workers
+                    serial_names.setdefault(name, (group, cls, serial[cls], parallel[:MAX_FAMILY]))
+        if not serial_names:
+            return
+        defines = {(s.file, s.line): s for s in result.sites if s.role == "define"}
+        for rel, key, line, col, value, source, kind in strings:
+            if value not in serial_names:
+                continue
+            group, cls, count, parallel = serial_names[value]
+            site = defines.get((rel, line))
+            if site is None:
+                site = Site(role="define", file=rel, line=line, column=col, key=key, value=value,
+                            source=source or "", kind="yaml" if kind in ("yml", "yaml") else kind,
+                            detail={"via": "registry-name"})
+                result.sites.append(site)
+                defines[(rel, line)] = site
+            site.detail["selects"] = {"registry": group, "name": value, "backend": cls, "serial": True,
+                                      "count": count, "parallel": parallel}
