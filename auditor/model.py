@@ -141,3 +141,4 @@ class ScanResult:
     settings: dict[str, Any] = field(default_factory=dict)  # the project's [tool.qg-audit] table
     lint_stats: dict[str, Any] = field(default_factory=dict)  # {"suppressed": n, "baselined": n}
     traces: list = field(default_factory=list)  # [(site, value tree)] from auditor.flow.resolve, for values
+    libraries: Any = None  # auditor.libraries.Libraries: installed frameworks read for the flow layer

@@ -27,10 +27,10 @@ by a refactor. When code reads a near-miss spelling, the finding names it and th
 that really runs.
 
 Confidence is medium: code outside the scanned tree (an installed library) may read the key.
-For that reason a key is not reported when its section, named as a configuration
-(`turbo_config`, `engine_kwargs`), is handed whole to a function of another package
-(`_dict_to_dataclass(FSDPTurboConfig, self.engine_config.turbo_config)`): that package
-reads it, out of sight. A key in a file of which code reads no parallelism key, with no
+For that reason a key whose section, named as a configuration (`turbo_config`,
+`engine_kwargs`), is handed whole to a function of another package
+(`_dict_to_dataclass(FSDPTurboConfig, self.engine_config.turbo_config)`) is only a note that
+says so: that package may read it, out of sight. A key in a file of which code reads no parallelism key, with no
 near-miss read either, is a note: the file may configure another program (a daemon's YAML
 shipped beside its Python client). A config file of a tool that reads it itself (an
 accelerate or DeepSpeed config, told by its top-level keys: rules/tool_configs.yaml) is not
@@ -64,13 +64,6 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                  "collect.py": _LOADER + "from gymnasium.vector import AsyncVectorEnv\n"
                                "envs = AsyncVectorEnv([make_env] * cfg['env']['collector_env_num'])\n"},
                 "a key outside the vocabulary that reaches a backend is read"),
-        Example({"conf.yaml": "engine:\n  turbo_config:\n    distributed:\n      tensor_parallel_size: 2\n"
-                              "data:\n  num_workers: 8\n",
-                 "engine.py": _LOADER + "from fsdp_turbo.config import to_dataclass\n"
-                              "from torch.utils.data import DataLoader\n"
-                              "turbo = to_dataclass(cfg['engine']['turbo_config'])\n"
-                              "loader = DataLoader(ds, num_workers=cfg['data']['num_workers'])\n"},
-                "a configuration section handed whole to another package"),
         Example({"config/default.ini": "[vec]\nnum_envs = 2\n[env]\n",
                  "config/craftax.ini": "[env]\nnum_envs = 1024\n",
                  "run.py": "import configparser\nfrom envs import make\n"
@@ -95,6 +88,14 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                 "a field of a class that extends another package's: that package may read it"),
     ]
     INVALID = [
+        Example({"conf.yaml": "engine:\n  turbo_config:\n    distributed:\n      tensor_parallel_size: 2\n"
+                              "data:\n  num_workers: 8\n",
+                 "engine.py": _LOADER + "from fsdp_turbo.config import to_dataclass\n"
+                              "from torch.utils.data import DataLoader\n"
+                              "turbo = to_dataclass(cfg['engine']['turbo_config'])\n"
+                              "loader = DataLoader(ds, num_workers=cfg['data']['num_workers'])\n"},
+                "a configuration section handed whole to another package: a note, never a warning",
+                expect=[("conf.yaml", 4)], severity="note"),
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": _LOADER + "from torch.utils.data import DataLoader\n"
                              "n = cfg['data'].get('num_worker', 0)\n"
@@ -160,7 +161,8 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
         read_keys = {s.key.lower() for s in result.sites
                      if _is_reader(s) and not (s.role == "consume" and s.detail.get("literal"))}
         unread = [k for k in result.knobs if not _is_read(k, read_keys, splats, ())]
-        handed = _handed_out(result) if unread else set()  # the call edges are many: only when needed
+        handed = _handed_out(result) if unread else {}  # the call edges are many: only when needed
+        leaving = [k for k in unread if _is_read(k, read_keys, splats, handed)]
         unread = [k for k in unread if not _is_read(k, read_keys, splats, handed)]
         unread_ids = {id(k) for k in unread}
         # a config file of which code reads some knob is this program's; one of which it reads
@@ -204,9 +206,29 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                                    effect="it never takes effect", near=_near_text(near) if not foreign else
                                    "; code reads no parallelism key of this file: it may configure another program",
                                    **({"severity": "note", "confidence": "low"} if foreign else {}))
+        yield from self._leaving(result, leaving, handed)
         yield from self._misplaced(result, read_keys, splats, handed, unread_ids)
         yield from self._unread_fields(result, read_keys, splats, handed)
         yield from self._dead_writes(result)
+
+    def _leaving(self, result, knobs, handed):
+        """A key no scanned code reads whose section is handed whole to another package: it
+        may be read there, out of sight. A note that says so, never a warning."""
+        for knob in knobs:
+            parts = knob.name.lower().split(".")
+            section = next((key for key in handed if _within(key, parts)), None)
+            if section is None:
+                continue
+            for site in knob.sites:
+                if site.role != "define" or site.kind not in CONFIG_KINDS or site.detail.get("generated") \
+                        or site.value is None or is_test_file(site.file):
+                    continue
+                yield self.finding(site, knob=knob.name, related=[site],
+                                   subject=f"{knob.name} = {show(site.value)} is set here",
+                                   effect="whether it takes effect is decided outside the scanned tree",
+                                   near=f": its section `{section}` is handed to {handed[section]}, another "
+                                        f"package's code, which the scan did not read",
+                                   severity="note", confidence="low")
 
     def _dead_writes(self, result):
         """`cfg.num_envs = 1` for evaluation, where the program reads `cfg.num_envs_per_worker`
@@ -313,12 +335,13 @@ def _is_read(knob, read_keys, splats, handed, min_parts: int = 1) -> bool:
     return any(_covers(s.key, knob.name) for s in splats) or any(_within(key, parts) for key in handed)
 
 
-def _handed_out(result) -> set[str]:
+def _handed_out(result) -> dict[str, str]:
     """Keys of configuration sections passed whole to a callee of another package (the flow
-    layer's call edges): `to_dataclass(cfg.engine.turbo_config)` -> "engine.turbo_config"."""
+    layer's call edges), with that callee: `to_dataclass(cfg.engine.turbo_config)` ->
+    {"engine.turbo_config": "fsdp_turbo.config.to_dataclass"}."""
     ours = {m["flow"]["module"].split(".")[0] for m in result.meta.values()
             if isinstance(m, dict) and isinstance(m.get("flow"), dict) and m["flow"].get("module")}
-    out: set[str] = set()
+    out: dict[str, str] = {}
     for meta in result.meta.values():
         flow = meta.get("flow") if isinstance(meta, dict) else None
         for edge in (flow or {}).get("calls", ()):
@@ -327,7 +350,7 @@ def _handed_out(result) -> set[str]:
             for arg in [*edge.get("args", ()), *edge.get("kwargs", {}).values()]:
                 key = arg.get("key") if arg.get("k") in ("config", "attr") else None
                 if key and idioms.is_config_name(key.rsplit(".", 1)[-1]):
-                    out.add(key.lower())
+                    out.setdefault(key.lower(), (edge.get("callee") or ["?"])[0])
     return out
 
 

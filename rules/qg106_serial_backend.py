@@ -205,9 +205,10 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
         seen = set()
         knob_of = {id(s): k for k in result.knobs for s in k.sites}
         for site in result.sites:
-            if site.role != "consume" or site.detail.get("via") == "helper" or (
+            if site.role != "consume" or (site.detail.get("via") == "helper" and not site.detail.get("library")) or (
                     site.kind != "python" and site.detail.get("via") != "_target_"):
                 continue  # a helper's caller (auditor.flow): the backend's own call is reported where it is
+                # (unless that call is inside an installed framework: then here, where the project calls it)
             if site.detail.get("project_backend"):
                 continue  # reported where a caller chose the project's serial class (_project_backends)
             entry = backend_entry(site)
@@ -252,6 +253,8 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
             if n is None or n <= 1:
                 continue
             backend, siblings = _short(d["backend"]), [_short(c) for c in d["parallel_siblings"]]
+            if d.get("library"):
+                backend += f" (installed {d['library']})"
             yield self.finding(site, knob=site.key, related=[site], backend=backend,
                                count=f"{text} {'environments' if d.get('kind') == 'envs' else 'workers'}",
                                why=f": {d.get('serial_why', backend + ' starts nothing')}; "

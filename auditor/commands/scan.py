@@ -3,7 +3,8 @@
     qg-audit scan PATH [--format text|json|sarif|github] [-o FILE] [--jobs N]
                        [--max-file-size MB] [--no-progress] [--no-cache] [--cache-dir DIR]
                        [--follow-links] [--exclude GLOBS] [--extend-exclude GLOBS]
-                       [--no-respect-gitignore] [--statistics] [rule flags: see auditor.lint]
+                       [--no-respect-gitignore] [--statistics] [--python PATH | --no-libraries]
+                       [rule flags: see auditor.lint]
     qg-audit scan --files FILE... [--root DIR] [...]      (pre-commit: findings touching FILEs)
 
 Exit codes: 0 clean, 1 findings at or above --fail-on (auditor.lint), 2 usage or
@@ -68,6 +69,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="neither read nor write the cache (also: QG_AUDIT_NO_CACHE=1)")
     parser.add_argument("--cache-dir", metavar="DIR",
                         help="where the cache lives (default: PATH/.qg-audit_cache; also: QG_AUDIT_CACHE_DIR)")
+    parser.add_argument("--python", metavar="PATH",
+                        help="the interpreter of the project's environment: installed frameworks the project "
+                             "calls are read (never imported) from its sys.path (default: qg-audit's own)")
+    parser.add_argument("--no-libraries", action="store_true",
+                        help="read no installed framework: only the scanned tree and the consumer catalogue")
     from auditor import lint
 
     lint.add_arguments(parser)
@@ -125,6 +131,8 @@ def _scan_and_report(args, target, files, root, settings, walked, cache_dir, rep
     finally:
         if progress is not None:
             progress.close()
+    if not args.no_libraries:
+        result.libraries = _read_libraries(result, settings, args)
     join_mod.join(result)
     lint.check(result, args)
     if files is not None:
@@ -186,8 +194,22 @@ def _replayable(args) -> bool:
     return not (args.fix or args.diff or args.write_baseline)
 
 
+def _read_libraries(result, settings, args):
+    from auditor import cache, libraries
+    from auditor import vocab as vocab_mod
+    from auditor.lint.base import project_packages
+
+    facts = {rel: m["flow"] for rel, m in result.meta.items() if isinstance(m, dict) and m.get("flow")}
+    store = None if args.no_cache or os.environ.get("QG_AUDIT_NO_CACHE") else cache.secret_dir() / "libraries"
+    try:
+        return libraries.read(facts, project_packages(result), vocab_mod.load(settings), python=args.python,
+                              cache_dir=store)
+    except libraries.UsageError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _replay_key(args, target: str, files) -> str:
-    from auditor import cache
+    from auditor import cache, libraries
 
     argv = {k: v for k, v in sorted(vars(args).items()) if k not in ("no_progress",)}
     env = {k: v for k, v in os.environ.items()
@@ -198,7 +220,8 @@ def _replay_key(args, target: str, files) -> str:
     except (OSError, ValueError):
         size = None
     return cache.key_of("replay", cache.code_fingerprint(), os.getcwd(), os.path.realpath(target), argv, files,
-                        env, tty, size, sys.stdout.encoding)
+                        env, tty, size, sys.stdout.encoding,
+                        libraries.environment_key(args.python, not args.no_libraries))
 
 
 def _inputs(root, baseline: str | None = None) -> list[str]:

@@ -32,8 +32,9 @@ MAX_FAMILY = 12  # siblings named per backend
 
 
 class ProjectBackends:
-    def __init__(self, result: ScanResult, facts: dict[str, dict], known_classes: set[str], vocab):
+    def __init__(self, result: ScanResult, facts: dict[str, dict], known_classes: set[str], vocab, library=()):
         self.facts = facts
+        self.library = library  # files of installed frameworks (auditor.libraries)
         self.vocab = vocab
         self.classes = known_classes
         self.suffix: dict[str, list[str]] = defaultdict(list)
@@ -164,6 +165,8 @@ class ProjectBackends:
                 if parallel:
                     detail["parallel_siblings"] = parallel
                     detail["twin"] = parallel[0]
+                if rel in self.library:
+                    detail["library"] = rel.split("/", 1)[0]
                 out.append((Site(role="consume", file=rel, line=entry["line"], column=entry["col"], key=names[0],
                                  kind="python", source=entry["text"], detail=detail), entry["tree"]))
         return out

@@ -44,10 +44,12 @@ DICT_CALLS = {"dict", "EasyDict", "edict", "ConfigDict", "FrozenConfigDict", "At
 CASTS = {"int", "float", "str", "bool", "round", "abs"}
 CPU_COUNT = {"cpu_count", "sched_getaffinity", "process_cpu_count", "device_count"}
 # Callees that are never the project's own helpers: a call edge to them is not recorded.
+# (RL and training frameworks that start workers of their own are not here: auditor.libraries
+# reads the modules of theirs that the project calls)
 EXTERNAL = frozenset(sys.stdlib_module_names) | {
     "torch", "numpy", "np", "jax", "jnp", "tensorflow", "tf", "ray", "gym", "gymnasium", "transformers",
     "datasets", "accelerate", "deepspeed", "vllm", "omegaconf", "hydra", "yaml", "tqdm", "wandb", "pandas",
-    "scipy", "sklearn", "stable_baselines3", "tianshou", "torchrl", "tensordict", "psutil", "pytest", "six",
+    "scipy", "sklearn", "tensordict", "psutil", "pytest", "six",
     "absl", "ml_collections", "easydict", "mmengine", "mmcv", "lightning", "pytorch_lightning", "einops",
     "pydantic", "click", "packaging", "triton", "pyarrow", "google", "megatron", "tree", "aiohttp", "matplotlib",
     "openai", "fastapi", "requests", "huggingface_hub", "torchvision", "jinja2", "rich", "typer", "grpc",

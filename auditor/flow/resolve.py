@@ -75,6 +75,11 @@ def resolve(result: ScanResult) -> None:
     facts = _facts(result)
     if not facts:
         return
+    lib = result.libraries
+    if lib is not None and lib.facts:
+        # installed frameworks' modules (auditor.libraries): their functions summarise like the
+        # project's, their sinks feed summaries only (no site of theirs is reported)
+        facts = {**{rel: f for rel, f in lib.facts.items() if rel not in facts}, **facts}
     # The facts are trees of small dicts, none in a cycle: collections while they are walked
     # rescan the whole scan's heap for nothing (measured: most of this step's time).
     enabled = gc.isenabled()
@@ -90,24 +95,28 @@ def _resolve(result: ScanResult, facts: dict[str, dict]) -> None:
     by_file: dict[str, list[Site]] = defaultdict(list)
     for s in result.sites:
         by_file[s.file].append(s)
+    library = {}
+    if result.libraries is not None:
+        library = {rel: sites for rel, sites in result.libraries.sites.items() if rel not in by_file}
     traces: list[tuple[Site, dict]] = []
     summaries: dict[str, list[tuple[str, Site, dict]]] = defaultdict(list)  # fn -> [(param, sink site, tree)]
     for rel, f in facts.items():
-        sites = [s for s in by_file.get(rel, []) if s.kind == "python"]
+        sites = [s for s in (library.get(rel) or by_file.get(rel, [])) if s.kind == "python"]
         for sink in f.get("sinks", []):
             if sink["site"] >= len(sites):
                 continue
             site, tree = sites[sink["site"]], sink["tree"]
-            traces.append((site, tree, site))
+            if rel not in library:
+                traces.append((site, tree, site))
             for p in {(n["fn"], n["name"]) for n in values.params(tree)}:
                 summaries[p[0]].append((p[1], site, tree))
     functions = _Functions(facts)
     edges = _call_edges(facts, functions)
     reach: dict[str, list] = {}  # fn -> [(param, sink)]: what a `_target_` node's keys reach
-    derived = _helpers(functions, edges, summaries, reach)
+    derived = _helpers(functions, edges, summaries, reach, library)
     result.sites.extend(s for s, _t, _sink in derived)
     traces.extend(derived)
-    project = ProjectBackends(result, facts, functions.classes, vocab_mod.load(result.settings or None))
+    project = ProjectBackends(result, facts, functions.classes, vocab_mod.load(result.settings or None), library)
     serial = project.serial_sinks()
     if serial:
         # the class's own loop is no site: its count is a parameter, which only its callers
@@ -116,7 +125,7 @@ def _resolve(result: ScanResult, facts: dict[str, dict]) -> None:
         for site, tree in serial:
             for fn, name in {(n["fn"], n["name"]) for n in values.params(tree)}:
                 summaries[fn].append((name, site, tree))
-        derived = _helpers(functions, edges, summaries, reach)
+        derived = _helpers(functions, edges, summaries, reach, library)
         result.sites.extend(s for s, _t, _sink in derived)
         traces.extend(derived)
     _targets(result, functions, reach)
@@ -124,8 +133,9 @@ def _resolve(result: ScanResult, facts: dict[str, dict]) -> None:
         _flow_key(site, tree, sink)
     result.traces = [(site, tree) for site, tree, _sink in traces]
     _source_reads(result, traces)
-    _config_defines(result, facts, traces)
-    project.mark_selections(result, _config_strings(result, facts))
+    own = {rel: f for rel, f in facts.items() if rel not in library}
+    _config_defines(result, own, traces)
+    project.mark_selections(result, _config_strings(result, own))
     for site in result.sites:
         if site.detail.get("via") == "registry-name" and not site.source:
             site.source = _line(result, site.file, site.line)
@@ -217,9 +227,11 @@ def _call_edges(facts: dict[str, dict], functions: _Functions) -> dict[str, list
     return edges
 
 
-def _helpers(functions: _Functions, edges, summaries, reach: dict | None = None) -> list[tuple[Site, dict, Site]]:
+def _helpers(functions: _Functions, edges, summaries, reach: dict | None = None,
+             library=()) -> list[tuple[Site, dict, Site]]:
     """Consume sites at the callers of summarised helpers, to a bounded fixed point. REACH,
-    when given, collects every function whose parameter reaches a sink: fn -> [(param, sink)]."""
+    when given, collects every function whose parameter reaches a sink: fn -> [(param, sink)].
+    Callers in LIBRARY files (installed frameworks) pass the summary on but get no site."""
     out: list[tuple[Site, dict, Site]] = []
     made: set[tuple] = set()
     per_sink: dict[int, int] = defaultdict(int)
@@ -242,7 +254,7 @@ def _helpers(functions: _Functions, edges, summaries, reach: dict | None = None)
                     for owner, p in {(n["fn"], n["name"]) for n in values.params(new)}:
                         nxt[owner].append((p, sink, new))
                     ident = (rel, edge["line"], edge["col"], id(sink), param)
-                    if ident in made or per_sink[id(sink)] >= MAX_DERIVED:
+                    if rel in library or ident in made or per_sink[id(sink)] >= MAX_DERIVED:
                         continue
                     if all(n["k"] == "param" for n in values.leaves(new)):
                         continue  # only parameters: the caller's own callers decide

@@ -36,6 +36,7 @@ def summary(result: ScanResult, elapsed_s: float) -> dict[str, Any]:
         "findings": len(result.findings),
         "elapsed_s": round(elapsed_s, 3),
         "version": __version__,
+        **({"libraries": result.libraries.summary()} if result.libraries is not None else {}),
     }
 
 

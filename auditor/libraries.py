@@ -1,0 +1,295 @@
+"""Installed frameworks, read, never imported (issue 23).
+
+A project hands its counts to frameworks it imports (``make_atari_env(n_envs=cfg.n_envs)``,
+an env manager, a sampler, an engine). The scan reads the source of the modules those calls
+name, from the environment the project runs in (``scan --python PATH``, else the one
+qg-audit runs in), with the same extractor, and gives their flow facts to the flow layer:
+a framework function whose parameter reaches a backend is summarised as a project helper is,
+so the project's call gets a consume site that names the framework's backend.
+
+Nothing of the framework is imported or executed: ``--python`` is asked for its ``sys.path``
+(``-I``, no site customisation of the project), files are read as text. Bounded: modules named
+by the project's calls and, from them, at most ``MAX_DEPTH`` levels of the same package's
+modules; ``MAX_FILES`` files, ``MAX_FILE_BYTES`` each, ``MAX_SECONDS`` in all. Each module's
+facts are cached per package, version and qg-audit build under the user's cache directory
+(keyed and authenticated like every cache entry: ``auditor.cache``), never in the project.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from auditor.flow.local import EXTERNAL
+
+MAX_FILES = 40  # library modules read per scan
+MAX_DEPTH = 2  # module levels followed inside a package from the project's calls
+MAX_FILE_BYTES = 512 * 1024
+MAX_SECONDS = 15.0
+PYTHON_TIMEOUT = 20  # seconds to ask --python for its sys.path
+_DIST = re.compile(r"^(?P<name>[A-Za-z0-9_.\-]+?)-(?P<version>[^-]+)\.dist-info$")
+
+
+@dataclass
+class Libraries:
+    """What the scan read of installed frameworks: per module file (its path inside the
+    package's root, e.g. ``stable_baselines3/common/env_util.py``) the sites and flow facts."""
+
+    facts: dict[str, dict] = field(default_factory=dict)
+    sites: dict[str, list] = field(default_factory=dict)
+    read: dict[str, str] = field(default_factory=dict)  # package -> version
+    absent: list[str] = field(default_factory=list)  # imported by the project, not installed
+    cut: str | None = None  # the bound that stopped the reading, if one did
+
+    def summary(self) -> dict:
+        out = {"read": dict(sorted(self.read.items())), "absent": sorted(self.absent)}
+        if self.cut:
+            out["cut"] = self.cut
+        return out
+
+
+class UsageError(Exception):
+    pass
+
+
+def search_path(python: str | None) -> list[Path]:
+    """The import path of the environment the project runs in."""
+    if python is None:
+        paths = sys.path
+    else:
+        try:
+            proc = subprocess.run([python, "-I", "-c", "import sys, json; print(json.dumps(sys.path))"],
+                                  capture_output=True, text=True, timeout=PYTHON_TIMEOUT, stdin=subprocess.DEVNULL)
+            paths = json.loads(proc.stdout) if proc.returncode == 0 else None
+        except (OSError, subprocess.SubprocessError, ValueError):
+            paths = None
+        if not isinstance(paths, list):
+            raise UsageError(f"--python {python}: not a Python interpreter that prints its sys.path; "
+                             "give the interpreter of the project's environment, or --no-libraries")
+    return [Path(p) for p in paths if isinstance(p, str) and p and os.path.isdir(p)]
+
+
+def environment_key(python: str | None, enabled: bool) -> list:
+    """What a replayed report depends on: the search path and when each entry last changed
+    (pip adds and removes packages there)."""
+    if not enabled:
+        return ["no-libraries"]
+    try:
+        paths = search_path(python)
+    except UsageError:
+        return ["unreadable", python]
+    return [[str(p), _mtime(p)] for p in paths]
+
+
+def _mtime(p: Path) -> int:
+    try:
+        return p.stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
+class _Installed:
+    def __init__(self, paths: list[Path]):
+        self.paths = paths
+        self._roots: dict[str, Path | None] = {}
+        self._versions: dict[str, str] | None = None
+
+    def root(self, top: str) -> Path | None:
+        """The directory (or single module's parent) a top-level package is imported from."""
+        if top not in self._roots:
+            self._roots[top] = None
+            for p in self.paths:
+                if (p / top / "__init__.py").is_file() or (p / f"{top}.py").is_file():
+                    self._roots[top] = p
+                    break
+        return self._roots[top]
+
+    def module_file(self, dotted: str) -> tuple[Path, str] | None:
+        """(file, path inside the package root) of the longest module prefix of DOTTED."""
+        parts = dotted.split(".")
+        base = self.root(parts[0])
+        if base is None:
+            return None
+        for n in range(len(parts), 0, -1):
+            rel = "/".join(parts[:n])
+            for cand in (f"{rel}.py", f"{rel}/__init__.py"):
+                path = base / cand
+                if path.is_file():
+                    return path, cand
+        return None
+
+    def version(self, top: str) -> str:
+        if self._versions is None:
+            self._versions = {}
+            for p in self.paths:
+                try:
+                    names = os.listdir(p)
+                except OSError:
+                    continue
+                for name in names:
+                    m = _DIST.match(name)
+                    if m is None:
+                        continue
+                    tops = _top_level(p / name) or [m.group("name").replace("-", "_").lower()]
+                    for t in tops:
+                        self._versions.setdefault(t, m.group("version"))
+        return self._versions.get(top) or self._versions.get(top.lower()) or "unknown"
+
+
+def _top_level(dist: Path) -> list[str]:
+    try:
+        return [line.strip() for line in (dist / "top_level.txt").read_text(encoding="utf-8").splitlines()
+                if line.strip()]
+    except OSError:
+        return []
+
+
+def read(project_facts: dict[str, dict], ours: set[str], vocab, python: str | None = None,
+         cache_dir: Path | None = None) -> Libraries:
+    """Read the installed modules the project's calls name (see the module's docstring)."""
+    from auditor.flow.values import leaves
+
+    out = Libraries()
+    installed = _Installed(search_path(python))
+    wanted: list[tuple[str, int]] = []  # (dotted callee, depth)
+    for f in project_facts.values():
+        for edge in f.get("calls", ()):
+            if not any(n["k"] in ("literal", "config", "env", "param")
+                       for a in [*edge["args"], *edge["kwargs"].values()] for n in leaves(a)):
+                continue  # nothing the project sets goes in
+            for c in edge["callee"][:1]:
+                top = c.split(".", 1)[0]
+                if "." in c and top not in ours and top not in EXTERNAL:
+                    wanted.append((c, 0))
+    store = _Store(cache_dir)
+    seen: set[str] = set()
+    absent: set[str] = set()
+    deadline = time.monotonic() + MAX_SECONDS
+    while wanted:
+        callee, depth = wanted.pop(0)
+        top = callee.split(".", 1)[0]
+        found = installed.module_file(callee)
+        if found is None:
+            if installed.root(top) is None:
+                absent.add(top)
+            continue
+        path, rel = found
+        if rel in seen:
+            continue
+        if len(seen) >= MAX_FILES or time.monotonic() > deadline:
+            out.cut = f"stopped after {len(seen)} modules ({MAX_FILES} files or {MAX_SECONDS:.0f} s)"
+            break
+        seen.add(rel)
+        version = installed.version(top)
+        outcome = store.get(top, version, rel)
+        if outcome is None:
+            outcome = _extract(path, rel, vocab)
+            store.put(top, version, rel, outcome)
+        if outcome is None:
+            continue
+        sites, flow = outcome
+        out.read[top] = version
+        out.sites[rel] = sites
+        out.facts[rel] = flow
+        if depth < MAX_DEPTH:  # the same package's modules this one calls into
+            for edge in flow.get("calls", ()):
+                for c in edge["callee"][:1]:
+                    if c.split(".", 1)[0] == top:
+                        wanted.append((c, depth + 1))
+    store.save()
+    out.absent = sorted(absent - set(out.read))
+    return out
+
+
+def _extract(path: Path, rel: str, vocab) -> tuple[list, dict] | None:
+    from auditor.extract import python_code
+
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return None
+        text = path.read_text(encoding="utf-8", errors="replace")
+        result = python_code.extract(text, rel, vocab)
+    except Exception:  # noqa: BLE001 - a library file that does not parse is simply not read
+        return None
+    if not result.flow:
+        return None
+    for s in result.sites:
+        s.detail["library"] = rel.split("/", 1)[0]
+    return result.sites, result.flow
+
+
+class _Store:
+    """Library facts per (package, version, qg-audit build), in the user's cache directory."""
+
+    def __init__(self, cache_dir: Path | None):
+        from auditor import cache
+
+        self.dir = cache_dir
+        self.entries: dict[tuple, dict] = {}
+        self.dirty: set[tuple] = set()
+        self.fingerprint = cache.code_fingerprint() if cache_dir is not None else ""
+
+    def _key(self, top: str, version: str) -> tuple[str, str]:
+        from auditor import cache
+
+        key = cache.key_of("library", self.fingerprint, top, version)
+        return f"library-{key}.bin", key
+
+    def _load(self, top: str, version: str) -> dict:
+        from auditor import cache
+
+        ident = (top, version)
+        if ident not in self.entries:
+            self.entries[ident] = {}
+            if self.dir is not None and version != "unknown":
+                name, key = self._key(top, version)
+                payload = cache.read_entry(self.dir / name, "library", key)
+                try:
+                    doc = cache.loads(payload) if payload is not None else {}
+                except Exception:  # noqa: BLE001 - a bad entry is a miss
+                    doc = {}
+                self.entries[ident] = doc if isinstance(doc, dict) else {}
+        return self.entries[ident]
+
+    def get(self, top: str, version: str, rel: str):
+        from auditor import cache
+
+        blob = self._load(top, version).get(rel)
+        if not isinstance(blob, list) or len(blob) != 2 or not isinstance(blob[1], dict):
+            return None
+        outcome = cache._decode(rel, blob[0])
+        if outcome is None or not outcome[3] is None:
+            return None
+        return outcome[1], blob[1]
+
+    def put(self, top: str, version: str, rel: str, outcome) -> None:
+        from auditor import cache
+
+        if outcome is None or self.dir is None or version == "unknown":
+            return
+        sites, flow = outcome
+        blob = cache._encode((rel, sites, None, None, True))
+        if not isinstance(blob, bytes):
+            return
+        try:
+            cache.dumps(flow)
+        except Exception:  # noqa: BLE001 - unstorable: read again next time
+            return
+        self._load(top, version)[rel] = [blob, flow]
+        self.dirty.add((top, version))
+
+    def save(self) -> None:
+        from auditor import cache
+
+        for top, version in self.dirty:
+            name, key = self._key(top, version)
+            try:
+                cache.write_entry(self.dir, name, "library", key, cache.dumps(self.entries[(top, version)]))
+            except Exception:  # noqa: BLE001 - a cache that cannot be written is no error
+                pass
