@@ -250,6 +250,8 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
             if d.get("via") != "_target_" and not any(step.get("kind") in ("config", "env") for step in d.get("flow", ())):
                 continue  # a count the script fixes itself chose its sampler too: no setting is lost
             n, text = _project_count(site, knob_of.get(id(site)))
+            if n is None and _cpu_derived(site, knob_of.get(id(site))):
+                n, text = 2, f"{text} (the machine's CPU count)"  # more than one on any machine it is meant for
             if n is None or n <= 1:
                 continue
             backend, siblings = _short(d["backend"]), [_short(c) for c in d["parallel_siblings"]]
@@ -383,3 +385,11 @@ def _units(vocab, name: str) -> set:
         return set()
     words = [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+", name)]
     return {u for u in (vocab.structure.unit(w) for w in words) if u}
+
+
+def _cpu_derived(site, knob) -> bool:
+    """The count is the machine's CPU count: its trace, or the knob's configured default, says so."""
+    if any(step.get("kind") == "cpu_count" for step in site.detail.get("flow", ())):
+        return True
+    return knob is not None and site.match != "name" and any(
+        s.role == "define" and "cpu_count" in str(s.detail.get("expr") or "") for s in knob.sites)

@@ -67,3 +67,22 @@ def test_hydra_target_keys_are_the_targets_arguments():
     assert not [f for f in r.findings if f.code in ("QG101", "QG103")]
     pool = [s for s in r.sites if s.file == "conf/data/pool.yaml" and s.role == "consume"]
     assert pool and pool[0].detail["backend"] == "multiprocessing.Pool" and pool[0].detail["serial"] is False
+
+
+def test_click_options_and_flags_documented_as_counts(tmp_path):
+    (tmp_path / "run.py").write_text(
+        "import argparse\nimport multiprocessing as mp\n\nimport click\n\n\n"
+        "def collect(n_workers=1):\n    return mp.Pool(processes=n_workers)\n\n\n"
+        "@click.command()\n"
+        "@click.option('--n', type=int, default=4, help='Number of workers to use')\n"
+        "@click.option('--seed', default=1)\n"
+        "def main(n, seed):\n    collect(n_workers=n)\n\n\n"
+        "@click.command()\n@click.option('--k', type=int, default=2)\n"
+        "def other(k):\n    \"\"\"Run it.\n\n    Args:\n        k (int): Number of parallel envs.\n    \"\"\"\n"
+        "    collect(n_workers=k)\n\n\n"
+        "p = argparse.ArgumentParser()\np.add_argument('-j', type=int, default=3, help='number of processes')\n")
+    r = scan_and_check(tmp_path)
+    knobs = {k.name: k for k in r.knobs}
+    assert knobs["n"].effective == 4 and any(s.role == "consume" and s.line == 15 for s in knobs["n"].sites)
+    assert knobs["k"].effective == 2  # admitted by its docstring
+    assert "j" in knobs and "seed" not in knobs

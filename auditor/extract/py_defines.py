@@ -7,12 +7,17 @@ A mixin of the one visitor in python_code.py (it uses its emit / match / text / 
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
 from auditor.extract.py_refs import NOT_LITERAL, const_str, getter_default, literal
 
 FIELD_CALLS = {"field", "Field", "ib", "attrib"}  # dataclasses.field, pydantic.Field, attr.ib
 ATTRS_DECORATORS = {"s", "attrs", "define", "frozen", "mutable"}
+# a flag's help that says it counts a parallel unit: "Number of workers to use", "# of parallel envs"
+HELP_COUNTS = re.compile(r"\b(number|num|count|#)\s+of\s+(parallel\s+|concurrent\s+|sampler\s+|rollout\s+)?"
+                         r"(workers?|process(es)?|procs|env(ironment)?s|actors|threads|gpus|cpus|cores|ranks|"
+                         r"replicas|shards|nodes)\b", re.IGNORECASE)
 PYDANTIC_BASES = {"BaseModel", "BaseSettings"}
 
 
@@ -104,21 +109,30 @@ class DefineMixin:
                 detail["required"] = True
         self.emit("define", stmt, name, None if v is NOT_LITERAL else v, **detail)
 
-    def add_argument(self, node: ast.Call) -> None:
+    def add_argument(self, node: ast.Call, via: str = "argparse", documented: dict | None = None) -> None:
+        """`parser.add_argument("--num-envs", ...)`, and (VIA "click") `@click.option("--n", ...)`:
+        a flag is a knob by its name, or by a help text that says it counts workers."""
         flags = [s for a in node.args if (s := const_str(a)) is not None]
         if not flags:
             return
         kws = {k.arg: k.value for k in node.keywords if k.arg}
         longs = [f for f in flags if f.startswith("--")]
         dest = const_str(kws.get("dest"))
+        if via == "click":  # click: a declaration without dashes is the name, else the first long option
+            dest = next((f for f in flags if not f.startswith("-")), None)
+            flags = [f for f in flags if f.startswith("-")] or flags
         if dest is None:
             dest = (longs[0] if longs else flags[0]).lstrip("-")
             if flags[0].startswith("-"):
                 dest = dest.replace("-", "_")
         names = [dest] + [f.lstrip("-").replace("-", "_") for f in flags]
-        if not any(self.match(n) for n in names):
+        help_text = const_str(kws.get("help")) or (documented or {}).get(dest, "")
+        by_help = not any(self.match(n) for n in names) and HELP_COUNTS.search(help_text) is not None
+        if not by_help and not any(self.match(n) for n in names):
             return
-        detail: dict[str, Any] = {"via": "argparse", "flags": flags, "dest": dest}
+        detail: dict[str, Any] = {"via": via, "flags": flags, "dest": dest}
+        if by_help:
+            detail["counts_by_help"] = True
         v = self.flag_default(kws, detail)
         if "type" in kws:
             detail["type"] = self.text(kws["type"])
@@ -131,7 +145,7 @@ class DefineMixin:
             detail["help"] = const_str(kws["help"])[:120]
         site = self.emit("define", node, dest, v, **detail)
         if not self.match(dest):
-            site.detail["match"] = next(m for n in names if (m := self.match(n)))
+            site.detail["match"] = next((m for n in names if (m := self.match(n))), "exact")
 
     def flag_default(self, kws: dict, detail: dict) -> Any:
         """A flag's default as argparse gives it (store_true: False), its action and expression

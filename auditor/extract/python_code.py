@@ -376,6 +376,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             q = self.qual(target)
             if q in ("ray.remote",):
                 self.facts.workers.add(qualname)
+            if q == "click.option" and isinstance(dec, ast.Call):
+                self.add_argument(dec, via="click", documented=_documented_params(node))
             if q in ("hydra.main",) and isinstance(dec, ast.Call):
                 self.meta.setdefault("hydra_main", []).append(
                     {"line": dec.lineno, **{k.arg: literal(k.value) for k in dec.keywords
@@ -1021,3 +1023,17 @@ def extract(text: str, path: str, vocab) -> FileResult:
 def keywords() -> list[str]:
     """Words besides the knob vocabulary that make a .py file worth parsing (backend names)."""
     return py_catalogue.load().keywords()
+
+
+_DOC_PARAM = re.compile(r"^\s*\*{0,2}(\w+)\s*(\([^)]*\))?\s*:\s*(.+)$")
+
+
+def _documented_params(node: ast.AST) -> dict[str, str]:
+    """name -> description from a function docstring's `name (type): description` lines."""
+    doc = ast.get_docstring(node, clean=True) or ""
+    out = {}
+    for line in doc.splitlines()[:200]:
+        m = _DOC_PARAM.match(line)
+        if m:
+            out.setdefault(m.group(1), m.group(3)[:200])
+    return out

@@ -75,6 +75,7 @@ class _Scope:
         self.qualname = qualname
         self.cls = cls
         self.params = params
+        self.options: set[str] = set()  # parameters a click command's options set
         self.defs: dict[str, list[tuple]] | None = None  # name -> [(end_pos, how, value, stmt, in_branch)]
 
     def bindings(self) -> dict[str, list[tuple]]:
@@ -201,10 +202,29 @@ class Builder:
             if d is not None:
                 defaults[a.arg] = d
         self.scopes[qual] = _Scope(stmt, qual, cls, names + [a.arg for a in (args.vararg, args.kwarg) if a])
+        options = self._click_options(stmt)
+        if options:
+            self.scopes[qual].options = options
         self.functions[qual] = {"params": names, "line": stmt.lineno, "_defaults": defaults,
                                 "kwonly": len(args.kwonlyargs), "vararg": bool(args.vararg)}
         if kind == "class":
             self.methods.setdefault(cls, []).append((stmt, qual))
+
+    def _click_options(self, stmt: ast.AST) -> set[str]:
+        """Parameters of a click command that its `@click.option(...)` decorators set: command
+        line flags, as `args.x` is for argparse."""
+        out = set()
+        for dec in getattr(stmt, "decorator_list", ()):
+            if not (isinstance(dec, ast.Call) and self.dotted(dec.func) == "click.option"):
+                continue
+            decls = [c for a in dec.args if (c := const_str(a)) is not None]
+            name = next((d for d in decls if not d.startswith("-")), None)
+            if name is None and decls:
+                longs = [d for d in decls if d.startswith("--")]
+                name = (longs[0] if longs else decls[0]).lstrip("-").replace("-", "_").lower()
+            if name:
+                out.add(name)
+        return out
 
     def _import(self, stmt: ast.AST) -> None:
         if isinstance(stmt, ast.Import):
@@ -304,6 +324,8 @@ class Builder:
                     steps.insert(0, self.node("param", at, fn=self.full(s.qualname), name=name))
                 return steps[0] if len(steps) == 1 else self.node("oneof", at, of=steps)
             if name in s.params:
+                if name in s.options:  # a click command's option: the command line sets it
+                    return self.node("config", at, key=name, root="click", via="click")
                 return self.node("param", at, fn=self.full(s.qualname), name=name)
             s = self.outer(s)
         if name in self.imports:
@@ -710,17 +732,22 @@ def _edge(b: Builder, fn: str, scope: _Scope, call: ast.Call, callees: list[str]
         args.append(_pruned(b.trace(a, scope, EDGE_DEPTH)))
     kwargs = {}
     splats = []
+    lines = {}  # keyword -> its line, in a call written over several lines
     for k in call.keywords:
         if k.arg is None:
             star = True
             splats.append(_pruned(b.trace(k.value, scope, EDGE_DEPTH)))
         else:
             kwargs[k.arg] = _pruned(b.trace(k.value, scope, EDGE_DEPTH))
+            if k.value.lineno != call.lineno:
+                lines[k.arg] = k.value.lineno
     edge = {"fn": b.full(fn) if fn != "<module>" else "<module>", "callee": callees, "line": call.lineno,
             "col": b.src.column(call), "text": b.src.text(call, TEXT_LIMIT), "args": args, "kwargs": kwargs,
             "star": star}
     if splats:
         edge["splats"] = splats  # **mapping: the keys of that mapping become the callee's arguments
+    if lines:
+        edge["lines"] = lines
     return edge
 
 

@@ -25,7 +25,7 @@ from auditor.model import ScanResult, Site
 
 MAX_ROUNDS = 4  # helper levels followed from a sink
 MAX_HELPER_WORDS = 32  # helper names the second parse pass looks for (bounds its cost)
-MAX_DERIVED = 40  # consume sites one sink may create at its helpers' callers
+MAX_DERIVED = 40  # consume sites one sink may create at its helpers' callers, per level
 KEY_KINDS = ("config", "env")
 CONFIG_FILE = re.compile(r"(^|/)[^/]*(conf|cfg|config|setting)[^/]*(/|\.py$)", re.IGNORECASE)
 CONFIG_VAR = re.compile(r"(^|_)(cfg|config|conf|configs|settings)$", re.IGNORECASE)
@@ -234,9 +234,10 @@ def _helpers(functions: _Functions, edges, summaries, reach: dict | None = None,
     Callers in LIBRARY files (installed frameworks) pass the summary on but get no site."""
     out: list[tuple[Site, dict, Site]] = []
     made: set[tuple] = set()
-    per_sink: dict[int, int] = defaultdict(int)
     frontier = dict(summaries)
     for _round in range(MAX_ROUNDS):
+        # per level: a sampler called from 50 test files still reaches the CLI two levels up
+        per_sink: dict[int, int] = defaultdict(int)
         nxt: dict[str, list] = defaultdict(list)
         for fn, entries in frontier.items():
             if reach is not None:
@@ -307,8 +308,10 @@ def _derived_site(rel: str, edge: dict, sink: Site, fn: str, param: str, arg: di
                   helper_site=f"{sink.file}:{sink.line}", expr=given.get("text") or edge["text"])
     if arg.get("omitted"):
         detail["omitted"] = True
-    return Site(role="consume", file=rel, line=edge["line"], column=edge["col"], key=param, kind="python",
-                source=edge["text"], detail=detail)
+    # at the keyword's own line when the call spans several (`n_workers=n,` four lines down)
+    line = edge.get("lines", {}).get(param) if not arg.get("omitted") else None
+    return Site(role="consume", file=rel, line=line or edge["line"], column=1 if line else edge["col"], key=param,
+                kind="python", source=edge["text"], detail=detail)
 
 
 def _flow_key(site: Site, tree: dict, sink: Site) -> None:
