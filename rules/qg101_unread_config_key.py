@@ -1,5 +1,6 @@
 """QG101 unread-config-key: a parallelism key is set in configuration but no code reads it."""
 
+from auditor.flow import values
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, Example, Rule, _one_typo, is_launch_override, is_test_file,
                                project_packages, show, similar, where)
@@ -44,6 +45,15 @@ package's to read), nor for `parser.set_defaults(...)`. A literal written into a
 object's key that nothing reads (`cfg.num_envs = 1` where the program reads
 `cfg.num_envs_per_worker`) changes nothing: a note."""
     VALID = [
+        Example({"hyper.py": "def sample_ppo(trial, n_actions, n_envs):\n    return {'n_steps': n_envs * 8}\n"
+                             "def sample_sac(trial, n_actions, n_envs):\n    return {'tau': 0.01}\n"
+                             "def sample_dqn(trial, n_actions, n_envs):\n    return {'gamma': 0.99}\n"
+                             "SAMPLERS = {'ppo': sample_ppo, 'sac': sample_sac, 'dqn': sample_dqn}\n"
+                             "params = SAMPLERS[algo](trial, n_actions, args.n_envs)\n"},
+                "callbacks of one imposed signature: a parameter some of them ignore"),
+        Example({"envs.py": "class Base:\n    def make(self, num_envs):\n        raise NotImplementedError\n"
+                            "class One(Base):\n    def make(self, num_envs):\n        return [build()]\n"},
+                "an abstract signature, and an override that keeps its base's parameters"),
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": _LOADER + "from torch.utils.data import DataLoader\n"
                              "loader = DataLoader(ds, num_workers=cfg['data']['num_workers'])\n"},
@@ -88,6 +98,15 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                 "a field of a class that extends another package's: that package may read it"),
     ]
     INVALID = [
+        Example({"convert.py": "import argparse\n"
+                               "def convert(path, num_workers=None):\n"
+                               "    \"\"\"Args:\n        num_workers (int): Number of workers for loading.\"\"\"\n"
+                               "    return [line.upper() for line in open(path)]\n"
+                               "p = argparse.ArgumentParser()\n"
+                               "p.add_argument('--num-workers', type=int, default=8)\n"
+                               "args = p.parse_args()\n"
+                               "convert('x.txt', num_workers=args.num_workers)\n"},
+                "a count a function documents and never reads, passed the user's flag", expect=[("convert.py", 2)]),
         Example({"conf.yaml": "engine:\n  turbo_config:\n    distributed:\n      tensor_parallel_size: 2\n"
                               "data:\n  num_workers: 8\n",
                  "engine.py": _LOADER + "from fsdp_turbo.config import to_dataclass\n"
@@ -207,9 +226,54 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                                    "; code reads no parallelism key of this file: it may configure another program",
                                    **({"severity": "note", "confidence": "low"} if foreign else {}))
         yield from self._leaving(result, leaving, handed)
+        yield from self._unused_params(result)
         yield from self._misplaced(result, read_keys, splats, handed, unread_ids)
         yield from self._unread_fields(result, read_keys, splats, handed)
         yield from self._dead_writes(result)
+
+    def _unused_params(self, result):
+        """`def convert(path, num_workers=None)` whose body never reads num_workers: the count a
+        caller passes is dropped. A warning when a caller passes a value the user sets (a flag,
+        a config read, its own parameter), else a note (auditor/extract/py_shadow.py)."""
+        facts = [(rel, f) for rel, m in sorted(result.meta.items()) if isinstance(m, dict)
+                 for f in m.get("unused_params") or () if not is_test_file(rel)]
+        if not facts:
+            return
+        # three or more functions of one file with one parameter list are callbacks of an imposed
+        # signature (`sample_ppo_params(trial, n_actions, n_envs, ...)` in a dispatch table)
+        facts = [(rel, f) for rel, f in facts
+                 if (result.meta[rel].get("knob_signatures") or {}).get(f.get("signature"), 0) < 3]
+        by_name: dict[str, list] = {}
+        for rel, f in facts:
+            name = f["cls"] if f["function"] == "__init__" and f.get("cls") else f["function"]
+            by_name.setdefault(name, []).append(f)
+        passed: dict[int, tuple] = {}
+        for rel, m in result.meta.items():
+            flow = m.get("flow") if isinstance(m, dict) else None
+            for edge in (flow or {}).get("calls", ()):
+                leaf = edge["callee"][0].rsplit(".", 1)[-1] if edge.get("callee") else ""
+                for f in by_name.get(leaf, ()):
+                    arg = edge["kwargs"].get(f["param"])
+                    if arg is None and f.get("index") is not None and f["index"] < len(edge["args"]):
+                        arg = edge["args"][f["index"]]
+                    if arg is None or id(f) in passed and passed[id(f)][2]:
+                        continue
+                    user_set = any(n["k"] in ("config", "env", "param") for n in values.leaves(arg))
+                    passed[id(f)] = (rel, edge, user_set)
+        for rel, f in facts:
+            caller = passed.get(id(f))
+            near = ""
+            if caller is not None:
+                near = f"; {caller[0]}:{caller[1]['line']} passes it (`{caller[1]['text'][:80]}`)"
+            yield self.finding(None, file=rel, line=f["line"], column=f["col"], knob=f["param"],
+                               flow=[{"file": rel, "line": f["line"], "column": f["col"], "kind": "param",
+                                      "role": "source", "text": f["source"]}],
+                               subject=f"`{f['param']}` is a parameter of {f['function']}()",
+                               effect="the value a caller passes never takes effect", near=near,
+                               # a warning when its docstring says it counts workers and a caller passes
+                               # a value the user sets; else a note (an argument kept for symmetry)
+                               **({} if caller is not None and caller[2] and f.get("documented")
+                                  else {"severity": "note"}))
 
     def _leaving(self, result, knobs, handed):
         """A key no scanned code reads whose section is handed whole to another package: it

@@ -10,14 +10,10 @@ import ast
 import re
 from typing import Any
 
-from auditor.extract.py_refs import NOT_LITERAL, const_str, getter_default, literal
+from auditor.extract.py_refs import HELP_COUNTS, NOT_LITERAL, const_str, getter_default, literal
 
 FIELD_CALLS = {"field", "Field", "ib", "attrib"}  # dataclasses.field, pydantic.Field, attr.ib
 ATTRS_DECORATORS = {"s", "attrs", "define", "frozen", "mutable"}
-# a flag's help that says it counts a parallel unit: "Number of workers to use", "# of parallel envs"
-HELP_COUNTS = re.compile(r"\b(number|num|count|#)\s+of\s+(parallel\s+|concurrent\s+|sampler\s+|rollout\s+)?"
-                         r"(workers?|process(es)?|procs|env(ironment)?s|actors|threads|gpus|cpus|cores|ranks|"
-                         r"replicas|shards|nodes)\b", re.IGNORECASE)
 PYDANTIC_BASES = {"BaseModel", "BaseSettings"}
 
 

@@ -226,3 +226,23 @@ def numeric_looking(node: ast.AST) -> bool:
     if isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("list", "dict", "set", "tuple", "sorted"):
         return False
     return True
+
+
+# a flag's help that says it counts a parallel unit: "Number of workers to use", "# of parallel envs"
+HELP_COUNTS = re.compile(r"\b(number|num|count|#)\s+of\s+(parallel\s+|concurrent\s+|sampler\s+|rollout\s+)?"
+                         r"(workers?|process(es)?|procs|env(ironment)?s|actors|threads|gpus|cpus|cores|ranks|"
+                         r"replicas|shards|nodes)\b", re.IGNORECASE)
+
+
+_DOC_PARAM = re.compile(r"^\s*\*{0,2}(\w+)\s*(\([^)]*\))?\s*:\s*(.+)$")
+
+
+def documented_params(node: ast.AST) -> dict[str, str]:
+    """name -> description from a function docstring's `name (type): description` lines."""
+    doc = ast.get_docstring(node, clean=True) or ""
+    out = {}
+    for line in doc.splitlines()[:200]:
+        m = _DOC_PARAM.match(line)
+        if m:
+            out.setdefault(m.group(1), m.group(3)[:200])
+    return out

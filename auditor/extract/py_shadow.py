@@ -18,12 +18,45 @@ from __future__ import annotations
 import ast
 import re
 
-from auditor.extract.py_refs import NOT_LITERAL, const_str, literal
+from auditor.extract.py_refs import HELP_COUNTS, NOT_LITERAL, const_str, documented_params, literal
 
 MAX_FACTS = 200  # per file
 # a dict that holds a call's arguments (`remote_options`, `engine_kwargs`, `args`), not one of
 # metric labels or results that merely shares a key name
 KWARGS_NAME = re.compile(r"(^|_)(kwargs|args|options|opts|config|cfg|params|settings|spec)$", re.IGNORECASE)
+
+
+def unused_params(fn: ast.AST, knob_params: list[ast.arg]) -> list[ast.arg]:
+    """Knob parameters FN's body never reads (nested functions and lambdas count as reads;
+    `locals()` / `vars()` read everything)."""
+    wanted = {p.arg for p in knob_params}
+    for node in ast.walk(ast.Module(body=fn.body, type_ignores=[])):
+        if isinstance(node, ast.Name) and node.id in wanted and not isinstance(node.ctx, ast.Store):
+            wanted.discard(node.id)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("locals", "vars"):
+            return []
+        if not wanted:
+            return []
+    return [p for p in knob_params if p.arg in wanted]
+
+
+def _is_stub(fn: ast.AST) -> bool:
+    """A body that does nothing of its own: a docstring, `pass`, `...`, `raise NotImplementedError`,
+    or an abstract / overload / property signature."""
+    for dec in fn.decorator_list:
+        name = dec.attr if isinstance(dec, ast.Attribute) else getattr(dec, "id", "")
+        if name in ("abstractmethod", "overload", "property", "setter", "abstractproperty"):
+            return True
+    body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if not body:
+        return True
+    if len(body) == 1:
+        s = body[0]
+        if isinstance(s, ast.Pass) or (isinstance(s, ast.Raise) and "NotImplementedError" in ast.dump(s)):
+            return True
+        if isinstance(s, ast.Return) and (s.value is None or isinstance(s.value, ast.Constant)):
+            return True
+    return False
 
 
 def ignored_unless_none(fn: ast.AST, knob_params: list[ast.arg]) -> list[tuple[ast.arg, str]]:
@@ -102,10 +135,31 @@ class ShadowMixin:
         return not (last.isupper() or "default" in last.lower())
 
     def shadow_parameters(self, node: ast.AST) -> None:
-        """Facts for QG104: knob parameters a function ignores whenever another argument is given."""
+        """Facts for QG104: knob parameters a function ignores whenever another argument is given;
+        for QG101: knob parameters it never reads at all."""
         knob = [a for a in node.args.args + node.args.kwonlyargs + node.args.posonlyargs if self.match(a.arg)]
-        if not knob or node.name.startswith("_"):
+        if not knob or node.name.startswith("_") and node.name != "__init__":
             return  # a private helper: its callers are the module's own, who know what it uses
+        overrides = bool(self.frame.cls and self.class_bases)  # a signature kept for its base class
+        if not overrides and not _is_stub(node):
+            ordered = node.args.posonlyargs + node.args.args
+            unused = unused_params(node, knob)
+            documented = documented_params(node) if unused else {}
+            signature = ",".join(a.arg for a in ordered + node.args.kwonlyargs)
+            signatures = self.meta.setdefault("knob_signatures", {})  # how many functions share one
+            if len(signatures) < MAX_FACTS or signature in signatures:
+                signatures[signature] = signatures.get(signature, 0) + 1
+            for param in unused:
+                facts = self.meta.setdefault("unused_params", [])
+                if len(facts) < MAX_FACTS:
+                    index = ordered.index(param) if param in ordered else None
+                    if index is not None and self.frame.cls and ordered and ordered[0].arg in ("self", "cls"):
+                        index -= 1
+                    facts.append({"line": param.lineno, "col": self.src.column(param), "param": param.arg,
+                                  "function": node.name, "cls": self.frame.cls.rsplit(".", 1)[-1] or None,
+                                  "index": index, "source": self.src.line(param.lineno), "signature": signature,
+                                  "documented": HELP_COUNTS.search(documented.get(param.arg, "")) is not None})
+                    self.flow_unused.add(self.frame.qualname)  # its callers' edges are kept (auditor.flow.local)
         args = node.args
         positional = args.posonlyargs + args.args
         with_default = {a.arg for a in positional[len(positional) - len(args.defaults):]}

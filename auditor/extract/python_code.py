@@ -23,7 +23,8 @@ from auditor.extract.py_facts import Facts
 from auditor.extract.py_shadow import ShadowMixin
 from auditor.flow import local as flow_local
 from auditor.extract.py_refs import (
-    CASTS, CPU_COUNT, HANDLE, NOT_LITERAL, Source, base_name, chain, const_str, getter_default, getter_key,
+    CASTS, CPU_COUNT, HANDLE, NOT_LITERAL, Source, base_name, chain, const_str, documented_params, getter_default,
+    getter_key,
     json_safe, literal, numeric_looking, range_arg, strip_handles, uncast,
 )
 from auditor.model import Site
@@ -95,6 +96,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.flow_defs: list[tuple] = []  # functions, classes, imports in visiting order
         self.flow_sized: list[tuple] = []  # (method qualname, range(...) argument): what a class sizes
         self.flow_starts: dict[str, str] = {}  # class qualname -> a worker-starting call in its methods
+        self.flow_unused: set[str] = set()  # functions with a knob parameter their body never reads
         self.class_bases: list[str] = []  # the bases of the class whose body is being visited
         self._assigning: str | None = None  # the name an Assign being visited binds
         self.sections: set[str] = set()  # config sections this file reads keys of (rules cite them)
@@ -377,7 +379,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             if q in ("ray.remote",):
                 self.facts.workers.add(qualname)
             if q == "click.option" and isinstance(dec, ast.Call):
-                self.add_argument(dec, via="click", documented=_documented_params(node))
+                self.add_argument(dec, via="click", documented=documented_params(node))
             if q in ("hydra.main",) and isinstance(dec, ast.Call):
                 self.meta.setdefault("hydra_main", []).append(
                     {"line": dec.lineno, **{k.arg: literal(k.value) for k in dec.keywords
@@ -1017,23 +1019,10 @@ def extract(text: str, path: str, vocab) -> FileResult:
                 s.detail["parse_known_args"] = True
     return FileResult(sites=ex.sites, meta=meta, flow=flow_local.build(tree, path, ex.src, ex.flow_sinks,
                                                                        ex.flow_calls, ex.flow_defs, ex.flow_sized,
-                                                                       ex.flow_starts))
+                                                                       ex.flow_starts, ex.flow_unused))
 
 
 def keywords() -> list[str]:
     """Words besides the knob vocabulary that make a .py file worth parsing (backend names)."""
     return py_catalogue.load().keywords()
 
-
-_DOC_PARAM = re.compile(r"^\s*\*{0,2}(\w+)\s*(\([^)]*\))?\s*:\s*(.+)$")
-
-
-def _documented_params(node: ast.AST) -> dict[str, str]:
-    """name -> description from a function docstring's `name (type): description` lines."""
-    doc = ast.get_docstring(node, clean=True) or ""
-    out = {}
-    for line in doc.splitlines()[:200]:
-        m = _DOC_PARAM.match(line)
-        if m:
-            out.setdefault(m.group(1), m.group(3)[:200])
-    return out

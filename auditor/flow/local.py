@@ -590,7 +590,8 @@ def _param_default(builder: Builder, qual: str, default: ast.AST) -> dict:
 
 
 def build(tree: ast.Module, path: str, src, sinks: list[tuple], calls: list[tuple],
-          defs: list[tuple] | None = None, sized: list[tuple] = (), starts: dict | None = None) -> dict:
+          defs: list[tuple] | None = None, sized: list[tuple] = (), starts: dict | None = None,
+          unused: set[str] = frozenset()) -> dict:
     b = Builder(tree, path, src, defs)
     facts: dict[str, Any] = {"module": b.module, "sinks": [], "calls": []}
     for index, arg, fn, measure_len in sinks:
@@ -600,7 +601,7 @@ def build(tree: ast.Module, path: str, src, sinks: list[tuple], calls: list[tupl
             facts["sinks"].append({"site": index, "fn": b.full(fn) if fn != "<module>" else "<module>",
                                    "tree": tree})
     facts["sized"] = _sized(b, sized)
-    facts["calls"], helpers = _edges(b, calls, facts["sinks"] + facts["sized"])
+    facts["calls"], helpers = _edges(b, calls, facts["sinks"] + facts["sized"], {b.full(q) for q in unused})
     functions = {}
     for qual, info in b.functions.items():
         if not info["params"] or b.full(qual) not in helpers:
@@ -665,7 +666,7 @@ def _structure(b: Builder, facts: dict) -> None:
         facts["registry"] = registered
 
 
-def _edges(b: Builder, calls: list[tuple], sinks: list[dict]) -> tuple[list[dict], set[str]]:
+def _edges(b: Builder, calls: list[tuple], sinks: list[dict], keep: set[str] = frozenset()) -> tuple[list[dict], set[str]]:
     """Call edges worth keeping, with a value tree per argument, and the functions whose
     parameters reach a sink or an edge here (only these can ever be helpers).
 
@@ -686,7 +687,8 @@ def _edges(b: Builder, calls: list[tuple], sinks: list[dict]) -> tuple[list[dict
         if target == "":
             continue
         pending.append((fn, scope, call, callees, target))
-    helpers = {n["fn"] for s in sinks for n in leaves(s["tree"]) if n["k"] == "param"}
+    # KEEP: functions whose callers matter though no parameter reaches a sink (one they ignore)
+    helpers = {n["fn"] for s in sinks for n in leaves(s["tree"]) if n["k"] == "param"} | set(keep)
     out: list[dict] = []
     done: set[int] = set()
     changed = True
