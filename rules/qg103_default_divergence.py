@@ -5,7 +5,8 @@ import posixpath
 
 from auditor.join import composed, hydra_includes
 from auditor.lint import idioms
-from auditor.lint.base import CONFIG_KINDS, Example, Rule, as_number, is_config_define, is_literal, show, where
+from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, is_config_define, is_literal, is_test_file, show,
+                               where)
 
 _READ_VIAS = ("get", "getattr", "pop", "environ", "param", "dataclass", "subscript", "attribute")
 
@@ -246,6 +247,19 @@ section but leave the key out: the fallback is their value, by design."""
                         chosen[memo_key] = (knob, summary.sites[0], other)
                         break
             if chosen[memo_key] is None:
+                # the same value today, but a sibling call in this file routes the user's setting:
+                # train_dataset(workers=cfg.x) beside val_dataset() - setting x changes one of them
+                sibling = next((o for o in passed.get(ident, []) if o.file == site.file
+                                and o.detail.get("flow_key") and knob_of.get(id(o)) is not None
+                                and any(is_config_define(c) for c in knob_of[id(o)].sites)), None)
+                if sibling is None or is_test_file(site.file):
+                    continue
+                knob = knob_of[id(sibling)]
+                yield self.finding(site, knob=knob.name, related=[sibling, site], default=show(default),
+                                   when=f"because {site.detail['helper']}() is called without "
+                                        f"{site.detail['helper_param']}",
+                                   other=f"{where(sibling)} passes the configured {sibling.detail['flow_key']} to the "
+                                         f"same {site.detail['helper']}(): setting it changes that call, not this one")
                 continue
             knob, first, other = chosen[memo_key]
             yield self.finding(site, knob=knob.name, related=[first, other, site], default=show(default),
