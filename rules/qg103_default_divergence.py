@@ -83,6 +83,20 @@ section but leave the key out: the fallback is their value, by design."""
                                "    assert n_gpus > 0, 'teacher.n_gpus_per_node must be set'\n"
                                "    return n_gpus\n"},
                 "a fallback the next line rejects: a missing key fails loudly"),
+    ]
+    INVALID = [
+        Example({"conf.yaml": "data:\n  filter_workers: 16\n",
+                 "data/dataset.py": "class PromptDataset:\n"
+                                    "    def __init__(self, path, filter_workers=16):\n"
+                                    "        self.ds = load(path).filter(keep, num_proc=filter_workers)\n",
+                 "data/loader.py": "from data.dataset import PromptDataset\n"
+                                   "def build(config):\n"
+                                   "    train = PromptDataset(config.train_files,\n"
+                                   "                          filter_workers=config.data.filter_workers)\n"
+                                   "    val = PromptDataset(config.val_files)\n"
+                                   "    return train, val\n"},
+                "one of two calls routes the user's setting, the other runs the signature default (equal "
+                "today: a note)", expect=[("data/loader.py", 5)], severity="note"),
         Example({"conf.yaml": "rollout:\n  rollout_procs: 16\n",
                  "pools.py": "import multiprocessing as mp\n"
                              "def start_pool(n_proc=16):\n"
@@ -91,9 +105,8 @@ section but leave the key out: the fallback is their value, by design."""
                            "cfg = yaml.safe_load(open('conf.yaml'))\n"
                            "train = start_pool(cfg['rollout']['rollout_procs'])\n"
                            "evaluation = start_pool()\n"},
-                "the helper's default equals the configured value"),
-    ]
-    INVALID = [
+                "the helper's default equals the configured value: only a note that setting it changes one call",
+                expect=[("run.py", 5)], severity="note"),
         Example({"cfg/task/Kuka.yaml": "sim:\n  physx:\n    num_client_threads: 8\n    num_threads: 4\n",
                  "cfg/task/Ant.yaml": "sim:\n  physx:\n    num_threads: 4\n",
                  "cfg/task/Humanoid.yaml": "sim:\n  physx:\n    num_threads: 4\n",
@@ -259,7 +272,8 @@ section but leave the key out: the fallback is their value, by design."""
                                    when=f"because {site.detail['helper']}() is called without "
                                         f"{site.detail['helper_param']}",
                                    other=f"{where(sibling)} passes the configured {sibling.detail['flow_key']} to the "
-                                         f"same {site.detail['helper']}(): setting it changes that call, not this one")
+                                         f"same {site.detail['helper']}(): setting it changes that call, not this one",
+                                   severity="note", confidence="medium")  # equal today: the eval may be meant
                 continue
             knob, first, other = chosen[memo_key]
             yield self.finding(site, knob=knob.name, related=[first, other, site], default=show(default),
