@@ -26,8 +26,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor.flow.local import EXTERNAL
-
 MAX_FILES = 40  # library modules read per scan
 MAX_DEPTH = 2  # module levels followed inside a package from the project's calls
 MAX_FILE_BYTES = 512 * 1024
@@ -153,6 +151,7 @@ def _top_level(dist: Path) -> list[str]:
 def read(project_facts: dict[str, dict], ours: set[str], vocab, python: str | None = None,
          cache_dir: Path | None = None) -> Libraries:
     """Read the installed modules the project's calls name (see the module's docstring)."""
+    from auditor.flow.local import EXTERNAL  # (here: a replayed report needs environment_key only)
     from auditor.flow.values import leaves
 
     out = Libraries()
