@@ -285,11 +285,15 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
                 continue
             count = max(beside, key=lambda c: c.value)
             parallel = [_short(c) for c in sel["parallel"]]
+            # a class seen to make its N items in a loop: a warning; one that only starts nothing
+            # (its count told by names: BaseEnvManager beside collector_env_num) may be the
+            # intended choice for cheap environments: a note
+            strength = {} if sel.get("sized") else {"severity": "note", "confidence": "medium"}
             yield self.finding(s, knob=s.key, related=[s, count], backend=f"{s.key} = {show(s.value)}",
                                count=f"the {count.value} set by {count.key} (line {count.line})",
                                why=f": {show(s.value)} picks {_short(sel['backend'])} from {sel['registry'].removesuffix('.register')}, which "
                                    f"starts no process; {_names(parallel)} in the same registry "
-                                   f"start{'s' if len(parallel) == 1 else ''} them in parallel")
+                                   f"start{'s' if len(parallel) == 1 else ''} them in parallel", **strength)
 
     def _serial_switches(self, result):
         """`vectorize: serial` beside `num_envs: 64` in one section of a config, `local_mode: true`

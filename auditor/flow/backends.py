@@ -181,15 +181,20 @@ class ProjectBackends:
             if not parallel:
                 continue
             for name, cls in members.items():
-                if cls in serial:  # steps its N items itself, beside a member that starts workers
-                    serial_names.setdefault(name, (group, cls, serial[cls], parallel[:MAX_FAMILY]))
+                if self.parallel(cls):
+                    continue
+                # starts nothing, beside a member that starts workers: it steps its items itself.
+                # What it counts: its count parameter, else its and its registry's names
+                # (BaseEnvManager in ENV_MANAGER_REGISTRY counts envs by len(env_fns))
+                count = serial.get(cls) or f"{cls.rsplit('.', 1)[-1]} {group.split('.', 1)[0]}"
+                serial_names.setdefault(name, (group, cls, count, parallel[:MAX_FAMILY], cls in serial))
         if not serial_names:
             return
         defines = {(s.file, s.line): s for s in result.sites if s.role == "define"}
         for rel, key, line, col, value, source, kind in strings:
             if value not in serial_names:
                 continue
-            group, cls, count, parallel = serial_names[value]
+            group, cls, count, parallel, sized = serial_names[value]
             site = defines.get((rel, line))
             if site is None:
                 site = Site(role="define", file=rel, line=line, column=col, key=key, value=value,
@@ -198,4 +203,4 @@ class ProjectBackends:
                 result.sites.append(site)
                 defines[(rel, line)] = site
             site.detail["selects"] = {"registry": group, "name": value, "backend": cls, "serial": True,
-                                      "count": count, "parallel": parallel}
+                                      "count": count, "parallel": parallel, "sized": sized}
