@@ -51,6 +51,26 @@ def run_cli(*args: str, cwd: Path | str | None = None, env: dict | None = None, 
     )
 
 
+# Runs argv[1:] and prints the largest resident set of any child it waited for (KiB), then the
+# child's exit code, then the child's stdout. A process forked straight from pytest carries the
+# pytest process's pages in its high-water mark (it survives exec), so a large test process
+# would make every child look large: the wrapper is a fresh, small interpreter.
+_PEAK_WRAPPER = ("import resource, subprocess, sys\n"
+                 "p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)\n"
+                 "sys.stdout.write(f'{resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss} {p.returncode}\\n')\n"
+                 "sys.stdout.flush()\n"
+                 "sys.stdout.buffer.write(p.stdout)\n")
+
+
+def peak_rss_run(cmd: list[str], env: dict | None = None, cwd=None, timeout: float = 600) -> tuple[float, int, str]:
+    """(peak RSS in MB of CMD and the processes it waited for, its exit code, its stdout)."""
+    proc = subprocess.run([sys.executable, "-c", _PEAK_WRAPPER, *cmd], capture_output=True, env=env, cwd=cwd,
+                          timeout=timeout)
+    head, _, out = proc.stdout.partition(b"\n")
+    peak_kib, code = head.split()
+    return int(peak_kib) / 1024, int(code), out.decode(errors="replace")
+
+
 @pytest.fixture
 def cli():
     return run_cli

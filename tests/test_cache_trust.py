@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, run_cli
+from conftest import REPO, peak_rss_run, run_cli
 from test_scan_cache import FORMATS, HOUR_AGO, mask, project
 
 sys.path.insert(0, str(REPO))
@@ -121,11 +121,7 @@ def _sign(path: Path, payload: bytes) -> None:
 
 
 def _peak_rss_mb(cmd: list[str], env: dict, cwd) -> tuple[float, int, str]:
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
-    out = proc.stdout.read().decode()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.stdout.close()
-    return usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), out
+    return peak_rss_run(cmd, env=env, cwd=cwd)
 
 
 @pytest.mark.parametrize("kind", list(_payloads(Path("/x"))))
