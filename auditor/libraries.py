@@ -23,6 +23,7 @@ import re
 import subprocess
 import sys
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -96,6 +97,7 @@ class _Installed:
     def __init__(self, paths: list[Path]):
         self.paths = paths
         self._roots: dict[str, Path | None] = {}
+        self._modules: dict[str, tuple[Path, str] | None] = {}  # dotted name -> module_file's answer
         self._versions: dict[str, str] | None = None
 
     def root(self, top: str) -> Path | None:
@@ -109,7 +111,13 @@ class _Installed:
         return self._roots[top]
 
     def module_file(self, dotted: str) -> tuple[Path, str] | None:
-        """(file, path inside the package root) of the longest module prefix of DOTTED."""
+        """(file, path inside the package root) of the longest module prefix of DOTTED (each
+        name looked up once: a project calls the same framework names many times)."""
+        if dotted not in self._modules:
+            self._modules[dotted] = self._module_file(dotted)
+        return self._modules[dotted]
+
+    def _module_file(self, dotted: str) -> tuple[Path, str] | None:
         parts = dotted.split(".")
         base = self.root(parts[0])
         if base is None:
@@ -156,7 +164,7 @@ def read(project_facts: dict[str, dict], ours: set[str], vocab, python: str | No
 
     out = Libraries()
     installed = _Installed(search_path(python))
-    wanted: list[tuple[str, int]] = []  # (dotted callee, depth)
+    wanted: deque[tuple[str, int]] = deque()  # (dotted callee, depth)
     for f in project_facts.values():
         for edge in f.get("calls", ()):
             if not any(n["k"] in ("literal", "config", "env", "param")
@@ -171,7 +179,7 @@ def read(project_facts: dict[str, dict], ours: set[str], vocab, python: str | No
     absent: set[str] = set()
     deadline = time.monotonic() + MAX_SECONDS
     while wanted:
-        callee, depth = wanted.pop(0)
+        callee, depth = wanted.popleft()
         top = callee.split(".", 1)[0]
         found = installed.module_file(callee)
         if found is None:

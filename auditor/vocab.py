@@ -56,7 +56,13 @@ class Vocabulary:
         domain = self.switch_domains.get(normalise(switch))
         if not domain or self.structure is None or normalise(leaf) in self.switches or self.match(leaf) != "exact":
             return False
-        return any(self.structure.unit(w.lower()) in domain for w in _WORDS.findall(leaf))
+        return bool(self.units(leaf) & domain)
+
+    def units(self, name: str) -> set[str]:
+        """The parallel units the words of NAME name (collector_env_num, BaseEnvManager -> {env})."""
+        if self.structure is None:
+            return set()
+        return {u for u in (self.structure.unit(w.lower()) for w in _WORDS.findall(name)) if u}
 
     def is_knob(self, leaf: str) -> bool:
         return self.match(leaf) == "exact"

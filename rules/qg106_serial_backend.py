@@ -1,7 +1,5 @@
 """QG106 serial-backend: a parallel count is fed to a backend that runs serially."""
 
-import re
-
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, backend_entry, backend_kind,
                                is_config_define, is_test_file, show, steps_envs)
@@ -279,8 +277,8 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
             if s.role != "define" or not sel or not counts.get(s.file) or is_test_file(s.file):
                 continue
             # a count of what the serial class makes (its env_num: collector_env_num, not n_gpus)
-            units = _units(vocab, sel.get("count") or "")
-            beside = [c for c in counts[s.file] if units & _units(vocab, c.leaf)]
+            units = vocab.units(sel.get("count") or "")
+            beside = [c for c in counts[s.file] if units & vocab.units(c.leaf)]
             if not beside:
                 continue
             count = max(beside, key=lambda c: c.value)
@@ -369,26 +367,17 @@ def _project_count(site, knob):
     """(int or None, text) for a count handed to a project backend: the literal the call
     passes, else the value its trace evaluates to, else its knob's configured value."""
     d = site.detail
-    here = None  # the script's own flag or config default, when the knob's scripts disagree
-    if knob is not None and site.match != "name":
-        own = {repr(s.value) for s in knob.sites if s.role == "define" and s.file == site.file and s.value is not None}
-        if len(own) == 1:
-            here = next(s.value for s in knob.sites if s.role == "define" and s.file == site.file and s.value is not None)
-    for value in (site.value, d.get("effective"), knob.effective if knob is not None and site.match != "name" else None,
-                  here):
+    joined = knob is not None and site.match != "name"
+    # the script's own flag or config default, when the knob's scripts disagree
+    own = [s.value for s in knob.sites if s.role == "define" and s.file == site.file
+           and s.value is not None] if joined else []
+    here = own[0] if len({repr(v) for v in own}) == 1 else None
+    for value in (site.value, d.get("effective"), knob.effective if joined else None, here):
         n = as_number(value) if value is not None else None
         if isinstance(n, int) and not isinstance(n, bool):
             expr = d.get("expr") or site.key
             return n, show(n) if str(n) == expr else f"{expr} (= {n})"
     return None, d.get("expr") or site.key
-
-
-def _units(vocab, name: str) -> set:
-    """The parallel units a count's name counts (env_num -> {env})."""
-    if vocab.structure is None:
-        return set()
-    words = [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+", name)]
-    return {u for u in (vocab.structure.unit(w) for w in words) if u}
 
 
 def _cpu_derived(site, knob) -> bool:

@@ -7,10 +7,9 @@ A mixin of the one visitor in python_code.py (it uses its emit / match / text / 
 from __future__ import annotations
 
 import ast
-import re
 from typing import Any
 
-from auditor.extract.py_refs import HELP_COUNTS, NOT_LITERAL, const_str, getter_default, literal
+from auditor.extract.py_refs import HELP_COUNTS, NOT_LITERAL, click_name, const_str, getter_default, literal
 
 FIELD_CALLS = {"field", "Field", "ib", "attrib"}  # dataclasses.field, pydantic.Field, attr.ib
 ATTRS_DECORATORS = {"s", "attrs", "define", "frozen", "mutable"}
@@ -114,8 +113,8 @@ class DefineMixin:
         kws = {k.arg: k.value for k in node.keywords if k.arg}
         longs = [f for f in flags if f.startswith("--")]
         dest = const_str(kws.get("dest"))
-        if via == "click":  # click: a declaration without dashes is the name, else the first long option
-            dest = next((f for f in flags if not f.startswith("-")), None)
+        if via == "click":
+            dest = click_name(flags)
             flags = [f for f in flags if f.startswith("-")] or flags
         if dest is None:
             dest = (longs[0] if longs else flags[0]).lstrip("-")

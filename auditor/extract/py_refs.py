@@ -228,6 +228,16 @@ def numeric_looking(node: ast.AST) -> bool:
     return True
 
 
+def click_name(decls: list[str]) -> str | None:
+    """The parameter a `@click.option(*decls)` sets, named as click names it: a declaration
+    without dashes, else the first long option (else the first), dashes to underscores, lower case."""
+    name = next((d for d in decls if not d.startswith("-")), None)
+    if name is None and decls:
+        longs = [d for d in decls if d.startswith("--")]
+        name = (longs[0] if longs else decls[0]).lstrip("-").replace("-", "_").lower()
+    return name
+
+
 # a flag's help that says it counts a parallel unit: "Number of workers to use", "# of parallel envs"
 HELP_COUNTS = re.compile(r"\b(number|num|count|#)\s+of\s+(parallel\s+|concurrent\s+|sampler\s+|rollout\s+)?"
                          r"(workers?|process(es)?|procs|env(ironment)?s|actors|threads|gpus|cpus|cores|ranks|"

@@ -372,6 +372,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         outer = self.frame
         qualname = node.name if outer.kind == "module" else f"{outer.qualname}.{node.name}"
+        documented = None  # the docstring's parameter lines, read once for all click options
         for dec in node.decorator_list:
             self.visit(dec)
             target = dec.func if isinstance(dec, ast.Call) else dec
@@ -379,7 +380,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             if q in ("ray.remote",):
                 self.facts.workers.add(qualname)
             if q == "click.option" and isinstance(dec, ast.Call):
-                self.add_argument(dec, via="click", documented=documented_params(node))
+                documented = documented_params(node) if documented is None else documented
+                self.add_argument(dec, via="click", documented=documented)
             if q in ("hydra.main",) and isinstance(dec, ast.Call):
                 self.meta.setdefault("hydra_main", []).append(
                     {"line": dec.lineno, **{k.arg: literal(k.value) for k in dec.keywords

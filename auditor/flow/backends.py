@@ -130,50 +130,51 @@ class ProjectBackends:
                 family |= set(members.values()) - {cls}
         return sorted(family)
 
-    def serial_classes(self) -> dict[str, str]:
-        """class -> the count parameter it makes its items by, for classes that start nothing."""
-        out: dict[str, str] = {}
-        for f in self.facts.values():
-            for entry in f.get("sized") or ():
-                cls = entry["cls"]
-                if cls in out or self.parallel(cls):
-                    continue
-                names = [n["name"] for n in values.leaves(entry["tree"]) if n["k"] == "param"
-                         and self.vocab.match(n["name"]) == "exact"]
-                if names:
-                    out[cls] = names[0]
-        return out
-
-    def serial_sinks(self) -> list[tuple[Site, dict]]:
-        """A consume site at each loop of a serial class over a count a parameter sets."""
-        out = []
+    def _serial_counts(self):
+        """(file, sized loop, class, count parameter) for each class that starts nothing and
+        loops over a knob-named count a parameter sets; once per class and parameter."""
+        seen = set()
         for rel, f in self.facts.items():
             for entry in f.get("sized") or ():
                 cls = entry["cls"]
-                params = [n for n in values.leaves(entry["tree"]) if n["k"] == "param"]
-                names = [n["name"] for n in params if self.vocab.structure is not None
-                         and self.vocab.match(n["name"]) == "exact"]
-                if not names or self.parallel(cls):
+                names = [n["name"] for n in values.leaves(entry["tree"]) if n["k"] == "param"
+                         and self.vocab.structure is not None and self.vocab.match(n["name"]) == "exact"]
+                if not names or (cls, names[0]) in seen or self.parallel(cls):
                     continue
-                parallel = [c for c in self.siblings(cls) if self.parallel(c)][:MAX_FAMILY]
-                short = cls.rsplit(".", 1)[-1]
-                unit = "envs" if "env" in names[0].lower() else "workers"
-                detail = {"backend": cls, "kind": unit, "serial": True, "param": names[0], "project_backend": True,
-                          "function": entry["fn"],
-                          "serial_why": f"{short} makes its {names[0]} items in a loop in the calling process "
-                                        f"and starts no process, thread or pool"}
-                if parallel:
-                    detail["parallel_siblings"] = parallel
-                    detail["twin"] = parallel[0]
-                if rel in self.library:
-                    detail["library"] = rel.split("/", 1)[0]
-                out.append((Site(role="consume", file=rel, line=entry["line"], column=entry["col"], key=names[0],
-                                 kind="python", source=entry["text"], detail=detail), entry["tree"]))
+                seen.add((cls, names[0]))
+                yield rel, entry, cls, names[0]
+
+    def serial_classes(self) -> dict[str, str]:
+        """class -> the count parameter it makes its items by, for classes that start nothing."""
+        out: dict[str, str] = {}
+        for _rel, _entry, cls, name in self._serial_counts():
+            out.setdefault(cls, name)
         return out
 
-    def mark_selections(self, result: ScanResult, strings) -> None:
+    def serial_sinks(self) -> list[tuple[Site, dict]]:
+        """A consume site at a loop of a serial class over a count a parameter sets."""
+        out = []
+        for rel, entry, cls, name in self._serial_counts():
+            parallel = [c for c in self.siblings(cls) if self.parallel(c)][:MAX_FAMILY]
+            short = cls.rsplit(".", 1)[-1]
+            unit = "envs" if "env" in name.lower() else "workers"
+            detail = {"backend": cls, "kind": unit, "serial": True, "param": name, "project_backend": True,
+                      "function": entry["fn"],
+                      "serial_why": f"{short} makes its {name} items in a loop in the calling process "
+                                    f"and starts no process, thread or pool"}
+            if parallel:
+                detail["parallel_siblings"] = parallel
+                detail["twin"] = parallel[0]
+            if rel in self.library:
+                detail["library"] = rel.split("/", 1)[0]
+            out.append((Site(role="consume", file=rel, line=entry["line"], column=entry["col"], key=name,
+                             kind="python", source=entry["text"], detail=detail), entry["tree"]))
+        return out
+
+    def mark_selections(self, result: ScanResult, strings, line_of) -> None:
         """A configured string naming a serial registry member beside a parallel one: its
-        define site (made when the key is no knob) carries ``detail["selects"]``."""
+        define site (made when the key is no knob, its source from LINE_OF(file, line)) carries
+        ``detail["selects"]``."""
         serial_names: dict[str, tuple[str, str, str, list[str]]] = {}
         serial = self.serial_classes() if self.registries else {}
         for group, members in sorted(self.registries.items()):
@@ -198,8 +199,7 @@ class ProjectBackends:
             site = defines.get((rel, line))
             if site is None:
                 site = Site(role="define", file=rel, line=line, column=col, key=key, value=value,
-                            source=source or "", kind="yaml" if kind in ("yml", "yaml") else kind,
-                            detail={"via": "registry-name"})
+                            source=source or line_of(rel, line), kind=kind, detail={"via": "registry-name"})
                 result.sites.append(site)
                 defines[(rel, line)] = site
             site.detail["selects"] = {"registry": group, "name": value, "backend": cls, "serial": True,

@@ -29,7 +29,7 @@ import sys
 from typing import Any
 
 from auditor.extract.py_refs import (
-    HANDLE, NOT_LITERAL, const_str, getter_default, getter_key, literal, strip_handles, chain,
+    HANDLE, NOT_LITERAL, click_name, const_str, getter_default, getter_key, literal, strip_handles, chain,
 )
 
 MAX_DEPTH = 10  # steps followed back from one sink within a file
@@ -217,11 +217,7 @@ class Builder:
         for dec in getattr(stmt, "decorator_list", ()):
             if not (isinstance(dec, ast.Call) and self.dotted(dec.func) == "click.option"):
                 continue
-            decls = [c for a in dec.args if (c := const_str(a)) is not None]
-            name = next((d for d in decls if not d.startswith("-")), None)
-            if name is None and decls:
-                longs = [d for d in decls if d.startswith("--")]
-                name = (longs[0] if longs else decls[0]).lstrip("-").replace("-", "_").lower()
+            name = click_name([c for a in dec.args if (c := const_str(a)) is not None])
             if name:
                 out.add(name)
         return out

@@ -135,10 +135,7 @@ def _resolve(result: ScanResult, facts: dict[str, dict]) -> None:
     _source_reads(result, traces)
     own = {rel: f for rel, f in facts.items() if rel not in library}
     _config_defines(result, own, traces)
-    project.mark_selections(result, _config_strings(result, own))
-    for site in result.sites:
-        if site.detail.get("via") == "registry-name" and not site.source:
-            site.source = _line(result, site.file, site.line)
+    project.mark_selections(result, _config_strings(result, own), lambda rel, line: _line(result, rel, line))
 
 
 def _source_reads(result: ScanResult, traces) -> None:
@@ -188,7 +185,7 @@ def _targets(result: ScanResult, functions: _Functions, reach: dict[str, list]) 
                 continue
             fn = functions.resolve([targets[parent][2]])
             if fn and any(p == leaf for p, _sink in reach.get(fn, ())):
-                kind = "yaml" if rel.endswith((".yaml", ".yml")) else rel.rsplit(".", 1)[-1]
+                kind = _file_kind(rel)
                 source = _line(result, rel, line)
                 result.sites.append(Site(role="define", file=rel, line=line, column=col, key=key, value=value,
                                          source=source, kind=kind, detail={"via": "flow"}))
@@ -413,7 +410,7 @@ def _config_defines(result: ScanResult, facts: dict[str, dict], traces) -> None:
             if (rel, line) in existing:
                 continue
             if any(_compatible(key, w) for w in wanted_by_leaf.get(leaf, [])):
-                kind = "yaml" if rel.endswith((".yaml", ".yml")) else rel.rsplit(".", 1)[-1]
+                kind = _file_kind(rel)
                 new.append(Site(role="define", file=rel, line=line, column=col, key=key, value=value,
                                 source=_line(result, rel, line), kind=kind, detail={"via": "flow"}))
     result.sites.extend(new)
@@ -432,7 +429,12 @@ def _config_strings(result: ScanResult, facts: dict[str, dict]):
     for rel, meta in result.meta.items():
         for key, (line, col, value) in (meta.get("values") or {}).items() if isinstance(meta, dict) else ():
             if isinstance(value, str):
-                yield rel, key, line, col, value, None, rel.rsplit(".", 1)[-1]
+                yield rel, key, line, col, value, None, _file_kind(rel)
+
+
+def _file_kind(rel: str) -> str:
+    """A config file's site kind: yaml for .yml too, else its suffix (ini, toml, json)."""
+    return "yaml" if rel.endswith((".yaml", ".yml")) else rel.rsplit(".", 1)[-1]
 
 
 def _line(result: ScanResult, rel: str, line: int) -> str:
