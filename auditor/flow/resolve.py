@@ -108,7 +108,7 @@ def _resolve(result: ScanResult, facts: dict[str, dict]) -> None:
             site, tree = sites[sink["site"]], sink["tree"]
             if rel not in library:
                 traces.append((site, tree, site))
-            for p in {(n["fn"], n["name"]) for n in values.params(tree)}:
+            for p in _param_owners(tree):
                 summaries[p[0]].append((p[1], site, tree))
     functions = _Functions(facts)
     edges = _call_edges(facts, functions)
@@ -123,7 +123,7 @@ def _resolve(result: ScanResult, facts: dict[str, dict]) -> None:
         # set (joined by name, `num_envs` there would read every `num_envs` of the project)
         summaries = defaultdict(list)
         for site, tree in serial:
-            for fn, name in {(n["fn"], n["name"]) for n in values.params(tree)}:
+            for fn, name in _param_owners(tree):
                 summaries[fn].append((name, site, tree))
         derived = _helpers(functions, edges, summaries, reach, library)
         result.sites.extend(s for s, _t, _sink in derived)
@@ -213,6 +213,12 @@ def _targets(result: ScanResult, functions: _Functions, reach: dict[str, list]) 
                 d["twin"] = entry.twin
 
 
+def _param_owners(tree: dict) -> list[tuple[str, str]]:
+    """(function, parameter) of each parameter TREE reaches, once each, in the tree's order: a
+    set's order would follow the hash seed, and with it which derived site the caps keep."""
+    return list(dict.fromkeys((n["fn"], n["name"]) for n in values.params(tree)))
+
+
 def _call_edges(facts: dict[str, dict], functions: _Functions) -> dict[str, list[tuple[str, dict]]]:
     """callee -> [(caller file, edge)] for every call edge to a function of the project."""
     edges: dict[str, list[tuple[str, dict]]] = defaultdict(list)
@@ -249,7 +255,7 @@ def _helpers(functions: _Functions, edges, summaries, reach: dict | None = None,
                         continue
                     new = values.substitute(tree, fn, {param: arg})
                     # the caller's parameters, or __init__'s through self.x, now reach the sink
-                    for owner, p in {(n["fn"], n["name"]) for n in values.params(new)}:
+                    for owner, p in _param_owners(new):
                         nxt[owner].append((p, sink, new))
                     ident = (rel, edge["line"], edge["col"], id(sink), param)
                     if rel in library or ident in made or per_sink[id(sink)] >= MAX_DERIVED:
