@@ -40,7 +40,9 @@ def verify(cli, tmp_path, *args, expect_rc=None, env=None):
     data = json.loads(out.read_text())
     assert_none_left(data["observed"]["processes"])
     if expect_rc is not None:
-        assert proc.returncode == expect_rc, (data["verdict"], data["reasons"], data["target"]["stderr_tail"])
+        # the target's whole stderr tail, unfolded: a rank that died says why only there
+        assert proc.returncode == expect_rc, (f"verdict {data['verdict']}, reasons {data['reasons']}\n"
+                                              f"target stderr tail:\n{data['target']['stderr_tail']}")
     assert data["exit_code"] == proc.returncode
     return data
 
