@@ -2,7 +2,7 @@
 
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, backend_entry, backend_kind,
-                               is_config_define, is_test_file, show, steps_envs)
+                               is_config_define, is_test_file, modules_to_files, show, steps_envs, where)
 
 SERIAL_CHOICES = {"dummy", "sync", "serial", "sequential", "threading", "dummyvecenv", "syncvectorenv",
                   "serialenv", "dummyvectorenv", "local"}
@@ -51,6 +51,26 @@ _MANAGERS = {
                       "        for i in range(env_num):\n"
                       "            mp.Process(target=fns[i]).start()\n",
 }
+
+# the same family, where the serial member counts its envs by its list's length (no count
+# parameter to be seen looping over): what a config's pick of it means is told by its folder
+_LEN_MANAGERS = {
+    "rl/managers.py": "import multiprocessing as mp\n"
+                      "from rl.registry import MANAGERS\n"
+                      "@MANAGERS.register('base')\n"
+                      "class BaseEnvManager:\n"
+                      "    def __init__(self, fns):\n"
+                      "        self.envs = [fn() for fn in fns]\n"
+                      "@MANAGERS.register('subprocess')\n"
+                      "class SubprocessEnvManager(BaseEnvManager):\n"
+                      "    def __init__(self, fns, env_num=1):\n"
+                      "        for i in range(env_num):\n"
+                      "            mp.Process(target=fns[i]).start()\n",
+}
+
+
+def _pick(name: str, envs: int = 8) -> str:
+    return f"main_config = dict(env=dict(collector_env_num={envs}, manager=dict(type='{name}')))\n"
 
 
 class SerialBackend(Rule):
@@ -154,6 +174,10 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
                                          "    meta_batch_size = 10\n"
                                          "    return LocalSampler(make_env, n_workers=meta_batch_size)\n"},
                 "a count the script fixes itself: no user setting is lost"),
+        Example({**_LEN_MANAGERS, "configs/hopper.py": _pick("subprocess"),
+                 "debug.py": "from rl.managers import BaseEnvManager\n"
+                             "envs = BaseEnvManager([make_env for _ in range(8)])\n"},
+                "the serial manager built by a script that loads no config picking another"),
     ]
     INVALID = [
         Example({"configs/car_racing.yaml": "vec:\n  vectorize: serial\n  num_envs: 64\n  num_workers: 8\n",
@@ -197,6 +221,21 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
         Example({**_MANAGERS, "configs/pong.py": "main_config = dict(env=dict(collector_env_num=8, "
                                                  "manager=dict(type='base')))\n"},
                 "a registry name that picks the serial env manager beside 8 envs", expect=[("configs/pong.py", 1)]),
+        Example({**_LEN_MANAGERS, "configs/hopper.py": _pick("subprocess"), "configs/ant.py": _pick("subprocess"),
+                 "configs/walker.py": _pick("base")},
+                "the one config of its folder that picks the serial manager where the others pick the parallel "
+                "one: a warning", expect=[("configs/walker.py", 1)], severity="warning"),
+        Example({**_LEN_MANAGERS, "configs/cartpole.py": _pick("base"), "configs/pendulum.py": _pick("base"),
+                 "configs/acrobot.py": _pick("base")},
+                "a serial manager that only starts nothing, the folder's own choice for cheap envs: a note",
+                expect=[("configs/cartpole.py", 1)], severity="note"),
+        Example({**_LEN_MANAGERS, "configs/hopper.py": _pick("subprocess"),
+                 "train.py": "from rl.managers import BaseEnvManager\n"
+                             "from configs.hopper import main_config\n"
+                             "cfg = main_config\n"
+                             "envs = BaseEnvManager([make_env for _ in range(cfg['env']['collector_env_num'])])\n"},
+                "a script that builds the serial manager by hand for a config that picks the parallel one",
+                expect=[("train.py", 4)], severity="warning"),
     ]
 
     def check(self, result):
@@ -236,6 +275,7 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
         yield from self._config_flags(result)
         yield from self._project_backends(result, knob_of)
         yield from self._registry_choices(result)
+        yield from self._hand_built_members(result)
 
     def _project_backends(self, result, knob_of):
         """A count over 1 passed to one of the project's own serial classes (auditor.flow.backends)
@@ -274,7 +314,7 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
                 counts.setdefault(s.file, []).append(s)
         for s in result.sites:
             sel = s.detail.get("selects")
-            if s.role != "define" or not sel or not counts.get(s.file) or is_test_file(s.file):
+            if s.role != "define" or not sel or not sel.get("serial") or not counts.get(s.file) or is_test_file(s.file):
                 continue
             # a count of what the serial class makes (its env_num: collector_env_num, not n_gpus)
             units = vocab.units(sel.get("count") or "")
@@ -285,13 +325,71 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
             parallel = [_short(c) for c in sel["parallel"]]
             # a class seen to make its N items in a loop: a warning; one that only starts nothing
             # (its count told by names: BaseEnvManager beside collector_env_num) may be the
-            # intended choice for cheap environments: a note
-            strength = {} if sel.get("sized") else {"severity": "note", "confidence": "medium"}
+            # intended choice for cheap environments: a note, unless most configs of its folder
+            # that set the same key pick a parallel member (the outlier is the mistake)
+            others = sel.get("siblings") or {}
+            outlier = others.get("parallel", 0) > others.get("serial", 0)
+            strength = {} if sel.get("sized") or outlier else {"severity": "note", "confidence": "medium"}
+            folder = (f"; {others['parallel']} of the {others['parallel'] + others['serial']} other configs "
+                      f"in its folder that set `{'.'.join(s.key.split('.')[-2:])}` pick a parallel member") if outlier else ""
             yield self.finding(s, knob=s.key, related=[s, count], backend=f"{s.key} = {show(s.value)}",
                                count=f"the {count.value} set by {count.key} (line {count.line})",
                                why=f": {show(s.value)} picks {_short(sel['backend'])} from {sel['registry'].removesuffix('.register')}, which "
                                    f"starts no process; {_names(parallel)} in the same registry "
-                                   f"start{'s' if len(parallel) == 1 else ''} them in parallel", **strength)
+                                   f"start{'s' if len(parallel) == 1 else ''} them in parallel{folder}", **strength)
+
+    def _hand_built_members(self, result):
+        """`BaseEnvManagerV2(env_fn=[... for _ in range(cfg.env.collector_env_num)], cfg=cfg.env.manager)`
+        in a script that imports a config whose `env_manager.type` picks 'subprocess': the call
+        builds the registry's serial member by hand, so the configured choice, and the count's
+        parallelism with it, never takes effect."""
+        from auditor import vocab as vocab_mod
+
+        picks: dict[str, list] = {}  # file -> its picks of a registry's parallel member
+        for s in result.sites:
+            sel = s.detail.get("selects")
+            if s.role == "define" and sel and sel.get("serial") is False and not is_test_file(s.file):
+                picks.setdefault(s.file, []).append(s)
+        if not picks:
+            return
+        vocab = vocab_mod.load(result.settings or None)
+        counts: dict[str, list] = {}  # file -> counts over 1 it sets
+        for s in result.sites:
+            if s.file in picks and s.role == "define" and isinstance(s.value, int) and not isinstance(s.value, bool) \
+                    and s.value > 1 and vocab.match(s.leaf) == "exact":
+                counts.setdefault(s.file, []).append(s)
+        files = modules_to_files(result)
+        for rel, meta in sorted(result.meta.items()):
+            flow = meta.get("flow") if isinstance(meta, dict) else None
+            if not isinstance(flow, dict) or not flow.get("calls") or is_test_file(rel):
+                continue
+            loaded = [f for m in flow.get("imports", ()) if (f := files.get(m)) in picks]
+            if not loaded:
+                continue
+            for edge in flow["calls"]:
+                leaves = {c.rsplit(".", 1)[-1] for c in edge.get("callee", ())}
+                for config in loaded:
+                    pick = next((p for p in picks[config] if leaves & {_short(c) for c in p.detail["selects"]["serial_members"]}), None)
+                    if pick is None:
+                        continue
+                    sel = pick.detail["selects"]
+                    units = vocab.units(sel.get("count") or "")
+                    beside = [c for c in counts.get(config, ()) if units & vocab.units(c.leaf)]
+                    if not beside:
+                        continue
+                    # the count the call sizes its items by (`range(cfg.env.evaluator_env_num)`), else the largest
+                    texts = " ".join(a.get("text", "") for a in [*edge.get("args", ()), *edge.get("kwargs", {}).values()])
+                    named = [c for c in beside if c.leaf in texts]
+                    count = max(named or beside, key=lambda c: c.value)
+                    built = _short(next(iter(leaves & {_short(c) for c in sel["serial_members"]})))
+                    yield self.finding(None, file=rel, line=edge["line"], column=edge["col"], knob=pick.key,
+                                       related=[pick, count], backend=built,
+                                       count=f"the {count.value} set by {count.key} ({where(count)})",
+                                       why=f": this call builds {built} by hand, which starts no process, while "
+                                           f"the config it imports picks {show(pick.value)} ({where(pick)}: "
+                                           f"{_short(sel['backend'])}, which starts them in parallel); that choice "
+                                           f"never takes effect")
+                    break
 
     def _serial_switches(self, result):
         """`vectorize: serial` beside `num_envs: 64` in one section of a config, `local_mode: true`

@@ -862,7 +862,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         token = q or (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", ""))
         if token:
             fn.calls.add(token)
-            if fn.cls and token.rsplit(".", 1)[-1] in self.cat.starters:
+            if fn.cls and (token.rsplit(".", 1)[-1] in self.cat.starters or token in self.cat.starters):
                 self.flow_starts.setdefault(fn.cls, token)
         attr = func.attr if isinstance(func, ast.Attribute) else ""
         if attr in ("parse_known_args", "parse_known_intermixed_args"):

@@ -191,8 +191,30 @@ class ProjectBackends:
                 serial_names.setdefault(name, (group, cls, count, parallel[:MAX_FAMILY], cls in serial))
         if not serial_names:
             return
+        # parallel members by name, with the serial members of their registry: a call that builds
+        # one of those by hand ignores a config that picks the parallel one (QG106)
+        parallel_names: dict[str, tuple[str, str, list[str], str]] = {}
+        for name, (group, cls, count, _parallel, _sized) in serial_names.items():
+            for other, member in self.registries[group].items():
+                if self.parallel(member):
+                    entry = parallel_names.setdefault(other, (group, member, [], count))
+                    if entry[0] == group:
+                        entry[2].append(cls)
+        strings = list(strings)
+        siblings = _sibling_picks(strings, serial_names, parallel_names)
         defines = {(s.file, s.line): s for s in result.sites if s.role == "define"}
         for rel, key, line, col, value, source, kind in strings:
+            if value in parallel_names:
+                group, cls, serial_members, count = parallel_names[value]
+                site = defines.get((rel, line))
+                if site is None:
+                    site = Site(role="define", file=rel, line=line, column=col, key=key, value=value,
+                                source=source or line_of(rel, line), kind=kind, detail={"via": "registry-name"})
+                    result.sites.append(site)
+                    defines[(rel, line)] = site
+                site.detail["selects"] = {"registry": group, "name": value, "backend": cls, "serial": False,
+                                          "count": count, "serial_members": sorted(set(serial_members))}
+                continue
             if value not in serial_names:
                 continue
             group, cls, count, parallel, sized = serial_names[value]
@@ -204,3 +226,26 @@ class ProjectBackends:
                 defines[(rel, line)] = site
             site.detail["selects"] = {"registry": group, "name": value, "backend": cls, "serial": True,
                                       "count": count, "parallel": parallel, "sized": sized}
+            picks = siblings.get(_folder_key(rel, key))
+            if picks:  # what the other configs of its folder choose for the same key
+                others = {"parallel": len(picks["parallel"] - {rel}), "serial": len(picks["serial"] - {rel})}
+                if others["parallel"] or others["serial"]:
+                    site.detail["selects"]["siblings"] = others
+
+
+def _folder_key(rel: str, key: str) -> tuple[str, str]:
+    """Configs of one folder that set the same key: `env_manager.type` in every
+    dizoo/mujoco/config/*.py, whatever each file calls its top-level dict."""
+    return rel.rpartition("/")[0], ".".join(key.lower().split(".")[-2:])
+
+
+def _sibling_picks(strings, serial_names, parallel_names) -> dict[tuple, dict[str, set]]:
+    """Per folder and key: the files that pick a serial registry member, and those that pick a
+    parallel one. Forty CartPole configs on `base` are the folder's choice for a cheap env;
+    one BipedalWalker config on `base` among ten on `subprocess` is an outlier."""
+    out: dict[tuple, dict[str, set]] = {}
+    for rel, key, _line, _col, value, _source, _kind in strings:
+        side = "serial" if value in serial_names else "parallel" if value in parallel_names else None
+        if side:
+            out.setdefault(_folder_key(rel, key), {"serial": set(), "parallel": set()})[side].add(rel)
+    return out

@@ -15,6 +15,8 @@ for calls that are no catalogued backend. The result (``FileResult.flow``) holds
 - ``config``: scalar literals of module-level config dicts (``dict(...)``, ``{...}``,
   ``EasyDict``/``ConfigDict``, config-class calls) as ``[{"key", "line", "col", "value"}]``,
   and ``base``: an mmengine-style ``_base_`` list.
+- ``imports``: the modules the file's import statements name, anywhere in it (well-known
+  libraries left out), for the import graph (``auditor.flow.imports``).
 
 Def-use is pyflakes-shaped but lazy: a function's bindings are indexed only when a trace
 enters it, and a name's reaching definition is the last binding that ends before the use
@@ -142,6 +144,7 @@ class Builder:
         self.module = module_name(path)
         self.package = self.module if path.endswith("__init__.py") else self.module.rpartition(".")[0]
         self.imports: dict[str, str] = {}
+        self.imported: set[str] = set()  # every module an import statement names, for the import graph
         self.scopes: dict[str, _Scope] = {"<module>": _Scope(tree, "<module>", "", [])}
         self.functions: dict[str, dict] = {}
         self.classes: dict[str, int] = {}
@@ -225,6 +228,7 @@ class Builder:
     def _import(self, stmt: ast.AST) -> None:
         if isinstance(stmt, ast.Import):
             for a in stmt.names:
+                self.imported.add(a.name)
                 self.imports[a.asname or a.name.split(".", 1)[0]] = a.name if a.asname else a.name.split(".", 1)[0]
             return
         base = stmt.module or ""
@@ -234,6 +238,10 @@ class Builder:
             base = ".".join([*up, *([stmt.module] if stmt.module else [])])
         for a in stmt.names:
             self.imports[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
+            if base:  # `from pkg import mod` imports pkg.mod when it is a module, else a name of pkg
+                self.imported.update((base, f"{base}.{a.name}"))
+            else:
+                self.imported.add(a.name)
 
     def attrs_of(self, cls: str) -> dict[str, list[tuple[ast.AST, str]]]:
         """self.x = ... in CLS's methods, indexed on first use (most classes are never asked)."""
@@ -607,6 +615,9 @@ def build(tree: ast.Module, path: str, src, sinks: list[tuple], calls: list[tupl
     facts["functions"] = functions
     facts["classes"] = {b.full(c): line for c, line in b.classes.items()}
     facts["config"], facts["base"] = b.config_values()
+    imports = sorted(m for m in b.imported if m.split(".", 1)[0] not in EXTERNAL)
+    if imports:
+        facts["imports"] = imports
     if not facts["sized"]:
         del facts["sized"]
     _structure(b, facts)

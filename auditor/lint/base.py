@@ -124,6 +124,22 @@ def is_config_define(site: Site) -> bool:
     return site.kind == "python" and site.detail.get("via") in ("argparse", "dataclass", "attrs", "pydantic")
 
 
+def modules_to_files(result: ScanResult) -> dict[str, str]:
+    """The project's modules by dotted name -> file, as its imports name them: `src/pkg/mod.py`
+    is `pkg.mod` too (src/ layouts), the first file of a name wins."""
+    out: dict[str, str] = {}
+    for rel, meta in sorted(result.meta.items()):
+        flow = meta.get("flow") if isinstance(meta, dict) else None
+        module = flow.get("module") if isinstance(flow, dict) else None
+        if not module:
+            continue
+        out.setdefault(module, rel)
+        parts = module.split(".")
+        if parts[0] in ("src", "lib", "python", "source") and len(parts) > 1:
+            out.setdefault(".".join(parts[1:]), rel)
+    return out
+
+
 def project_packages(result: ScanResult) -> set[str]:
     """Top-level package names of the scanned project's own modules (src/ layouts included):
     what tells the project's functions and classes from another installed package's."""
