@@ -96,8 +96,13 @@ workers or envs in a loop and starts no process, thread or pool is serial, one t
 process per item is parallel. A count over 1 handed to the serial one while a class of the
 same base or registry runs them in parallel is reported at the call that chose it, and so is
 a configured registry name (`manager: {type: base}`) that picks the serial member beside a
-count over 1. A serial class with no parallel sibling is left alone: there is nothing to
-switch to.
+count over 1: a warning when that class is seen making its N items in a loop, or when most
+configs of the same folder that set the key pick a parallel member (the one on `base` among
+ten on `subprocess` is the outlier); a note when the folder agrees (forty CartPole configs on
+`base`: cheap environments). A script that builds the serial member by hand
+(`BaseEnvManagerV2(env_fn=[...] , cfg=cfg.env.manager)`) while the config module it imports
+picks the parallel one is reported at that call: the configured choice never takes effect.
+A serial class with no parallel sibling is left alone: there is nothing to switch to.
 
 `--fix` switches DummyVecEnv -> SubprocVecEnv, SyncVectorEnv -> AsyncVectorEnv and adds
 `vec_env_cls=SubprocVecEnv` to `make_vec_env(...)`. Thread pools doing I/O, and a serial
