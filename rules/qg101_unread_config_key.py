@@ -38,9 +38,10 @@ accelerate or DeepSpeed config, told by its top-level keys: rules/tool_configs.y
 reported.
 
 A setting declared in code for users to set - a dataclass, pydantic or attrs field, a parser
-flag (also gymutil's `{"name": "--flag"}` dicts) - that no scanned code reads is reported at
-its declaration: a warning when a config file or launch script of the project sets it, a note
-otherwise. Not for a class that extends another package's class (its fields may be that
+flag (also gymutil's `{"name": "--flag"}` dicts), an attribute a plain settings class sets in
+its `__init__` (`class Arguments:` ... `self.worker_num = 2`) - that no scanned code reads is
+reported at its declaration: a warning when a config file, launch script or example script
+(`args.worker_num = 4`) of the project sets it, a note otherwise. Not for a class that extends another package's class (its fields may be that
 package's to read), nor for `parser.set_defaults(...)`. A literal written into a configuration
 object's key that nothing reads (`cfg.num_envs = 1` where the program reads
 `cfg.num_envs_per_worker`) changes nothing: a note."""
@@ -98,6 +99,19 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                 "a field of a class that extends another package's: that package may read it"),
     ]
     INVALID = [
+        Example({"config.py": "class Arguments:\n"
+                              "    def __init__(self):\n"
+                              "        self.worker_num = 2  # rollout workers\n"
+                              "        self.gamma = 0.99\n",
+                 "demo.py": "from config import Arguments\n"
+                            "args = Arguments()\n"
+                            "args.worker_num = 4\n"
+                            "train_agent(args)\n",
+                 "run.py": "from torch.utils.data import DataLoader\n"
+                           "def train_agent(args):\n"
+                           "    return DataLoader(ds, num_workers=args.num_workers), args.gamma\n"},
+                "a plain settings class's attribute that example scripts set and nothing reads",
+                expect=[("config.py", 3)]),
         Example({"convert.py": "import argparse\n"
                                "def convert(path, num_workers=None):\n"
                                "    \"\"\"Args:\n        num_workers (int): Number of workers for loading.\"\"\"\n"
@@ -329,21 +343,31 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
         file or launch script of the project sets it (users do), else a note. Not for a class
         extending another package's (its fields may be that package's: TrainingArguments)."""
         ours = project_packages(result)
+        # `args.worker_num = 4` writes the setting, it does not read it
+        read_keys = {s.key.lower() for s in result.sites if _really_reads(s)
+                     and not (s.role == "consume" and s.detail.get("literal"))} if any(
+            _init_setting(s) for s in result.sites if s.role == "define") else read_keys
         for knob in result.knobs:
             fields = [s for s in knob.sites if s.role == "define" and s.kind == "python"
-                      and s.detail.get("via") in FIELD_VIAS and not s.detail.get("set_defaults")
+                      and (s.detail.get("via") in FIELD_VIAS or _init_setting(s)) and not s.detail.get("set_defaults")
                       and not is_test_file(s.file)]
-            if not fields or any(_is_reader(s) for s in knob.sites) or knob.leaf.lower() in read_keys \
-                    or _is_read(knob, read_keys, splats, handed):
+            if not fields or knob.leaf.lower() in read_keys or _is_read(knob, read_keys, splats, handed,
+                                                                         reader=_really_reads):
                 continue
-            users = [s for s in knob.sites if s.role == "define" and not s.detail.get("generated")
-                     and (s.kind in CONFIG_KINDS or is_launch_override(s))]
+            # users set it in config files and launch scripts, or in the example scripts that
+            # fill a settings object by hand (`args.worker_num = 4` beside `args = Arguments()`)
+            users = [s for s in knob.sites if not s.detail.get("generated") and not is_test_file(s.file) and (
+                (s.role == "define" and (s.kind in CONFIG_KINDS or is_launch_override(s)))
+                or (s.role == "override" and s.kind == "python" and s.detail.get("how") == "literal"
+                    and s.file not in {f.file for f in fields}
+                    and idioms.is_config_name(str(s.detail.get("target") or "").split(".", 1)[0])))]
             for field in fields:
                 if any(b.split(".")[0] not in ours and "." in b for b in field.detail.get("bases") or ()):
                     continue
                 kind = "a parser flag" if field.detail.get("via") == "argparse" else \
+                    f"an attribute {field.detail.get('owner')}() sets" if _init_setting(field) else \
                     f"a field of {field.detail.get('owner')}"
-                set_by = (f"; {len(users)} config file{'s' if len(users) > 1 else ''} or launch script"
+                set_by = (f"; {len(users)} config file{'s' if len(users) > 1 else ''} or script"
                           f"{'s' if len(users) > 1 else ''} set it (e.g. {where(users[0])})") if users else ""
                 yield self.finding(field, knob=knob.name, related=[field, *users[:3]], flow=_path(result, field, None),
                                    subject=f"{knob.name} is declared here as a setting users set ({kind})",
@@ -388,10 +412,24 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                          f"and has no `{knob.name}`, so the base's value runs")
 
 
-def _is_read(knob, read_keys, splats, handed, min_parts: int = 1) -> bool:
-    """Code reads the knob: joined to it, or through a read of its last MIN_PARTS or more
-    dotted names, a splat of its section, or its section handed to another package."""
-    if any(_is_reader(s) for s in knob.sites):
+def _really_reads(site) -> bool:
+    """A reader, leaving out a literal written over the setting (`args.worker_num = 4`)."""
+    return _is_reader(site) and not (site.role == "override" and site.detail.get("how") == "literal")
+
+
+def _init_setting(site) -> bool:
+    """`self.worker_num = 2` in the `__init__` of a plain settings class (`class Arguments:`),
+    ElegantRL's way of declaring what users set: a field as a dataclass's is."""
+    d = site.detail
+    owner = str(d.get("owner") or "")
+    return d.get("via") == "attribute" and bool(owner) and d.get("function") == f"{owner}.__init__" \
+        and site.value is not None and idioms.is_config_class(owner)
+
+
+def _is_read(knob, read_keys, splats, handed, min_parts: int = 1, reader=_is_reader) -> bool:
+    """Code reads the knob: joined to it (a site READER accepts), or through a read of its last
+    MIN_PARTS or more dotted names, a splat of its section, or its section handed to another package."""
+    if any(reader(s) for s in knob.sites):
         return True
     parts = knob.name.lower().split(".")
     if any(".".join(parts[i:]) in read_keys for i in range(1, len(parts) - min_parts + 1)):

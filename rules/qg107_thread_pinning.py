@@ -20,7 +20,9 @@ _MATH_PROCESS = re.compile(r"learner|inference", re.IGNORECASE)
 
 
 def _in_main_process(site) -> bool:
-    """Module level, a main() / `if __name__ == "__main__"` block, or a trainer/learner function.
+    """Module level, a main() / `if __name__ == "__main__"` block, a trainer/learner function, or a
+    function that runs the training itself (`trainer.train()` in garage's `@wrap_experiment`
+    functions, `agent.learn()`).
 
     A pin inside any other helper (a sandbox, a subprocess body) cannot be placed statically,
     so it is not reported: precision first.
@@ -28,7 +30,7 @@ def _in_main_process(site) -> bool:
     d = site.detail
     function = d.get("function") or "<module>"
     return function == "<module>" or bool(d.get("in_main")) or bool(_LEARNERISH.search(function)) \
-        or bool(_MATH_PROCESS.search(function))
+        or bool(_MATH_PROCESS.search(function)) or bool(d.get("trains"))
 
 
 def _in_worker(site) -> bool:
@@ -118,6 +120,15 @@ measured by verify, which says when it needs more threads."""
                 "OMP_NUM_THREADS=1 set in the main process", expect=[("train.py", 2)]),
         Example({"run.sh": "#!/bin/bash\nexport OMP_NUM_THREADS=1\npython train.py\n"},
                 "a launch script pins the learner too", expect=[("run.sh", 2)]),
+        Example({"dqn_atari.py": "import torch\n"
+                                 "@wrap_experiment(snapshot_mode='last')\n"
+                                 "def dqn_atari(ctxt=None, env=None, seed=24):\n"
+                                 "    trainer = Trainer(ctxt)\n"
+                                 "    torch.set_num_threads(1)\n"
+                                 "    trainer.setup(algo, env)\n"
+                                 "    trainer.train(n_epochs=100, batch_size=32)\n"},
+                "an experiment function, named for its task, that runs the training itself",
+                expect=[("dqn_atari.py", 5)]),
     ]
 
     def check(self, result):

@@ -24,6 +24,11 @@ IO_PREFIXES = ("requests.", "urllib.", "http.", "httpx.", "aiohttp.", "boto3.", 
                "fsspec.", "google.cloud.", "os.path.", "pathlib.", "gzip.", "zipfile.", "tarfile.", "time.sleep")
 
 
+# Method calls that run training in the calling function (`trainer.train()`, `agent.learn()`,
+# `model.fit()`): a thread setting there acts on the process that does the math.
+TRAINING_CALLS = {"train", "learn", "fit", "train_loop", "run_training"}
+
+
 @dataclass
 class Facts:
     workers: set[str] = field(default_factory=set)  # qualnames whose body runs in a worker
@@ -49,6 +54,10 @@ class Facts:
             if any(fn == w or fn.startswith(w + ".") for w in self.workers) or any(
                     fn.startswith(c + ".") for c in self.closures):
                 site.detail["in_worker"] = True
+            if site.role == "consume" and "trains" not in site.detail:
+                trains = sorted(n for n in self.calls.get(fn, ()) if n.rsplit(".", 1)[-1] in TRAINING_CALLS)
+                if trains:
+                    site.detail["trains"] = trains[0]
             if any(fn == t or fn.startswith(t + ".") for t in self.threads):
                 # a thread of the calling process: what it sets process-wide (torch's intra-op
                 # threads) it sets for the whole process, the learner included

@@ -143,6 +143,14 @@ def is_config_name(name: str) -> bool:
     return bool(_CONFIG_ROOT.match(name)) and name not in ("self", "cls")
 
 
+_CONFIG_CLASS = re.compile(r"(config|conf|cfg|args|arguments|hparams|hyperparameters|settings|options)$", re.IGNORECASE)
+
+
+def is_config_class(name: str) -> bool:
+    """Config, Arguments, TrainArgs, PPOHParams: a class that says it holds a run's settings."""
+    return bool(_CONFIG_CLASS.search(name.rsplit(".", 1)[-1]))
+
+
 _EVAL_FUNCTION = re.compile(r"(^|_)(eval|evaluate|evaluation|enjoy|render|play|visuali[sz]e|record|demo)(_|$)",
                             re.IGNORECASE)
 
