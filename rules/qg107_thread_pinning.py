@@ -33,6 +33,16 @@ def _in_main_process(site) -> bool:
         or bool(_MATH_PROCESS.search(function)) or bool(d.get("trains"))
 
 
+_ON_GPU = re.compile(r"cuda\.is_available\(\)|\.is_cuda\b|device\s*==\s*['\"]cuda|use_cuda|\bcuda\b\s*(and|$)")
+
+
+def _only_on_gpu(site) -> bool:
+    """`if torch.cuda.is_available(): torch.set_num_threads(1)`: the math runs on the GPU, and
+    one CPU thread keeps the data path from contending with it (habitat-baselines' own switch)."""
+    condition = str(site.detail.get("condition") or "")
+    return bool(_ON_GPU.search(condition)) and "not " not in condition
+
+
 def _in_worker(site) -> bool:
     d = site.detail
     function = d.get("function") or ""
@@ -70,6 +80,8 @@ fraction of its speed. Inside a worker's entry point (a function passed as `targ
 `initializer=`, `worker_init_fn=`, or an env factory) they are fine and not reported.
 
 Set the limit in the worker's entry point instead, or size it to the cores the learner has.
+A pin that applies only when the math runs on the GPU (`if torch.cuda.is_available():`) is not
+reported.
 A thread count set in the body of a `threading.Thread` target acts on the whole process that
 started it (torch's intra-op threads are per process): with 1 it pins the learner (a warning),
 with another value it changes the learner's count (a note).
@@ -94,6 +106,13 @@ measured by verify, which says when it needs more threads."""
                                  "for i in range(args.num_workers):\n"
                                  "    mp.Process(target=rollout, args=(i,)).start()\n"},
                 "set for the workers a script starts (they inherit it): verify's recommended one thread per worker"),
+        Example({"run.py": "import torch\n"
+                           "def execute_exp(config, run_type):\n"
+                           "    if config.force_torch_single_threaded and torch.cuda.is_available():\n"
+                           "        torch.set_num_threads(1)\n"
+                           "    trainer = make_trainer(config)\n"
+                           "    trainer.train()\n"},
+                "one CPU thread only when the math runs on the GPU"),
     ]
     INVALID = [
         Example({"learner.py": "import threading\nimport torch\n"
@@ -139,7 +158,7 @@ measured by verify, which says when it needs more threads."""
                     and site.detail.get("backend") in PIN_BACKENDS:
                 yield from self._in_a_thread(site)
                 continue
-            if site.role == "read" or is_test_file(site.file) or _in_worker(site):
+            if site.role == "read" or is_test_file(site.file) or _in_worker(site) or _only_on_gpu(site):
                 continue
             if site.kind == "python" and not _in_main_process(site):
                 continue
