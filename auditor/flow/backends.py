@@ -204,26 +204,20 @@ class ProjectBackends:
         siblings = _sibling_picks(strings, serial_names, parallel_names)
         defines = {(s.file, s.line): s for s in result.sites if s.role == "define"}
         for rel, key, line, col, value, source, kind in strings:
-            if value in parallel_names:
-                group, cls, serial_members, count = parallel_names[value]
-                site = defines.get((rel, line))
-                if site is None:
-                    site = Site(role="define", file=rel, line=line, column=col, key=key, value=value,
-                                source=source or line_of(rel, line), kind=kind, detail={"via": "registry-name"})
-                    result.sites.append(site)
-                    defines[(rel, line)] = site
-                site.detail["selects"] = {"registry": group, "name": value, "backend": cls, "serial": False,
-                                          "count": count, "serial_members": sorted(set(serial_members))}
+            if value not in parallel_names and value not in serial_names:
                 continue
-            if value not in serial_names:
-                continue
-            group, cls, count, parallel, sized = serial_names[value]
             site = defines.get((rel, line))
             if site is None:
                 site = Site(role="define", file=rel, line=line, column=col, key=key, value=value,
                             source=source or line_of(rel, line), kind=kind, detail={"via": "registry-name"})
                 result.sites.append(site)
                 defines[(rel, line)] = site
+            if value in parallel_names:
+                group, cls, serial_members, count = parallel_names[value]
+                site.detail["selects"] = {"registry": group, "name": value, "backend": cls, "serial": False,
+                                          "count": count, "serial_members": sorted(set(serial_members))}
+                continue
+            group, cls, count, parallel, sized = serial_names[value]
             site.detail["selects"] = {"registry": group, "name": value, "backend": cls, "serial": True,
                                       "count": count, "parallel": parallel, "sized": sized}
             picks = siblings.get(_folder_key(rel, key))
