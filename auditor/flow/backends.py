@@ -212,7 +212,7 @@ class ProjectBackends:
                             source=source or line_of(rel, line), kind=kind, detail={"via": "registry-name"})
                 result.sites.append(site)
                 defines[(rel, line)] = site
-            if value in parallel_names:
+            if value not in serial_names:  # a name serial in one registry is read as that pick
                 group, cls, serial_members, count = parallel_names[value]
                 site.detail["selects"] = {"registry": group, "name": value, "backend": cls, "serial": False,
                                           "count": count, "serial_members": sorted(set(serial_members))}
