@@ -372,9 +372,11 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
             if not loaded:
                 continue
             for edge in flow["calls"]:
-                leaves = {c.rsplit(".", 1)[-1] for c in edge.get("callee", ())}
+                leaves = {_short(c) for c in edge.get("callee", ())}
                 for config in loaded:
-                    pick = next((p for p in picks[config] if leaves & {_short(c) for c in p.detail["selects"]["serial_members"]}), None)
+                    # the config's pick whose registry has the class this call builds
+                    built, pick = next(((b, p) for p in picks[config] for b in sorted(
+                        leaves & {_short(c) for c in p.detail["selects"]["serial_members"]})), (None, None))
                     if pick is None:
                         continue
                     sel = pick.detail["selects"]
@@ -386,7 +388,6 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
                     texts = " ".join(a.get("text", "") for a in [*edge.get("args", ()), *edge.get("kwargs", {}).values()])
                     named = [c for c in beside if c.leaf in texts]
                     count = max(named or beside, key=lambda c: c.value)
-                    built = _short(next(iter(leaves & {_short(c) for c in sel["serial_members"]})))
                     yield self.finding(None, file=rel, line=edge["line"], column=edge["col"], knob=pick.key,
                                        related=[pick, count], backend=built,
                                        count=f"the {count.value} set by {count.key} ({where(count)})",

@@ -120,10 +120,6 @@ def _sign(path: Path, payload: bytes) -> None:
     path.write_bytes(cache_mod._header(fields["kind"], fields["key"], payload) + payload)
 
 
-def _peak_rss_mb(cmd: list[str], env: dict, cwd) -> tuple[float, int, str]:
-    return peak_rss_run(cmd, env=env, cwd=cwd)
-
-
 @pytest.mark.parametrize("kind", list(_payloads(Path("/x"))))
 def test_crafted_payloads_under_a_valid_mac_are_misses(tmp_path, kind):
     root = project(tmp_path)
@@ -137,7 +133,7 @@ def test_crafted_payloads_under_a_valid_mac_are_misses(tmp_path, kind):
     for p in entries:
         _sign(p, _payloads(marker)[kind])
     cmd = [sys.executable, "-m", "auditor", "scan", str(root), "--format", "json", "--cache-dir", str(cache)]
-    peak, code, out = _peak_rss_mb(cmd, cli_env(), REPO)  # run_cli's environment: the same replay key
+    peak, code, out = peak_rss_run(cmd, env=cli_env(), cwd=REPO)  # run_cli's environment: the same replay key
     assert code == 1 and mask(out) == mask(cold.stdout)  # not a crash, not a second CLI run, not the forgery
     assert not marker.exists()
     assert peak < 400, f"{peak:.0f} MB"

@@ -16,7 +16,8 @@ for calls that are no catalogued backend. The result (``FileResult.flow``) holds
   ``EasyDict``/``ConfigDict``, config-class calls) as ``[{"key", "line", "col", "value"}]``,
   and ``base``: an mmengine-style ``_base_`` list.
 - ``imports``: the modules the file's import statements name, anywhere in it (well-known
-  libraries left out), for the import graph (``auditor.flow.imports``).
+  libraries left out): which config modules a script loads (QG106, through
+  ``auditor.lint.base.modules_to_files``).
 
 Def-use is pyflakes-shaped but lazy: a function's bindings are indexed only when a trace
 enters it, and a name's reaching definition is the last binding that ends before the use

@@ -124,6 +124,9 @@ def is_config_define(site: Site) -> bool:
     return site.kind == "python" and site.detail.get("via") in ("argparse", "dataclass", "attrs", "pydantic")
 
 
+SOURCE_ROOTS = ("src", "lib", "python", "source")  # folders a package's import name leaves out
+
+
 def modules_to_files(result: ScanResult) -> dict[str, str]:
     """The project's modules by dotted name -> file, as its imports name them: `src/pkg/mod.py`
     is `pkg.mod` too (src/ layouts), the first file of a name wins."""
@@ -135,7 +138,7 @@ def modules_to_files(result: ScanResult) -> dict[str, str]:
             continue
         out.setdefault(module, rel)
         parts = module.split(".")
-        if parts[0] in ("src", "lib", "python", "source") and len(parts) > 1:
+        if parts[0] in SOURCE_ROOTS and len(parts) > 1:
             out.setdefault(".".join(parts[1:]), rel)
     return out
 
@@ -151,7 +154,7 @@ def project_packages(result: ScanResult) -> set[str]:
             continue
         parts = module.split(".")
         out.add(parts[0])
-        if parts[0] in ("src", "lib", "python", "source") and len(parts) > 1:
+        if parts[0] in SOURCE_ROOTS and len(parts) > 1:
             out.add(parts[1])
     return out
 
