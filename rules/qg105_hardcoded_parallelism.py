@@ -22,6 +22,16 @@ def _int(value):
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _takes_settings(file: str, meta: dict) -> str | None:
+    """The settings object a program file reads (`args`, `self.cfg`), outside examples and
+    docs: a literal count there is one the program could have offered and did not. None for a
+    file that reads no settings (a helper, a table of presets)."""
+    if any(p in EXAMPLE_DIRS for p in file.split("/")[:-1]):
+        return None
+    facts = meta.get(file)
+    return facts.get("reads_settings") if isinstance(facts, dict) else None
+
+
 def _configured_by_leaf(result):
     """leaf -> sites that set or read a knob of that leaf (config, parser, code, launch script)."""
     out: dict[str, list] = {}
@@ -82,7 +92,11 @@ knob or reads the section of a configured key of that name (`config.data.train_b
 `num_workers=8` and `data.num_workers: 8` configured: that key is the one cited); a note
 (confidence medium) when a knob of that name is only configured in another
 file (it may be another setting), or when a literal count above 1 has no configured knob of
-that name at all (hard-coded, but nothing promised otherwise). Literals of 0 or 1 with no
+that name at all (hard-coded, but nothing promised otherwise). That last literal is a warning
+in a program that reads its settings (`args.seed`, `self.cfg.lr` in the same file, outside
+examples/ and docs/): it offers settings and not this one, so the count never follows the
+machine or the user - unless it is a pool whose use is not a parallel map (kept for timeouts
+or I/O) or a default filled in when the user gave none (`if loader_kwargs is None:`). Literals of 0 or 1 with no
 knob, thread pools that do not step environments, tests, resource annotations
 (`@ray.remote(num_cpus=1)`) are not reported. A loader given 0 or 1 inside a function that
 is itself a worker (a process or thread `target=`, or one taking a `thread_id` /
@@ -107,7 +121,8 @@ configuration (`ParallelismConfig(tensor_parallel_degree=8)`: a preset is the se
 
 A helper's default count above 1 that reaches a backend while none of its callers passes the
 parameter (`def __init__(..., num_processors=8)` feeding `ds.map(num_proc=...)`) is one note, at
-the parameter: that default is the only count that ever runs."""
+the parameter: that default is the only count that ever runs; a warning when a caller is a
+program that reads its settings (it could have passed one)."""
     VALID = [
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "from torch.utils.data import DataLoader\n"
@@ -170,6 +185,35 @@ the parameter: that default is the only count that ever runs."""
                                "with mp.Pool(8) as pool:\n"
                                "    results = pool.map(rollout, seeds)\n"},
                 "a literal pool size no configuration reaches (a note)", expect=[("rollout.py", 2)]),
+        Example({"scripts/decontaminate.py": "import argparse\nfrom datasets import load_dataset\n"
+                                             "p = argparse.ArgumentParser()\np.add_argument('--dataset')\n"
+                                             "args = p.parse_args()\nds = load_dataset(args.dataset)\n"
+                                             "ds = ds.map(find_contamination, num_proc=8)\n"},
+                "a program that reads its settings and hard-codes this count", expect=[("scripts/decontaminate.py", 7)],
+                severity="warning"),
+        Example({"mydata/sft.py": "class SFTDataset:\n"
+                                    "    def __init__(self, dataset, num_processors=8):\n"
+                                    "        self.data = dataset.map(self.process, num_proc=num_processors)\n",
+                 "cli/train_sft.py": "from mydata.sft import SFTDataset\n"
+                                     "def train(args):\n"
+                                     "    return SFTDataset(load(args.dataset))\n"},
+                "a helper default no caller passes, though its caller reads settings", expect=[("mydata/sft.py", 2)],
+                severity="warning"),
+        Example({"oracle.py": "from multiprocessing import Pool\n"
+                              "class Oracle:\n"
+                              "    def __init__(self, args):\n"
+                              "        self.template = args.template\n"
+                              "        self.pool = Pool(2)\n"},
+                "a pool kept for later use (timeouts), in a program that reads settings (a note)",
+                expect=[("oracle.py", 5)], severity="note"),
+        Example({"metrics.py": "from torch.utils.data import DataLoader\n"
+                               "def stats(opts, ds):\n"
+                               "    loader_kwargs = opts.loader_kwargs\n"
+                               "    if loader_kwargs is None:\n"
+                               "        loader_kwargs = dict(num_workers=2, pin_memory=True)\n"
+                               "    return DataLoader(ds, **loader_kwargs)\n"},
+                "a default filled in when the user gave no loader settings (a note)",
+                expect=[("metrics.py", 5)], severity="note"),
         Example({"pools.py": "import multiprocessing as mp\n"
                              "def start_pool(n_proc=4):\n"
                              "    return mp.Pool(processes=n_proc)\n",
@@ -264,9 +308,15 @@ the parameter: that default is the only count that ever runs."""
                                        **({} if same_file and not probe and not worker
                                           else {"severity": "note", "confidence": "medium"}))
                 elif not defaulted and value > 1:
+                    # a pool kept for timeouts or I/O, or a loader default filled in when the
+                    # user gave none (`if loader_kwargs is None: ...`), is no lost setting
+                    takes = None if (d.get("pool") and d.get("pool_use") not in ("compute", "env-step")
+                                     or "is None" in str(d.get("mapping_condition") or "")) \
+                        else _takes_settings(site.file, result.meta)
                     yield self.finding(site, knob=knob.name, related=[site], backend=_short(backend),
-                                       what=what, why=" that no configuration reaches",
-                                       severity="note", confidence="medium")
+                                       what=what, why=" that no configuration reaches" + (
+                                           f", in a file that reads its settings from `{takes}`" if takes else ""),
+                                       **({} if takes else {"severity": "note", "confidence": "medium"}))
         yield from self._sibling_literals(result)
         yield from self._keyword_literals(result)
 
@@ -344,12 +394,16 @@ the parameter: that default is the only count that ever runs."""
             backend = str(callers[0].detail.get("backend") or "its backend")
             if backend in _SKIP_BACKENDS or backend_kind(callers[0]) == "threads" and not steps_envs(callers[0]):
                 continue
+            # a caller in a program that reads its settings could have passed one; none does
+            taking = next((c for c in callers if _takes_settings(c.file, result.meta)), None)
             yield self.finding(at, knob=param, related=[at, *callers[:3]], backend=_short(backend),
                                what=f"the default {param}={show(at.default)} of {callers[0].detail.get('helper')}() "
                                     f"(through line {line})",
                                why=f" on every call: none of its {len(callers)} caller{'s' if len(callers) > 1 else ''} "
-                                   f"(e.g. {where(callers[0])}) passes {param}, and no configuration reaches it",
-                               severity="note", confidence="medium"), (helper_site, param)
+                                   f"(e.g. {where(taking or callers[0])}) passes {param}, and no configuration "
+                                   f"reaches it" + (f" although {taking.file} reads its settings from "
+                                                    f"`{_takes_settings(taking.file, result.meta)}`" if taking else ""),
+                               **({} if taking else {"severity": "note", "confidence": "medium"})), (helper_site, param)
 
     def _sibling_literals(self, result):
         """A config file that writes a literal where most of its siblings route the user's

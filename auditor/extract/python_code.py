@@ -43,6 +43,9 @@ NATIVE_VECTOR_ENVS = frozenset({"brax", "isaacgym", "isaacgymenvs", "isaaclab", 
 CONFIG_ROOT = re.compile(r"cfg|conf|config|args|opt|param|setting|hparam|flags|kwargs", re.IGNORECASE)
 # a call that computes a count for the job: get_gpu_count_for_vllm(...), num_workers_for(...)
 COUNTING_CALL = re.compile(r"(count|num_|_num|gpus|workers|procs|world_size|parallel)", re.IGNORECASE)
+# a settings object a program reads (`args.seed`, `self.cfg.lr`); **kwargs is not one
+SETTINGS_HANDLE = re.compile(r"^_*(cfg|cfgs|config|configs|conf|args|opt|opts|options|hparams|hp|flags|settings)$",
+                             re.IGNORECASE)
 CONFIG_ATTR = re.compile(r"(^|_)(cfg|config|conf|args|kwargs|options|opts|params|hparams|settings)$", re.IGNORECASE)
 WORKER_ID = re.compile(r"^(thread|worker|shard|actor)_?(id|idx|index)$", re.IGNORECASE)
 # a function writing this many literals into one object's attributes is a configuration in code
@@ -100,6 +103,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.class_bases: list[str] = []  # the bases of the class whose body is being visited
         self._assigning: str | None = None  # the name an Assign being visited binds
         self.sections: set[str] = set()  # config sections this file reads keys of (rules cite them)
+        self.settings_root: str | None = None  # the first settings object read here (`args`, `self.cfg`)
 
     # ---- a faster walk: cached dispatch, no visits of leaves and contexts ------------------------
     def visit(self, node: ast.AST) -> None:
@@ -822,6 +826,10 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         parts, root = chain(node)
         key, root_text = self.key_of(node)
         leaf = parts[-1] if parts else ""
+        if self.settings_root is None and parts and isinstance(root, ast.Name):
+            handle = root.id if root.id not in ("self", "cls") else parts[0] if len(parts) > 1 else ""
+            if SETTINGS_HANDLE.match(handle):
+                self.settings_root = handle if handle == root.id else f"{root.id}.{handle}"
         if key and "." in key and len(self.sections) < MAX_SECTIONS and CONFIG_ROOT.search(root_text or ""):
             self.sections.add(key.rsplit(".", 2)[-2].lower())  # config.data.pad_mode: this file reads `data`
         # self.num_workers is instance state; self.fsdp_config.fsdp_size reads a configuration
@@ -1011,6 +1019,8 @@ def extract(text: str, path: str, vocab) -> FileResult:
     meta = dict(ex.meta)
     if ex.sections:
         meta["sections_read"] = sorted(ex.sections)
+    if ex.settings_root:
+        meta["reads_settings"] = ex.settings_root
     native = sorted({root for root in (m.split(".") for m in ex.imports.values()) for root in root
                      if root in NATIVE_VECTOR_ENVS})
     if native:
