@@ -53,6 +53,16 @@ def _in_worker(site) -> bool:
     return bool(function) and bool(_WORKERISH.search(function))
 
 
+_EXAMPLE_DIRS = ("examples", "example", "tutorials", "docs", "notebooks", "benchmarks")
+
+
+def _fixed_count(site, value) -> bool:
+    """`torch.set_num_threads(2)` written as a literal above 1: the learner's math gets that many
+    threads on a laptop and on a 64-core node alike (robomimic's train())."""
+    return isinstance(value, int) and not isinstance(value, bool) and value > 1 \
+        and str(site.detail.get("expr") or "").strip().isdigit()
+
+
 def _thread_value(site) -> str:
     return str(site.value) if site.value is not None else f"`{site.detail.get('expr') or '?'}`"
 
@@ -85,6 +95,8 @@ reported.
 A thread count set in the body of a `threading.Thread` target acts on the whole process that
 started it (torch's intra-op threads are per process): with 1 it pins the learner (a warning),
 with another value it changes the learner's count (a note).
+A literal count above 1 there (`torch.set_num_threads(2)` in `train()`) fixes the learner's
+math at that many threads whatever the machine has: a warning, confidence medium.
 A learner or inference process is the math, whatever else its name says (sample-factory's
 `LearnerWorker`): a pin there is reported.
 An environment variable set in a script that starts worker processes is for them (they
@@ -148,6 +160,12 @@ measured by verify, which says when it needs more threads."""
                                  "    trainer.train(n_epochs=100, batch_size=32)\n"},
                 "an experiment function, named for its task, that runs the training itself",
                 expect=[("dqn_atari.py", 5)]),
+        Example({"scripts/train.py": "import torch\n"
+                                     "def train(config, device):\n"
+                                     "    torch.set_num_threads(2)\n"
+                                     "    model = build(config)\n"
+                                     "    fit(model)\n"},
+                "the learner fixed at a literal 2 threads", expect=[("scripts/train.py", 3)]),
     ]
 
     def check(self, result):
@@ -164,6 +182,15 @@ measured by verify, which says when it needs more threads."""
                 continue
             backend = site.detail.get("backend") or ""
             value = as_number(site.value)
+            if site.kind == "python" and site.role == "consume" and backend in PIN_BACKENDS and \
+                    _fixed_count(site, value) and not site.file.split("/")[0] in _EXAMPLE_DIRS:
+                if (site.file, site.line) not in seen:
+                    seen.add((site.file, site.line))
+                    yield self.finding(site, knob=site.key, related=[site], confidence="medium",
+                                       what=f"{backend.rsplit('.', 1)[-1]}({value})",
+                                       where_=_where(site.detail.get("function")), threads=f"{value} threads",
+                                       why=" whatever the machine has; no setting reaches it")
+                continue
             if value != 1 or isinstance(value, bool):
                 continue
             if site.kind == "python" and site.role == "consume" and backend in PIN_BACKENDS:

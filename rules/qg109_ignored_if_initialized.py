@@ -13,16 +13,6 @@ def _in_entry_point(site) -> bool:
     return function == "<module>" or bool(_ENTRY.match(function))
 
 
-def _named_init_settings(site, backend) -> bool:
-    """`**ray_init_kwargs`, `**self._ray_config`, `**init_kwargs`: a dict named for the backend
-    or for its init is the user's init settings, wherever the call stands (a config key popped
-    from kwargs, a constructor parameter, an argument dataclass field)."""
-    name = str(site.detail.get("expr") or site.key).rsplit(".", 1)[-1].strip("_").lower()
-    words = set(re.split(r"[_\W]+", name))
-    package = str(backend or "").split(".")[0].lower()
-    return "init" in words or bool(package) and package in words
-
-
 class IgnoredIfInitialized(Rule):
     CODE = "QG109"
     NAME = "ignored-if-initialized"
@@ -40,9 +30,7 @@ Check the running cluster's resources (`ray.cluster_resources()`) against the co
 or fail loudly when they differ. An init followed in the same function by such a check is
 not reported; one that passes only `**kwargs` (which may carry no count at all) outside a
 script's entry point (a top-level `main` / `run_*` / `train*` function, module level) is a
-note, unless the dict is named for the backend or its init (`**ray_init_kwargs`,
-`**self._ray_config`, `**init_kwargs`): those are the user's init settings wherever they are
-applied."""
+note."""
     VALID = [
         Example({"train.py": "import ray\nray.init(num_cpus=cfg.num_cpus)\n"}, "unconditional init"),
         Example({"pool.py": "import ray\n"
@@ -95,14 +83,6 @@ applied."""
                                 "        ray.init(**config.ray_init)\n"},
                 "**kwargs from the configuration in a script's entry point", expect=[("main_ppo.py", 4)],
                 severity="warning"),
-        Example({"vecenv.py": "import ray\n"
-                              "class RayVecEnv:\n"
-                              "    def __init__(self, num_actors, **kwargs):\n"
-                              "        if not ray.is_initialized():\n"
-                              "            ray_config = kwargs.pop('ray_config', {})\n"
-                              "            ray.init(**ray_config)\n"},
-                "a dict named for the backend's init is the user's init settings, in a library class too",
-                expect=[("vecenv.py", 6)], severity="warning"),
     ]
 
     def check(self, result):
@@ -127,8 +107,7 @@ applied."""
                                      else s.key.rsplit('.', 1)[-1] for s in sites}))
             # **kwargs alone may carry no count; in a script's entry point they are its
             # configuration, in a library helper whatever its caller passes (a note)
-            only_splat = all(s.detail.get("splat") and not _named_init_settings(s, backend) for s in sites) \
-                and not _in_entry_point(sites[0])
+            only_splat = all(s.detail.get("splat") for s in sites) and not _in_entry_point(sites[0])
             yield self.finding(sites[0], knob=sites[0].key, related=sites,
                                call=f"{'.'.join((backend or 'init').split('.')[-2:])}()", knobs=keys, why=why,
                                **({"severity": "note", "confidence": "low"} if only_splat else {}))

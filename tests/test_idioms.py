@@ -88,14 +88,6 @@ def test_click_options_and_flags_documented_as_counts(tmp_path):
     assert "j" in knobs and "seed" not in knobs
 
 
-def test_ray_init_settings_named_for_the_backend_are_the_users():
-    found = findings("ray_init_settings", "QG109")
-    assert ("envs/vecenv.py", 10, "QG109", "warning") in found  # kwargs.pop("ray_config")
-    assert ("pipeline/ray_pipeline.py", 14, "QG109", "warning") in found  # a constructor's ray_init_kwargs
-    assert ("pipeline/util.py", 6, "QG109", "note") in found  # a generic **config in a helper
-    assert not [f for f in found if f[0] == "pipeline/ray_pipeline.py" and f[1] == 12]  # unconditional init
-
-
 def test_a_literal_count_in_a_program_that_reads_its_settings():
     found = {(f, line): sev for f, line, _c, sev in findings("program_literals", "QG105")}
     assert found[("scripts/decontaminate.py", 11)] == "warning"
