@@ -56,10 +56,15 @@ def _in_worker(site) -> bool:
 _EXAMPLE_DIRS = ("examples", "example", "tutorials", "docs", "notebooks", "benchmarks")
 
 
+# a literal pin of 2-4 threads starves a learner on any training node; a larger literal is a
+# sizing choice more than a pin
+FEW_THREADS = 4
+
+
 def _fixed_count(site, value) -> bool:
-    """`torch.set_num_threads(2)` written as a literal above 1: the learner's math gets that many
-    threads on a laptop and on a 64-core node alike (robomimic's train())."""
-    return isinstance(value, int) and not isinstance(value, bool) and value > 1 \
+    """`torch.set_num_threads(2)` written as a literal of a few threads: the learner's math gets
+    that many on a laptop and on a 64-core node alike (robomimic's train())."""
+    return isinstance(value, int) and not isinstance(value, bool) and 1 < value <= FEW_THREADS \
         and str(site.detail.get("expr") or "").strip().isdigit()
 
 
@@ -95,8 +100,8 @@ reported.
 A thread count set in the body of a `threading.Thread` target acts on the whole process that
 started it (torch's intra-op threads are per process): with 1 it pins the learner (a warning),
 with another value it changes the learner's count (a note).
-A literal count above 1 there (`torch.set_num_threads(2)` in `train()`) fixes the learner's
-math at that many threads whatever the machine has: a warning, confidence medium.
+A literal of a few threads there (2 to 4: `torch.set_num_threads(2)` in `train()`) fixes the
+learner's math at that many whatever the machine has: a warning, confidence medium.
 A learner or inference process is the math, whatever else its name says (sample-factory's
 `LearnerWorker`): a pin there is reported.
 An environment variable set in a script that starts worker processes is for them (they
