@@ -89,7 +89,11 @@ choices whose default is the serial backend. `n_envs: 16` then buys batching, no
 parallelism. A backend switch (rules/knobs.yaml `switches`: `vectorize`, `vec_env`, `local_mode`,
 `multi_gpu`, `single_process`, ...) configured to its serial value in the same config section
 as a count of what it would parallelise (`vectorize: serial` beside `num_envs: 64`) is reported
-at the switch.
+at the switch. So is a switch the code defines, whatever its name: `SyncVectorEnv if
+cfg.env.sync_env else AsyncVectorEnv` (or a helper returning that) makes `sync_env: True` the
+serial value, reported where a config sets it beside a count above 1 of what the backend
+makes - a count in the same file, else one set by a config that picks this file as a Hydra
+group option (`override /env: dmc` for env/dmc.yaml).
 
 The project's own backends count too (auditor/flow/backends.py): a class that makes its N
 workers or envs in a loop and starts no process, thread or pool is serial, one that starts a
@@ -110,6 +114,12 @@ backend with a count of 1 (or one asserted to be 1: `assert num_envs == 1`), are
 so is `serial_mode` in front of an environment library that vectorizes by itself (brax,
 Isaac Gym, envpool, JAX environments): one sampler worker is the intended setting there."""
     VALID = [
+        Example({"conf/env.yaml": "num_envs: 1\nsync_env: True\n",
+                 "envs.py": "import gymnasium as gym\n"
+                            "def make(cfg, fns):\n"
+                            "    cls = gym.vector.SyncVectorEnv if cfg.sync_env else gym.vector.AsyncVectorEnv\n"
+                            "    return cls(fns)\n"},
+                "the serial value of a code-defined switch with one env: nothing lost"),
         Example({"train.py": "from stable_baselines3.common.env_util import make_vec_env\n"
                              "from stable_baselines3.common.vec_env import SubprocVecEnv\n"
                              "env = make_vec_env('CartPole-v1', n_envs=args.n_envs, vec_env_cls=SubprocVecEnv)\n"},
@@ -196,6 +206,13 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
         Example({"train.py": "import gymnasium as gym\n"
                              "envs = gym.vector.SyncVectorEnv([make_env for _ in range(args.num_envs)])\n"},
                 "SyncVectorEnv with a configured count", expect=[("train.py", 2)]),
+        Example({"conf/env.yaml": "num_envs: 8\nsync_env: True\n",
+                 "envs.py": "import gymnasium as gym\n"
+                            "def make(cfg, fns):\n"
+                            "    cls = gym.vector.SyncVectorEnv if cfg.sync_env else gym.vector.AsyncVectorEnv\n"
+                            "    return cls(fns)\n"},
+                "a config sets the value the code's own switch runs serially, beside 8 envs",
+                expect=[("conf/env.yaml", 2)]),
         Example({"sampler.py": "from concurrent.futures import ThreadPoolExecutor\n"
                                "def step_one(env):\n    return env.step(env.action_space.sample())\n"
                                "pool = ThreadPoolExecutor(max_workers=args.num_envs)\n"
@@ -432,8 +449,61 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
                                count=f"the {count.value} set by {count.key} (line {count.line})",
                                why=f": {show(switch.value)} is the serial choice of {switch.leaf}")
 
+    def _switches_in_code(self, result):
+        """`SyncVectorEnv if cfg.env.sync_env else AsyncVectorEnv` in code, `sync_env: True` in a
+        config file beside a count above 1 of what the backend makes: the code says which value
+        is serial, whatever the switch is called. The count is the one the same file sets, else
+        one set by a config that picks this file as a Hydra group option (`override /env: dmc`
+        for env/dmc.yaml): a group config's neighbours ask for their own counts."""
+        from auditor import vocab as vocab_mod
+
+        vocab = vocab_mod.load(result.settings or None)
+        switches: dict[str, tuple] = {}  # leaf -> (file, fact)
+        for rel, m in sorted(result.meta.items()):
+            for fact in (m.get("switches") or ()) if isinstance(m, dict) and not is_test_file(rel) else ():
+                switches.setdefault(fact["leaf"].lower(), (rel, fact))
+        if not switches:
+            return
+        counts: dict[str, list] = {}  # file -> config defines of counts
+        for s in result.sites:
+            if s.role == "define" and is_config_define(s) and s.kind in CONFIG_KINDS and isinstance(s.value, int) \
+                    and not isinstance(s.value, bool):
+                counts.setdefault(s.file, []).append(s)
+        choosers: dict[tuple, list] = {}  # (group, option) -> files whose Hydra defaults pick it
+        for rel, m in result.meta.items():
+            for entry in (m.get("hydra_defaults") or ()) if isinstance(m, dict) else ():
+                if entry.get("group") and isinstance(entry.get("option"), str):
+                    choosers.setdefault((entry["group"].rsplit("/", 1)[-1], entry["option"]), []).append(rel)
+        for rel, m in sorted(result.meta.items()):
+            if not isinstance(m, dict) or is_test_file(rel) or not m.get("values"):
+                continue
+            for key, (line, col, value) in m["values"].items():
+                found = switches.get(key.rsplit(".", 1)[-1].lower())
+                if found is None or _as_bool(value) is None:
+                    continue
+                code_file, fact = found
+                if _as_bool(value) != fact["serial_when"]:
+                    continue
+                units = {"envs": {"env"}}.get(fact["kind"], {"worker", "proc", "process", "actor"})
+                folder, _, name = rel.rpartition("/")
+                group = (folder.rsplit("/", 1)[-1], name.rsplit(".", 1)[0])
+                own = [c for c in counts.get(rel, ()) if vocab.units(c.leaf) & units]
+                beside = own or [c for f in choosers.get(group, ()) for c in counts.get(f, ())
+                                 if vocab.units(c.leaf) & units]
+                beside = [c for c in beside if c.value > 1]
+                if not beside:
+                    continue  # one env, or no count this choice runs with: serial loses nothing
+                count = max(beside, key=lambda c: c.value)
+                yield self.finding(None, file=rel, line=line, column=col, knob=key, related=[count],
+                                   backend=f"{key} = {show(value)}",
+                                   count=f"the {count.value} set by {count.key} ({where(count)})",
+                                   why=f": `{fact['test']}` at {code_file}:{fact['line']} picks "
+                                       f"{_short(fact['serial'])} for {show(value)}, "
+                                       f"{_short(fact['parallel'])} otherwise")
+
     def _config_flags(self, result):
         yield from self._serial_switches(result)
+        yield from self._switches_in_code(result)
         for knob in result.knobs:
             for site in knob.sites:
                 if not is_config_define(site):
@@ -451,6 +521,14 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
                                        count="the environments",
                                        why=f": {show(site.value)} is the serial choice among {list(choices)}; "
                                            f"unless a run passes {flag} {parallel}, n_envs buys no parallelism")
+
+
+def _as_bool(value):
+    """True / False for a boolean or its text in a config file, else None."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    return {"true": True, "false": False}.get(text)
 
 
 def _why(site, entry) -> str:

@@ -95,3 +95,10 @@ def test_a_literal_count_in_a_program_that_reads_its_settings():
     assert found[("mylib/oracles/math.py", 8)] == "note"  # a pool kept for timeouts
     assert found[("mylib/data/metrics.py", 7)] == "note"  # filled in only when the user gave none
     assert found[("mylib/data/tables.py", 5)] == "note"  # a helper that reads no settings
+
+
+def test_a_switch_the_code_defines_is_judged_where_a_config_sets_it():
+    found = findings("code_switch", "QG106")
+    assert ("configs/env/dmc.yaml", 6, "QG106", "warning") in found  # picked by an experiment of 16 envs
+    assert not [f for f in found if f[0] == "configs/env/mujoco.yaml"]  # its experiment runs one env
+    assert not [f for f in found if f[0] == "configs/env/default.yaml"]  # the parallel value

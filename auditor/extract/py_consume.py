@@ -237,6 +237,26 @@ class ConsumeMixin:
                 return [(c, " and ".join(fn.conds) or None)]
         return []
 
+    def record_switch(self, node: ast.IfExp) -> None:
+        """`SyncVectorEnv if cfg.env.sync_env else AsyncVectorEnv`, also as a helper's `return`:
+        the test is a serial / parallel switch, whatever its name. Kept in meta["switches"] with
+        the value that picks the serial backend, for the configured values to be judged."""
+        picks = [self.cat.lookup(self.qual(b)) if isinstance(b, (ast.Name, ast.Attribute)) else None
+                 for b in (node.body, node.orelse)]
+        if picks[0] is None or picks[1] is None or picks[0].serial == picks[1].serial:
+            return
+        test, negated = node.test, False
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, negated = test.operand, True
+        leaf = switch_leaf(test)
+        switches = self.meta.setdefault("switches", [])
+        if not leaf or len(switches) >= MAX_SWITCHES:
+            return
+        serial, parallel = (picks[0], picks[1]) if picks[0].serial else (picks[1], picks[0])
+        switches.append({"line": node.lineno, "col": node.col_offset + 1, "test": self.text(node.test),
+                         "leaf": leaf, "serial_when": picks[0].serial != negated,
+                         "serial": serial.backend, "parallel": parallel.backend, "kind": serial.kind})
+
     def size_key(self, node: ast.AST) -> str | None:
         """The knob that sizes a list of env fns: [f(i) for i in range(n_envs)], [f] * n_envs."""
         if isinstance(node, ast.Name):
@@ -250,6 +270,20 @@ class ConsumeMixin:
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
             return self.ref_key(node.right, knob_only=True) or self.ref_key(node.left, knob_only=True)
         return None
+
+
+MAX_SWITCHES = 50  # switch facts kept per file
+
+
+def switch_leaf(test: ast.AST) -> str | None:
+    """The setting a test reads: `sync_env`, `cfg.env.sync_env`, `cfg["env"]["sync_env"]`."""
+    if isinstance(test, ast.Name):
+        return test.id
+    if isinstance(test, ast.Attribute):
+        return test.attr
+    if isinstance(test, ast.Subscript) and isinstance(test.slice, ast.Constant) and isinstance(test.slice.value, str):
+        return test.slice.value
+    return None
 
 
 def serial_default_target(consumer) -> str | None:

@@ -804,6 +804,10 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         if not isinstance(node, ast.Name):
             self.visit(node)
 
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        self.record_switch(node)
+        self.generic_visit(node)
+
     # ---- reads ------------------------------------------------------------------------------------
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if not isinstance(node.ctx, ast.Load):
