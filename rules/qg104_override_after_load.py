@@ -67,6 +67,11 @@ help says it is computed at run time."""
                              "        num_workers = 4\n"
                              "    return num_workers\n"},
                 "filling in a missing value is a default, not an override"),
+        Example({"start.py": "import multiprocessing\n"
+                             "def start(cpu_num=None):\n"
+                             "    cpu_num = int(cpu_num) if cpu_num is not None else multiprocessing.cpu_count()\n"
+                             "    return cpu_num\n"},
+                "the machine's CPU count only when none was given: a default, not a cap"),
         Example({"gpus.py": "def count():\n"
                             "    num_gpus = 0\n"
                             "    try:\n"

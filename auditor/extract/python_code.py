@@ -43,6 +43,26 @@ NATIVE_VECTOR_ENVS = frozenset({"brax", "isaacgym", "isaacgymenvs", "isaaclab", 
 CONFIG_ROOT = re.compile(r"cfg|conf|config|args|opt|param|setting|hparam|flags|kwargs", re.IGNORECASE)
 # a call that computes a count for the job: get_gpu_count_for_vllm(...), num_workers_for(...)
 COUNTING_CALL = re.compile(r"(count|num_|_num|gpus|workers|procs|world_size|parallel)", re.IGNORECASE)
+def default_branch(node: ast.IfExp) -> int | None:
+    """Which branch of `A if TEST else B` only fills in an unset value (0: A, 1: B): in `int(n)
+    if n is not None else cpu_count()` (or `if n`) B does, in `cpu_count() if n is None else n`
+    A does; the other branch must use n itself. None for any other test (`0 if iterable else
+    n` forces a value)."""
+    test = node.test
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    inner = test.operand if negated else test
+    if isinstance(inner, ast.Compare) and len(inner.ops) == 1 and isinstance(inner.comparators[0], ast.Constant) \
+            and inner.comparators[0].value is None and isinstance(inner.ops[0], (ast.Is, ast.IsNot)):
+        tested, unset_is_true = inner.left, isinstance(inner.ops[0], ast.Is)
+    elif isinstance(inner, (ast.Name, ast.Attribute)):
+        tested, unset_is_true = inner, False
+    else:
+        return None
+    unset = 0 if unset_is_true != negated else 1
+    kept = node.orelse if unset == 0 else node.body
+    return unset if ast.unparse(tested) in ast.unparse(kept) else None
+
+
 # a settings object a program reads (`args.seed`, `self.cfg.lr`); **kwargs is not one
 SETTINGS_HANDLE = re.compile(r"^_*(cfg|cfgs|config|configs|conf|args|opt|opts|options|hparams|hp|flags|settings)$",
                              re.IGNORECASE)
@@ -738,6 +758,9 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             if how == "reference":
                 return how, None, {**more, "expr": extra["expr"]}
         if isinstance(value, ast.IfExp):
+            unset = default_branch(value)
+            if unset is not None:  # `int(n) if n is not None else cpu_count()`: the default fills a gap
+                return self.classify(value.orelse if unset == 0 else value.body)
             test = self.text(value.test)
             branches = ((value.body, test), (value.orelse, f"not ({test})"))
             for branch, cond in branches:  # a cap in one branch: min(n, cpu) if n is not None else None
