@@ -45,22 +45,21 @@ CONFIG_ROOT = re.compile(r"cfg|conf|config|args|opt|param|setting|hparam|flags|k
 COUNTING_CALL = re.compile(r"(count|num_|_num|gpus|workers|procs|world_size|parallel)", re.IGNORECASE)
 def default_branch(node: ast.IfExp) -> int | None:
     """Which branch of `A if TEST else B` only fills in an unset value (0: A, 1: B): in `int(n)
-    if n is not None else cpu_count()` (or `if n`) B does, in `cpu_count() if n is None else n`
-    A does; the other branch must use n itself. None for any other test (`0 if iterable else
-    n` forces a value)."""
+    if n is not None else cpu_count()` B does, in `cpu_count() if n is None else n` A does. The
+    other branch must use n itself, and the default must be computed, not another setting kept
+    (`len(devices) * nnodes if devices else cfg.device_num` recomputes device_num). None for any
+    other test (`0 if iterable else n` forces a value)."""
     test = node.test
     negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
     inner = test.operand if negated else test
-    if isinstance(inner, ast.Compare) and len(inner.ops) == 1 and isinstance(inner.comparators[0], ast.Constant) \
-            and inner.comparators[0].value is None and isinstance(inner.ops[0], (ast.Is, ast.IsNot)):
-        tested, unset_is_true = inner.left, isinstance(inner.ops[0], ast.Is)
-    elif isinstance(inner, (ast.Name, ast.Attribute)):
-        tested, unset_is_true = inner, False
-    else:
+    if not (isinstance(inner, ast.Compare) and len(inner.ops) == 1 and isinstance(inner.comparators[0], ast.Constant)
+            and inner.comparators[0].value is None and isinstance(inner.ops[0], (ast.Is, ast.IsNot))):
         return None
-    unset = 0 if unset_is_true != negated else 1
-    kept = node.orelse if unset == 0 else node.body
-    return unset if ast.unparse(tested) in ast.unparse(kept) else None
+    unset = 0 if isinstance(inner.ops[0], ast.Is) != negated else 1
+    kept, default = (node.orelse, node.body) if unset == 0 else (node.body, node.orelse)
+    if isinstance(default, (ast.Name, ast.Attribute, ast.Subscript)):
+        return None
+    return unset if ast.unparse(inner.left) in ast.unparse(kept) else None
 
 
 # a settings object a program reads (`args.seed`, `self.cfg.lr`); **kwargs is not one
