@@ -3,15 +3,14 @@
 import re
 
 from auditor.lint import idioms
-from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, backend_kind, is_config_define, is_test_file,
-                               project_packages, show, steps_envs, where)
+from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, backend_kind, in_examples, is_config_define,
+                               is_test_file, project_packages, show, steps_envs, where)
 
 # Resource annotations and thread pinning have rules or meanings of their own.
 _SKIP_BACKENDS = ("torch.set_num_threads", "torch.set_num_interop_threads", "threadpoolctl.threadpool_limits",
                   "ray.remote", "ray.remote(...).options")
 
 
-EXAMPLE_DIRS = ("examples", "example", "tutorials", "tutorial", "docs", "notebooks", "benchmarks")
 CONSTRUCTS_CONFIG = re.compile(r"(Config|Configs|Args|Arguments|Spec|Settings|Options|Params)$")
 TABLE = 3  # literal defines of one key in one file: a table of settings written in code
 SIBLINGS_MIN = 3  # configs routing the key before a literal among them stands out
@@ -26,7 +25,7 @@ def _takes_settings(file: str, meta: dict) -> str | None:
     """The settings object a program file reads (`args`, `self.cfg`), outside examples and
     docs: a literal count there is one the program could have offered and did not. None for a
     file that reads no settings (a helper, a table of presets)."""
-    if any(p in EXAMPLE_DIRS for p in file.split("/")[:-1]):
+    if in_examples(file):
         return None
     facts = meta.get(file)
     return facts.get("reads_settings") if isinstance(facts, dict) else None
@@ -357,7 +356,7 @@ program that reads its settings (it could have passed one)."""
                 continue  # ParallelismConfig(tensor_parallel_degree=8): a preset, the configuration itself
             callee = str(d.get("callee") or "the call").rsplit(".", 1)[-1]
             knob = knob_of.get(id(site))
-            example = any(p in EXAMPLE_DIRS for p in site.file.split("/")[:-1])
+            example = in_examples(site.file)
             declared = [f for f in fields.get(site.leaf.lower(), ()) if f.file != site.file
                         and as_number(f.value) != value]
             routed = [] if declared else [r for r in routes.get((_tail(d.get("callee")), site.leaf), ())

@@ -3,7 +3,7 @@
 import re
 
 from auditor.lint import idioms
-from auditor.lint.base import Example, Rule, as_number, is_test_file
+from auditor.lint.base import Example, Rule, as_number, in_examples, is_test_file
 
 PIN_BACKENDS = ("torch.set_num_threads", "threadpoolctl.threadpool_limits", "threadpoolctl.threadpool_limits.wrap")
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -51,9 +51,6 @@ def _in_worker(site) -> bool:
     if d.get("in_worker"):
         return True
     return bool(function) and bool(_WORKERISH.search(function))
-
-
-_EXAMPLE_DIRS = ("examples", "example", "tutorials", "docs", "notebooks", "benchmarks")
 
 
 # a literal pin of 2-4 threads starves a learner on any training node; a larger literal is a
@@ -188,7 +185,7 @@ measured by verify, which says when it needs more threads."""
             backend = site.detail.get("backend") or ""
             value = as_number(site.value)
             if site.kind == "python" and site.role == "consume" and backend in PIN_BACKENDS and \
-                    _fixed_count(site, value) and not site.file.split("/")[0] in _EXAMPLE_DIRS:
+                    _fixed_count(site, value) and not in_examples(site.file):
                 if (site.file, site.line) not in seen:
                     seen.add((site.file, site.line))
                     yield self.finding(site, knob=site.key, related=[site], confidence="medium",

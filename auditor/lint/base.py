@@ -91,6 +91,14 @@ class Rule:
         return first.split(". ")[0].rstrip(".") + "."
 
 
+EXAMPLE_DIRS = ("examples", "example", "tutorials", "tutorial", "docs", "notebooks", "benchmarks")
+
+
+def in_examples(file: str) -> bool:
+    """A file under examples/, docs/, tutorials/, ... at any depth: demonstration code."""
+    return any(p in EXAMPLE_DIRS for p in file.split("/")[:-1])
+
+
 def where(site: Site) -> str:
     return f"{site.file}:{site.line}"
 
