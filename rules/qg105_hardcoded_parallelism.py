@@ -394,14 +394,15 @@ program that reads its settings (it could have passed one)."""
             if backend in _SKIP_BACKENDS or backend_kind(callers[0]) == "threads" and not steps_envs(callers[0]):
                 continue
             # a caller in a program that reads its settings could have passed one; none does
-            taking = next((c for c in callers if _takes_settings(c.file, result.meta)), None)
+            taking, handle = next(((c, h) for c in callers if (h := _takes_settings(c.file, result.meta))),
+                                  (None, None))
             yield self.finding(at, knob=param, related=[at, *callers[:3]], backend=_short(backend),
                                what=f"the default {param}={show(at.default)} of {callers[0].detail.get('helper')}() "
                                     f"(through line {line})",
                                why=f" on every call: none of its {len(callers)} caller{'s' if len(callers) > 1 else ''} "
                                    f"(e.g. {where(taking or callers[0])}) passes {param}, and no configuration "
                                    f"reaches it" + (f" although {taking.file} reads its settings from "
-                                                    f"`{_takes_settings(taking.file, result.meta)}`" if taking else ""),
+                                                    f"`{handle}`" if taking else ""),
                                **({} if taking else {"severity": "note", "confidence": "medium"})), (helper_site, param)
 
     def _sibling_literals(self, result):

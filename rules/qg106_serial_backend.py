@@ -414,13 +414,10 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
                                            f"never takes effect")
                     break
 
-    def _serial_switches(self, result):
+    def _serial_switches(self, result, vocab):
         """`vectorize: serial` beside `num_envs: 64` in one section of a config, `local_mode: true`
         beside `num_cpus: 16`, a dataclass `single_process: bool = True` beside `num_workers: int =
         8`: a switch set to its serial value next to a count it makes pointless."""
-        from auditor import vocab as vocab_mod
-
-        vocab = vocab_mod.load(result.settings or None)
         if not vocab.switches:
             return
         counts: dict[tuple, list] = {}  # (file, section) -> count defines there
@@ -449,15 +446,12 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
                                count=f"the {count.value} set by {count.key} (line {count.line})",
                                why=f": {show(switch.value)} is the serial choice of {switch.leaf}")
 
-    def _switches_in_code(self, result):
+    def _switches_in_code(self, result, vocab):
         """`SyncVectorEnv if cfg.env.sync_env else AsyncVectorEnv` in code, `sync_env: True` in a
         config file beside a count above 1 of what the backend makes: the code says which value
         is serial, whatever the switch is called. The count is the one the same file sets, else
         one set by a config that picks this file as a Hydra group option (`override /env: dmc`
         for env/dmc.yaml): a group config's neighbours ask for their own counts."""
-        from auditor import vocab as vocab_mod
-
-        vocab = vocab_mod.load(result.settings or None)
         switches: dict[str, tuple] = {}  # leaf -> (file, fact)
         for rel, m in sorted(result.meta.items()):
             for fact in (m.get("switches") or ()) if isinstance(m, dict) and not is_test_file(rel) else ():
@@ -502,8 +496,11 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
                                        f"{_short(fact['parallel'])} otherwise")
 
     def _config_flags(self, result):
-        yield from self._serial_switches(result)
-        yield from self._switches_in_code(result)
+        from auditor import vocab as vocab_mod
+
+        vocab = vocab_mod.load(result.settings or None)
+        yield from self._serial_switches(result, vocab)
+        yield from self._switches_in_code(result, vocab)
         for knob in result.knobs:
             for site in knob.sites:
                 if not is_config_define(site):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from auditor.extract.py_refs import NOT_LITERAL, literal, range_arg
+from auditor.extract.py_refs import NOT_LITERAL, chain, literal, range_arg
 from auditor.model import Site
 
 
@@ -279,11 +279,10 @@ def switch_leaf(test: ast.AST) -> str | None:
     """The setting a test reads: `sync_env`, `cfg.env.sync_env`, `cfg["env"]["sync_env"]`."""
     if isinstance(test, ast.Name):
         return test.id
-    if isinstance(test, ast.Attribute):
-        return test.attr
-    if isinstance(test, ast.Subscript) and isinstance(test.slice, ast.Constant) and isinstance(test.slice.value, str):
-        return test.slice.value
-    return None
+    if not isinstance(test, (ast.Attribute, ast.Subscript)):
+        return None
+    parts, _root = chain(test)
+    return parts[-1] if parts else None
 
 
 def serial_default_target(consumer) -> str | None:

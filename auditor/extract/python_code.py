@@ -43,28 +43,6 @@ NATIVE_VECTOR_ENVS = frozenset({"brax", "isaacgym", "isaacgymenvs", "isaaclab", 
 CONFIG_ROOT = re.compile(r"cfg|conf|config|args|opt|param|setting|hparam|flags|kwargs", re.IGNORECASE)
 # a call that computes a count for the job: get_gpu_count_for_vllm(...), num_workers_for(...)
 COUNTING_CALL = re.compile(r"(count|num_|_num|gpus|workers|procs|world_size|parallel)", re.IGNORECASE)
-def default_branch(node: ast.IfExp) -> int | None:
-    """Which branch of `A if TEST else B` only fills in an unset value (0: A, 1: B): in `int(n)
-    if n is not None else cpu_count()` B does, in `cpu_count() if n is None else n` A does. The
-    other branch must use n itself, and the default must be computed, not another setting kept
-    (`len(devices) * nnodes if devices else cfg.device_num` recomputes device_num). None for any
-    other test (`0 if iterable else n` forces a value)."""
-    test = node.test
-    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-    inner = test.operand if negated else test
-    if not (isinstance(inner, ast.Compare) and len(inner.ops) == 1 and isinstance(inner.comparators[0], ast.Constant)
-            and inner.comparators[0].value is None and isinstance(inner.ops[0], (ast.Is, ast.IsNot))):
-        return None
-    unset = 0 if isinstance(inner.ops[0], ast.Is) != negated else 1
-    kept, default = (node.orelse, node.body) if unset == 0 else (node.body, node.orelse)
-    if isinstance(default, (ast.Name, ast.Attribute, ast.Subscript)):
-        return None
-    return unset if ast.unparse(inner.left) in ast.unparse(kept) else None
-
-
-# a settings object a program reads (`args.seed`, `self.cfg.lr`); **kwargs is not one
-SETTINGS_HANDLE = re.compile(r"^_*(cfg|cfgs|config|configs|conf|args|opt|opts|options|hparams|hp|flags|settings)$",
-                             re.IGNORECASE)
 CONFIG_ATTR = re.compile(r"(^|_)(cfg|config|conf|args|kwargs|options|opts|params|hparams|settings)$", re.IGNORECASE)
 WORKER_ID = re.compile(r"^(thread|worker|shard|actor)_?(id|idx|index)$", re.IGNORECASE)
 # a function writing this many literals into one object's attributes is a configuration in code
@@ -94,6 +72,25 @@ class Frame:
     bound_since_entry: set[str] = field(default_factory=set)  # knob-named names assigned in this function
     # local kwargs mappings: name -> {key: (conditions when written, value node)} for `**name` calls
     mapkeys: dict[str, dict[str, tuple]] = field(default_factory=dict)
+
+
+def default_branch(node: ast.IfExp) -> int | None:
+    """Which branch of `A if TEST else B` only fills in an unset value (0: A, 1: B): in `int(n)
+    if n is not None else cpu_count()` B does, in `cpu_count() if n is None else n` A does. The
+    other branch must use n itself, and the default must be computed, not another setting kept
+    (`len(devices) * nnodes if devices else cfg.device_num` recomputes device_num). None for any
+    other test (`0 if iterable else n` forces a value)."""
+    test = node.test
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    inner = test.operand if negated else test
+    if not (isinstance(inner, ast.Compare) and len(inner.ops) == 1 and isinstance(inner.comparators[0], ast.Constant)
+            and inner.comparators[0].value is None and isinstance(inner.ops[0], (ast.Is, ast.IsNot))):
+        return None
+    unset = 0 if isinstance(inner.ops[0], ast.Is) != negated else 1
+    kept, default = (node.orelse, node.body) if unset == 0 else (node.body, node.orelse)
+    if isinstance(default, (ast.Name, ast.Attribute, ast.Subscript)):
+        return None
+    return unset if ast.unparse(inner.left) in ast.unparse(kept) else None
 
 
 class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
@@ -854,7 +851,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         leaf = parts[-1] if parts else ""
         if self.settings_root is None and parts and isinstance(root, ast.Name):
             handle = root.id if root.id not in ("self", "cls") else parts[0] if len(parts) > 1 else ""
-            if SETTINGS_HANDLE.match(handle):
+            if HANDLE.match(handle) and handle.strip("_").lower() != "kwargs":  # **kwargs holds no settings
                 self.settings_root = handle if handle == root.id else f"{root.id}.{handle}"
         if key and "." in key and len(self.sections) < MAX_SECTIONS and CONFIG_ROOT.search(root_text or ""):
             self.sections.add(key.rsplit(".", 2)[-2].lower())  # config.data.pad_mode: this file reads `data`
