@@ -28,9 +28,10 @@ notebook, a test fixture, a library or an earlier call started Ray first, the co
 
 Check the running cluster's resources (`ray.cluster_resources()`) against the configuration,
 or fail loudly when they differ. An init followed in the same function by such a check is
-not reported; one that passes only `**kwargs` (which may carry no count at all) outside a
-script's entry point (a top-level `main` / `run_*` / `train*` function, module level) is a
-note."""
+not reported, unless it passes `**kwargs`: the check covers the counts, not the rest of the
+mapping (`runtime_env`, `address`), so it is a note. One that passes only `**kwargs` (which
+may carry no count at all) outside a script's entry point (a top-level `main` / `run_*` /
+`train*` function, module level) is a note."""
     VALID = [
         Example({"train.py": "import ray\nray.init(num_cpus=cfg.num_cpus)\n"}, "unconditional init"),
         Example({"pool.py": "import ray\n"
@@ -83,6 +84,14 @@ note."""
                                 "        ray.init(**config.ray_init)\n"},
                 "**kwargs from the configuration in a script's entry point", expect=[("main_ppo.py", 4)],
                 severity="warning"),
+        Example({"tuner.py": "import ray\n"
+                             "def run_ray(ray_args):\n"
+                             "    if not ray.is_initialized():\n"
+                             "        ray.init(**ray_args.ray_init_kwargs)\n"
+                             "    devices = int(ray.cluster_resources().get('GPU', 0))\n"
+                             "    return devices\n"},
+                "**kwargs with a resources read afterwards: runtime_env and address are still dropped (a note)",
+                expect=[("tuner.py", 4)], severity="note"),
     ]
 
     def check(self, result):
@@ -95,7 +104,7 @@ note."""
             reinit = (d.get("options") or {}).get("ignore_reinit_error") in (True, "True")
             if "is_initialized" not in str(guard) and not reinit:
                 continue
-            if d.get("checked_after"):
+            if d.get("checked_after") and not d.get("splat"):
                 continue  # the running backend's resources are read afterwards: checked
             calls.setdefault((site.file, site.line, d.get("backend")), []).append(site)
         for (_file, _line, backend), sites in calls.items():
@@ -108,6 +117,12 @@ note."""
             # **kwargs alone may carry no count; in a script's entry point they are its
             # configuration, in a library helper whatever its caller passes (a note)
             only_splat = all(s.detail.get("splat") for s in sites) and not _in_entry_point(sites[0])
+            # a resources read afterwards covers the counts, not what else the mapping carries
+            # (runtime_env, address): those are dropped all the same (a note)
+            checked = sites[0].detail.get("checked_after")
+            if checked:
+                why += (f"; `{checked}` is read afterwards, which covers the counts but not the other "
+                        f"settings the mapping carries (runtime_env, address)")
             yield self.finding(sites[0], knob=sites[0].key, related=sites,
                                call=f"{'.'.join((backend or 'init').split('.')[-2:])}()", knobs=keys, why=why,
-                               **({"severity": "note", "confidence": "low"} if only_splat else {}))
+                               **({"severity": "note", "confidence": "low"} if only_splat or checked else {}))
