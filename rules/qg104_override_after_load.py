@@ -319,6 +319,7 @@ help says it is computed at run time."""
     def check(self, result):
         yield from self._dropped(result)
         yield from self._ignored_unless(result)
+        yield from self._environment_fallback(result)
         reads = {}  # (file, function, leaf) -> first line code reads it there
         for s in result.sites:
             if s.role == "read" and s.kind == "python":
@@ -386,6 +387,24 @@ help says it is computed at run time."""
                     configured=lost,
                     **_severity(site, cited, logged or settings or untouched),
                 )
+
+    def _environment_fallback(self, result):
+        """`os.environ.get("CUDA_VISIBLE_DEVICES", ",".join(map(str, range(args.gpus))))`: the
+        user's setting is only the fallback of a variable that schedulers and launchers set;
+        under them the variable's value wins and the setting is dropped without a word."""
+        for site in result.sites:
+            d = site.detail
+            if site.role != "read" or site.kind != "python" or d.get("via") != "environ" or is_test_file(site.file):
+                continue
+            setting = _setting_read(str(d.get("expr") or ""))
+            if setting is None:
+                continue
+            var = site.key
+            yield self.finding(site, knob=setting, related=[site], alias="",
+                               effect=f"it is only the fallback of the environment variable {var}",
+                               condition=f" whenever {var} is set (schedulers and launchers set it)",
+                               configured=f"; {var}'s value then runs and {setting} is dropped without a word",
+                               severity="note", confidence="medium")
 
     def _ignored_unless(self, result):
         """`def make(seed, task, num_envs, ..., cfg=None)`: `num_envs` is used only under `if cfg is
@@ -479,6 +498,19 @@ help says it is computed at run time."""
 
 
 _DERIVED_HELP = re.compile(r"comput|runtime|run time|derived|automatic|auto-|set by|ignored", re.IGNORECASE)
+
+
+_CHAIN = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+
+
+def _setting_read(expr: str) -> str | None:
+    """The first read of the user's settings in EXPR: `args.gpus`, `self.cfg.num_workers`."""
+    for m in _CHAIN.finditer(expr):
+        parts = m.group(0).split(".")
+        root = parts[1] if parts[0] == "self" and len(parts) > 2 else parts[0]
+        if idioms.is_config_name(root):
+            return m.group(0)
+    return None
 
 
 def _recomputed_field(site, knob):
