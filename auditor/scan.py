@@ -29,6 +29,7 @@ from typing import Callable
 # path of `qg-audit scan` (auditor.commands.scan) walks the tree with auditor.walk alone.
 from auditor.exitcodes import UsageError
 from auditor.extract import ParseError, extractor
+from auditor.keys import one_typo
 from auditor.model import FileError, ScanResult
 from auditor.walk import (  # noqa: F401 - scan's API
     MAX_FILE_SIZE_MB, SKIP_DIRS, VCS_DIRS, Candidate, check_target, walk, walk_filtered)
@@ -53,7 +54,8 @@ GENERIC_LEAVES = frozenset({"init", "remote", "options", "make", "wrap", "spawn"
 
 @lru_cache(maxsize=None)
 def consumer_keywords() -> tuple[str, ...]:
-    """Names of the parallel backends in rules/consumers.yaml (case-sensitive: DataLoader)."""
+    """Names of the parallel backends in rules/consumers.yaml (case-sensitive: DataLoader), and
+    of the launchers in rules/workers.yaml."""
     from auditor import catalogue
 
     data = catalogue.data("consumers.yaml")
@@ -73,6 +75,9 @@ def consumer_keywords() -> tuple[str, ...]:
                 words.add(f"{parts[-2]}.{leaf}")  # ray.init
             else:
                 words.add(f".{leaf}(")  # ray.remote(...).options -> any ".options(" call
+    # launchers a program may start from code (torchrun): rules/workers.yaml names them
+    for rule in catalogue.data("workers.yaml").get("rules", []):
+        words.update(rule.get("keywords", ()))
     return tuple(sorted(words))
 
 
@@ -87,6 +92,10 @@ def minimal(words) -> list[str]:
 
 # Look-alike stems the vocabulary's "near" patterns catch (thread_count, worker_num): a file
 # holding only a misspelt knob must still be parsed, or the misspelling is never reported.
+# a key of a config file, as the first token of a line (`  context_parallel_size: 2`, `- num_envs=8`)
+_CONFIG_KEY = re.compile(rb"^[ \t-]*([A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)+)[ \t]*[:=]", re.M)
+TYPO_WORD_MIN = 7  # a word this long one edit from a knob word is a typo of it (parapllel, wokrers)
+
 NEAR_STEMS = ("worker_num", "worker_count", "thread_num", "thread_count", "proc_num", "process_num",
               "process_count", "num_thread", "num_proc", "n_thread", "n_worker")
 
@@ -145,6 +154,13 @@ class Prefilter:
         self.code_groups = _group_by_stem(self.backends, self.called, self.specific, self.code_generic)
 
         self.structural = vocab.structure.finder() if vocab.structure is not None else None
+        # the long words of knob names (parallel, workers, replicas), by the lengths of the
+        # words one typo away from them
+        self.typo_words = {part.encode() for w in words for part in w.split("_") if len(part) >= TYPO_WORD_MIN}
+        self.typo_words_by_len: dict[int, list[bytes]] = {}
+        for w in self.typo_words:
+            for n in (len(w) - 1, len(w), len(w) + 1):
+                self.typo_words_by_len.setdefault(n, []).append(w)
 
     def __call__(self, data: bytes) -> bool:
         return self._match(data, self.groups) or self._structural(data)
@@ -153,6 +169,18 @@ class Prefilter:
         """Knob names built from a count word and a unit (collector_env_num, numEnvs): read
         only where no vocabulary word or backend already kept the file."""
         return self.structural is not None and self.structural(data.translate(_FOLD))
+
+    def misspelt(self, data: bytes) -> bool:
+        """Does a config file set a key with a word one typo from a vocabulary word
+        (`context_parapllel_size`)? Such a key is no knob and keeps the file from the
+        prefilter, yet it is the finding: the setting it misspells keeps its default."""
+        for key in _CONFIG_KEY.findall(data):
+            for word in key.translate(_FOLD).split(b"_"):
+                if len(word) >= TYPO_WORD_MIN and word not in self.typo_words and any(
+                        one_typo(word, w) and word.rstrip(b"s") != w.rstrip(b"s")  # rollouts: a plural
+                        for w in self.typo_words_by_len.get(len(word), ())):
+                    return True
+        return False
 
     def in_code(self, data: bytes) -> bool:
         """Does a Python file that passed still pass without its comments and triple-quoted
@@ -294,7 +322,8 @@ def parse_file(cand: Candidate, vocab, prefilter: Prefilter, digests: dict | Non
     if nul >= 0:
         return cand.rel, [], None, FileError(cand.rel, _line_at(data, nul),
                                              f"binary file (NUL byte at byte {nul}); skipped"), False
-    if not prefilter(data) and not (cand.kind == "yaml" and _hydra_primary(data)):
+    if not prefilter(data) and not (cand.kind == "yaml" and _hydra_primary(data)) and \
+            not (cand.kind in ("yaml", "ini") and prefilter.misspelt(data)):
         return cand.rel, [], None, None, False
     try:
         text = data.decode("utf-8-sig")
@@ -637,6 +666,18 @@ class _Always:
 
     def __call__(self, data: bytes) -> bool:
         return True
+
+    def misspelt(self, data: bytes) -> bool:
+        """Does a config file set a key with a word one typo from a vocabulary word
+        (`context_parapllel_size`)? Such a key is no knob and keeps the file from the
+        prefilter, yet it is the finding: the setting it misspells keeps its default."""
+        for key in _CONFIG_KEY.findall(data):
+            for word in key.translate(_FOLD).split(b"_"):
+                if len(word) >= TYPO_WORD_MIN and word not in self.typo_words and any(
+                        one_typo(word, w) and word.rstrip(b"s") != w.rstrip(b"s")  # rollouts: a plural
+                        for w in self.typo_words_by_len.get(len(word), ())):
+                    return True
+        return False
 
     def in_code(self, data: bytes) -> bool:
         return True

@@ -1,11 +1,15 @@
 """QG101 unread-config-key: a parallelism key is set in configuration but no code reads it."""
 
+import re
+
 from auditor.flow import values
+from auditor.keys import one_typo
 from auditor.lint import idioms
-from auditor.lint.base import (CONFIG_KINDS, Example, Rule, _one_typo, is_launch_override, is_test_file,
+from auditor.lint.base import (CONFIG_KINDS, Example, Rule, is_launch_override, is_test_file,
                                project_packages, show, similar, where)
 
 FIELD_VIAS = ("dataclass", "pydantic", "attrs", "argparse")
+MISSPELT_MIN = 10  # a key this long one typo from a parallelism field is a misspelling, not a name of its own
 
 _LOADER = "import yaml\ncfg = yaml.safe_load(open('conf.yaml'))\n"
 
@@ -40,12 +44,21 @@ reported.
 A setting declared in code for users to set - a dataclass, pydantic or attrs field, a parser
 flag (also gymutil's `{"name": "--flag"}` dicts), an attribute a plain settings class sets in
 its `__init__` (`class Arguments:` ... `self.worker_num = 2`) - that no scanned code reads is
-reported at its declaration: a warning when a config file, launch script or example script
+reported at its declaration (also when its only read copies it into an attribute of the same
+name that nothing reads: `self.n_render_rollout_threads = args.n_render_rollout_threads`): a
+warning when a config file, launch script or example script
 (`args.worker_num = 4`) of the project sets it, a note otherwise. Not for a class that extends another package's class (its fields may be that
 package's to read), nor for `parser.set_defaults(...)`. A literal written into a configuration
 object's key that nothing reads (`cfg.num_envs = 1` where the program reads
 `cfg.num_envs_per_worker`) changes nothing: a note."""
     VALID = [
+        Example({"schema.py": "from dataclasses import dataclass\n"
+                              "@dataclass\n"
+                              "class Args:\n"
+                              "    num_rollout_workers: int = 4\n",
+                 "run.py": "def run(args):\n    return start(args.num_rollout_workers)\n",
+                 "conf.yaml": "num_rollout_workers: 8\nnum_rollout_steps: 128\n"},
+                "a key that differs from a parallelism field by more than one typo is a setting of its own"),
         Example({"hyper.py": "def sample_ppo(trial, n_actions, n_envs):\n    return {'n_steps': n_envs * 8}\n"
                              "def sample_sac(trial, n_actions, n_envs):\n    return {'tau': 0.01}\n"
                              "def sample_dqn(trial, n_actions, n_envs):\n    return {'gamma': 0.99}\n"
@@ -99,6 +112,28 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                 "a field of a class that extends another package's: that package may read it"),
     ]
     INVALID = [
+        Example({"config.py": "import argparse\n"
+                              "def get_config():\n"
+                              "    p = argparse.ArgumentParser()\n"
+                              "    p.add_argument('--n_render_rollout_threads', type=int, default=1)\n"
+                              "    p.add_argument('--n_rollout_threads', type=int, default=8)\n"
+                              "    return p\n",
+                 "runner.py": "class Runner:\n"
+                              "    def __init__(self, all_args):\n"
+                              "        self.n_render_rollout_threads = all_args.n_render_rollout_threads\n"
+                              "        self.n_rollout_threads = all_args.n_rollout_threads\n"
+                              "    def envs(self):\n"
+                              "        return make_envs(self.n_rollout_threads)\n",
+                 "render.sh": "python render.py --n_render_rollout_threads 4\n"},
+                "a flag whose only read copies it into an attribute nothing reads",
+                expect=[("config.py", 4)]),
+        Example({"schema.py": "from pydantic import BaseModel\n"
+                              "class InputConfig(BaseModel):\n"
+                              "    context_parallel_size: int | None = None\n",
+                 "train.py": "def mesh(cfg):\n    return build(cp=cfg.context_parallel_size)\n",
+                 "examples/cp.yaml": "base_model: qwen\ncontext_parapllel_size: 2\n"},
+                "a config key one typo from a parallelism field: the schema drops it, the field keeps its default",
+                expect=[("examples/cp.yaml", 2)]),
         Example({"config.py": "class Arguments:\n"
                               "    def __init__(self):\n"
                               "        self.worker_num = 2  # rollout workers\n"
@@ -244,6 +279,52 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
         yield from self._misplaced(result, read_keys, splats, handed, unread_ids)
         yield from self._unread_fields(result, read_keys, splats, handed)
         yield from self._dead_writes(result)
+        yield from self._misspelt_keys(result)
+
+    def _misspelt_keys(self, result):
+        """`context_parapllel_size: 2` in a YAML config, one typo from the field
+        `context_parallel_size` that the program declares or reads: the misspelt key is no
+        knob, so nothing reads it, and the real setting keeps its default. A schema that
+        ignores unknown keys (pydantic's default, `model_dump(exclude_none=True)`) drops it
+        without a word."""
+        targets: dict[int, dict[str, object]] = {}  # length -> leaf -> the field or read it misses
+        for knob in result.knobs:
+            leaf = knob.leaf.lower()
+            if len(leaf) < MISSPELT_MIN:
+                continue
+            anchor = next((s for s in knob.sites if s.kind == "python" and not is_test_file(s.file) and (
+                s.role == "define" and s.detail.get("via") in FIELD_VIAS or s.role == "read")), None)
+            if anchor is not None:
+                targets.setdefault(len(leaf), {}).setdefault(leaf, anchor)
+        if not targets:
+            return
+        knob_leaves = {k.leaf.lower() for k in result.knobs}
+        tools: dict[str, str | None] = {}
+        for rel, meta in sorted(result.meta.items()):
+            values = meta.get("values") if isinstance(meta, dict) else None
+            if not values or meta.get("generated") or is_test_file(rel) or \
+                    rel.rsplit(".", 1)[-1].lower() not in ("yaml", "yml", "ini", "cfg"):
+                continue
+            for key, (line, col, value) in values.items():
+                leaf = key.rsplit(".", 1)[-1].lower()
+                if len(leaf) < MISSPELT_MIN or leaf in knob_leaves or value is None:
+                    continue
+                near = next((t for n in (len(leaf) - 1, len(leaf), len(leaf) + 1)
+                             for name, t in targets.get(n, {}).items()
+                             if name[0] == leaf[0] and one_typo(leaf, name)), None)
+                if near is None or _tool_config(result, rel, tools):
+                    continue
+                what = (f"a field of {near.detail.get('owner')} ({where(near)})"
+                        if near.role == "define" and near.detail.get("owner") else
+                        f"which code reads at {where(near)}")
+                yield self.finding(None, file=rel, line=line, column=col, knob=key,
+                                   flow=[{"file": rel, "line": line, "column": col, "kind": "define",
+                                          "role": "source", "key": key, "value": value, "text": f"{key}: {value}"},
+                                         {"file": near.file, "line": near.line, "column": near.column,
+                                          "kind": "config", "role": "sink", "key": near.key, "text": near.source}],
+                                   subject=f"`{key.rsplit('.', 1)[-1]}: {show(value)}` is set here",
+                                   effect="the setting it misspells keeps its default",
+                                   near=f"; it is one typo from `{near.key.rsplit('.', 1)[-1]}`, {what}")
 
     def _unused_params(self, result):
         """`def convert(path, num_workers=None)` whose body never reads num_workers: the count a
@@ -347,13 +428,23 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
         read_keys = {s.key.lower() for s in result.sites if _really_reads(s)
                      and not (s.role == "consume" and s.detail.get("literal"))} if any(
             _init_setting(s) for s in result.sites if s.role == "define") else read_keys
+        dead = _dead_copies(result)
+
+        def reads(site) -> bool:
+            return _really_reads(site) and (site.file, site.line) not in dead
+
+        if dead:  # a key read only by dead copies is not read
+            copied = {s.key.lower() for s in result.sites if (s.file, s.line) in dead}
+            still = {s.key.lower() for s in result.sites if _is_reader(s) and (s.file, s.line) not in dead}
+            read_keys = read_keys - (copied - still)
         for knob in result.knobs:
             fields = [s for s in knob.sites if s.role == "define" and s.kind == "python"
                       and (s.detail.get("via") in FIELD_VIAS or _init_setting(s)) and not s.detail.get("set_defaults")
                       and not is_test_file(s.file)]
             if not fields or knob.leaf.lower() in read_keys or _is_read(knob, read_keys, splats, handed,
-                                                                         reader=_really_reads):
+                                                                         reader=reads):
                 continue
+            copy = next((s for s in knob.sites if (s.file, s.line) in dead), None)
             # users set it in config files and launch scripts, or in the example scripts that
             # fill a settings object by hand (`args.worker_num = 4` beside `args = Arguments()`)
             users = [s for s in knob.sites if not s.detail.get("generated") and not is_test_file(s.file) and (
@@ -369,6 +460,9 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                     f"a field of {field.detail.get('owner')}"
                 set_by = (f"; {len(users)} config file{'s' if len(users) > 1 else ''} or script"
                           f"{'s' if len(users) > 1 else ''} set it (e.g. {where(users[0])})") if users else ""
+                if copy is not None:
+                    set_by += (f"; its only read, at {where(copy)}, copies it into `self.{dead[(copy.file, copy.line)]}`, "
+                               f"which nothing reads")
                 yield self.finding(field, knob=knob.name, related=[field, *users[:3]], flow=_path(result, field, None),
                                    subject=f"{knob.name} is declared here as a setting users set ({kind})",
                                    effect="setting it changes nothing", near=set_by,
@@ -410,6 +504,27 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                     near=f" from this section; the base configuration {base.file} sets `{knob.leaf}` under "
                          f"`{base.key.rpartition('.')[0]}` ({base.key} = {show(base.value)} at {where(base)}) "
                          f"and has no `{knob.name}`, so the base's value runs")
+
+
+_COPY = re.compile(r"^\s*self\.(\w+)\s*(?::[^=]+)?=\s*[\w.]+\s*$")
+
+
+def _dead_copies(result) -> dict[tuple, str]:
+    """(file, line) -> attribute, for reads that only copy the setting into an attribute of the
+    same name that no scanned code reads (`self.n_render_rollout_threads =
+    self.all_args.n_render_rollout_threads`, and no `self.n_render_rollout_threads` anywhere)."""
+    instance_reads = {name for m in result.meta.values() if isinstance(m, dict) for name in m.get("instance_reads") or ()}
+    out = {}
+    for s in result.sites:
+        if s.role != "read" or s.kind != "python" or s.detail.get("via") != "attribute":
+            continue
+        m = _COPY.match(s.source)
+        if m and m.group(1).lower() == s.leaf.lower() and s.leaf.lower() not in instance_reads:
+            out[(s.file, s.line)] = m.group(1)
+    if out:  # read through another handle (`runner.n_envs`, a consumer's argument): not dead
+        others = {s.leaf.lower() for s in result.sites if s.role in ("read", "consume") and (s.file, s.line) not in out}
+        out = {at: attr for at, attr in out.items() if attr.lower() not in others}
+    return out
 
 
 def _really_reads(site) -> bool:
@@ -472,7 +587,7 @@ def _covers(splat_key: str, name: str) -> bool:
 def _near(a: str, b: str) -> bool:
     """similar(), plus one typo in the full name (num_wokers / num_workers)."""
     a, b = a.lower().replace("-", "_"), b.lower().replace("-", "_")
-    return similar(a, b) or (a != b and min(len(a), len(b)) >= 6 and _one_typo(a, b))
+    return similar(a, b) or (a != b and min(len(a), len(b)) >= 6 and one_typo(a, b))
 
 
 def _near_read(result, knob):

@@ -17,6 +17,10 @@ SIBLINGS_MIN = 3  # configs routing the key before a literal among them stands o
 SIBLINGS_RATIO = 3  # routed files per literal file, at least
 
 
+# a launcher flag that counts something: nodes, processes, GPUs
+_COUNT_FLAG = re.compile(r"n(um_?)?nodes|nproc|num_?proc|gpus|np$|ntasks", re.IGNORECASE)
+
+
 def _int(value):
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -97,7 +101,9 @@ examples/ and docs/): it offers settings and not this one, so the count never fo
 machine or the user - unless it is a pool whose use is not a parallel map (kept for timeouts
 or I/O) or a default filled in when the user gave none (`if loader_kwargs is None:`). Literals of 0 or 1 with no
 knob, thread pools that do not step environments, tests, resource annotations
-(`@ray.remote(num_cpus=1)`) are not reported. A loader given 0 or 1 inside a function that
+(`@ray.remote(num_cpus=1)`) are not reported, except a thread pool that maps the program's
+own work (`ThreadPoolExecutor(max_workers=48)` scoring every rollout with a function of the
+project): its width is a note, since nothing lets the user size it. A loader given 0 or 1 inside a function that
 is itself a worker (a process or thread `target=`, or one taking a `thread_id` /
 `worker_id`) is a note: nested workers are often avoided on purpose there.
 
@@ -118,11 +124,24 @@ equals the field's default, nor in a file that writes the key as a literal 3 or 
 object of unknown class (they have knobs of their own), nor for a call that builds a
 configuration (`ParallelismConfig(tensor_parallel_degree=8)`: a preset is the setting itself).
 
+A distributed launcher a program starts from code (`["torchrun"] + launcher_args + ["-m",
+"pkg.train"]`, launchers and their count flags in rules/workers.yaml) with no count runs the
+launcher's default, one process per node: a note. One given a literal `--nproc_per_node 1`
+while the count the program holds goes to another of its flags (`--nnodes
+str(self.process_num)`) starts one process whatever that count says: a warning.
+
 A helper's default count above 1 that reaches a backend while none of its callers passes the
 parameter (`def __init__(..., num_processors=8)` feeding `ds.map(num_proc=...)`) is one note, at
 the parameter: that default is the only count that ever runs; a warning when a caller is a
 program that reads its settings (it could have passed one)."""
     VALID = [
+        Example({"launch.py": "import subprocess, sys\n"
+                              "def launch(args):\n"
+                              "    cmd = [sys.executable, '-m', 'torch.distributed.run',\n"
+                              "           f'--nproc_per_node={args.gpus}', 'train.py']\n"
+                              "    subprocess.run(cmd)\n"
+                              "LAUNCHERS = {'torchrun': ['torchrun'], 'accelerate': ['accelerate', 'launch']}\n"},
+                "the count reaches the launcher; a table of launcher names is no command"),
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "from torch.utils.data import DataLoader\n"
                              "loader = DataLoader(ds, num_workers=cfg['data']['num_workers'])\n"},
@@ -141,6 +160,31 @@ program that reads its settings (it could have passed one)."""
                 "a helper whose caller passes the configured value"),
     ]
     INVALID = [
+        Example({"cli/train.py": "import subprocess\n"
+                                 "def launch(cfg_file, launcher_args=None):\n"
+                                 "    cmd = ['torchrun'] + (launcher_args or []) + ['-m', 'pkg.train', cfg_file]\n"
+                                 "    subprocess.run(cmd, check=True)\n"},
+                "a torchrun command built in code with no --nproc_per_node: one process per node (a note)",
+                expect=[("cli/train.py", 3)], severity="note"),
+        Example({"evaluator.py": "import subprocess\n"
+                                 "class Evaluator:\n"
+                                 "    def __init__(self, config):\n"
+                                 "        self.process_num = config['megatron']['process_num']\n"
+                                 "    def infer(self):\n"
+                                 "        args = ['torchrun', '--master_addr', '127.0.0.1',\n"
+                                 "                '--nproc_per_node', '1', '--nnodes', str(self.process_num),\n"
+                                 "                '--node_rank', '0', 'tools/inference.py']\n"
+                                 "        subprocess.run(args)\n"},
+                "the user's count goes to --nnodes beside a literal --nproc_per_node 1",
+                expect=[("evaluator.py", 7)]),
+        Example({"reward.py": "from concurrent.futures import ThreadPoolExecutor\n"
+                              "def score_one(item):\n"
+                              "    return len(item['response']) / 100.0\n"
+                              "def score(batch):\n"
+                              "    with ThreadPoolExecutor(max_workers=48) as pool:\n"
+                              "        return list(pool.map(score_one, batch))\n"},
+                "a thread pool mapping the project's own work at a width nobody can set (a note)",
+                expect=[("reward.py", 5)], severity="note"),
         Example({"sft/dataset.py": "class SFTDataset:\n"
                                     "    def __init__(self, dataset, tokenizer, num_processors=8):\n"
                                     "        self.data = dataset.map(tokenizer, num_proc=num_processors)\n",
@@ -263,7 +307,13 @@ program that reads its settings (it could have passed one)."""
                 if d.get("via") == "helper" and (d.get("helper_site"), d.get("helper_param")) in never_passed:
                     continue  # reported once, at the helper's parameter
                 backend = d.get("backend") or "the consumer"
-                if backend in _SKIP_BACKENDS or backend_kind(site) == "threads" and not steps_envs(site):
+                if backend in _SKIP_BACKENDS:
+                    continue
+                # a thread pool that maps the program's own work (scoring every rollout on
+                # `ThreadPoolExecutor(max_workers=48)`) sizes that work with a count nobody can
+                # set: a note; other thread pools (I/O, timeouts) are not reported
+                threads = backend_kind(site) == "threads" and not steps_envs(site)
+                if threads and not (d.get("pool") and d.get("pool_use") == "compute"):
                     continue
                 param = d.get("param") or knob.leaf
                 value = _int(site.value) if site.value is not None else _int(site.default)
@@ -281,7 +331,7 @@ program that reads its settings (it could have passed one)."""
                 # whose section this file reads (`config.data.train_batch_size` beside
                 # `DataLoader(num_workers=8)` and `data.num_workers: 8` in the config) is the
                 # setting meant for this call, whatever else shares its name
-                other, how = indexed[name].cite(site, sections.get(site.file, set()))
+                other, how = indexed[name].cite(site, sections.get(site.file, set())) if not threads else (None, None)
                 same_file = how in ("file", "section")
                 if other is not None and _feeds_another_backend(fed_by, other, backend):
                     continue  # data.num_workers read for the DataLoader is not this Process's count
@@ -309,7 +359,7 @@ program that reads its settings (it could have passed one)."""
                 elif not defaulted and value > 1:
                     # a pool kept for timeouts or I/O, or a loader default filled in when the
                     # user gave none (`if loader_kwargs is None: ...`), is no lost setting
-                    takes = None if (d.get("pool") and d.get("pool_use") not in ("compute", "env-step")
+                    takes = None if (threads or d.get("pool") and d.get("pool_use") not in ("compute", "env-step")
                                      or "is None" in str(d.get("mapping_condition") or "")) \
                         else _takes_settings(site.file, result.meta)
                     yield self.finding(site, knob=knob.name, related=[site], backend=_short(backend),
@@ -318,6 +368,42 @@ program that reads its settings (it could have passed one)."""
                                        **({} if takes else {"severity": "note", "confidence": "medium"}))
         yield from self._sibling_literals(result)
         yield from self._keyword_literals(result)
+        yield from self._launch_commands(result)
+
+    def _launch_commands(self, result):
+        """A launcher started from code (auditor/extract/py_launch.py) with no count of its
+        processes (`["torchrun"] + launcher_args + ["-m", "pkg.train"]`: its default of 1 runs,
+        a note), or with a literal count of 1 while the count the user sets goes to another of
+        its flags (`--nproc_per_node 1 --nnodes str(self.process_num)`: a warning)."""
+        from auditor import catalogue
+
+        defaults = {rule["launcher"]: (rule["default_count"], rule["count_flags"])
+                    for rule in catalogue.data("workers.yaml").get("rules", [])
+                    if rule.get("launcher") and "default_count" in rule}
+        for rel, meta in sorted(result.meta.items()):
+            for fact in (meta.get("launch_commands") or ()) if isinstance(meta, dict) else ():
+                if fact["launcher"] not in defaults or is_test_file(rel):
+                    continue
+                default, flags = defaults[fact["launcher"]]
+                given = next((fact["flags"][f] for f in flags if f in fact["flags"]), None)
+                launcher = fact["launcher"]
+                if given is None:
+                    carried = f", unless `{fact['open'][0]}` carries {flags[0]}" if fact["open"] else ""
+                    yield self.finding(None, file=rel, line=fact["line"], column=fact["col"], knob=flags[0].lstrip("-"),
+                                       backend=f"The {launcher} command built here",
+                                       what=f"no {flags[0]}, so {launcher}'s default of {default} process per node "
+                                            f"runs{carried}",
+                                       why="", severity="note", confidence="medium")
+                    continue
+                others = {f: v for f, v in fact["flags"].items() if f not in flags and not v["literal"]
+                          and v["value"] is not True and _COUNT_FLAG.search(f)}
+                if given["literal"] and as_number(given["value"]) == 1 and others:
+                    flag, other = next(iter(others.items()))
+                    yield self.finding(None, file=rel, line=given["line"], column=1, knob=flags[0].lstrip("-"),
+                                       backend=f"The {launcher} command built here",
+                                       what=f"the literal {flags[0]} 1",
+                                       why=f" while the count the program computes or reads, `{other['value']}`, goes to "
+                                           f"{flag}: one process runs on this node, whatever that count says")
 
     def _keyword_literals(self, result):
         """`get_infer_args(dict(..., preprocessing_num_workers=16))`, `PromptDataset(num_workers=8)`:

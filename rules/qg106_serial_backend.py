@@ -1,11 +1,18 @@
 """QG106 serial-backend: a parallel count is fed to a backend that runs serially."""
 
+import re
+
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, backend_entry, backend_kind,
                                is_config_define, is_test_file, modules_to_files, show, steps_envs, where)
 
 SERIAL_CHOICES = {"dummy", "sync", "serial", "sequential", "threading", "dummyvecenv", "syncvectorenv",
                   "serialenv", "dummyvectorenv", "local"}
+
+
+# a test of the machine or of the amount of work (`len(items) > 1`, `torch.cuda.is_available()`,
+# `sys.platform != "win32"`): the parallel path is skipped for a reason the user can see
+_ENOUGH_WORK = re.compile(r"\blen\(|is_available|platform|os\.name|cpu_count|device_count|\bdebug\b", re.I)
 
 
 def _short(name: str) -> str:
@@ -112,8 +119,22 @@ A serial class with no parallel sibling is left alone: there is nothing to switc
 `vec_env_cls=SubprocVecEnv` to `make_vec_env(...)`. Thread pools doing I/O, and a serial
 backend with a count of 1 (or one asserted to be 1: `assert num_envs == 1`), are fine, and
 so is `serial_mode` in front of an environment library that vectorizes by itself (brax,
-Isaac Gym, envpool, JAX environments): one sampler worker is the intended setting there."""
+Isaac Gym, envpool, JAX environments): one sampler worker is the intended setting there.
+
+A parallel backend reached only under `if args.num_workers > 1 and not auto_sparse:`, with an
+else branch that does the work itself, drops the user's count whenever the other test fails:
+a note at the `if` (the other test may be a mode that cannot be split). Tests of the amount of
+work or of the machine (`len(items) > 1`, `torch.cuda.is_available()`, the platform) are
+reasons a user can see, and are not reported."""
     VALID = [
+        Example({"annotate.py": "from concurrent.futures import ProcessPoolExecutor\n"
+                                "def main(args, episodes):\n"
+                                "    if args.num_workers > 1 and len(episodes) > 1:\n"
+                                "        with ProcessPoolExecutor(max_workers=args.num_workers) as ex:\n"
+                                "            return list(ex.map(annotate, episodes))\n"
+                                "    else:\n"
+                                "        return [annotate(e) for e in episodes]\n"},
+                "the parallel path is skipped only for a single item of work"),
         Example({"conf/env.yaml": "num_envs: 1\nsync_env: True\n",
                  "envs.py": "import gymnasium as gym\n"
                             "def make(cfg, fns):\n"
@@ -195,6 +216,16 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
                 "the serial manager built by a script that loads no config picking another"),
     ]
     INVALID = [
+        Example({"annotate.py": "from concurrent.futures import ProcessPoolExecutor\n"
+                                "def main(args, episodes):\n"
+                                "    auto_sparse = args.sparse_subtasks is None\n"
+                                "    if args.num_workers > 1 and not auto_sparse:\n"
+                                "        with ProcessPoolExecutor(max_workers=args.num_workers) as ex:\n"
+                                "            return list(ex.map(annotate, episodes))\n"
+                                "    else:\n"
+                                "        return [annotate(e) for e in episodes]\n"},
+                "the user's count reaches the pool only when an unrelated test holds too (a note at the if)",
+                expect=[("annotate.py", 4)], severity="note"),
         Example({"configs/car_racing.yaml": "vec:\n  vectorize: serial\n  num_envs: 64\n  num_workers: 8\n",
                  "train.py": "def make(cfg):\n    return build(cfg['vec']['vectorize'], cfg['vec']['num_envs'])\n"},
                 "a switch set to its serial value beside the count it makes pointless",
@@ -295,9 +326,40 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
                                count=f"{text} {'environments' if backend_kind(site) == 'envs' else 'workers'}",
                                why=_why(site, entry))
         yield from self._config_flags(result)
+        yield from self._gated_parallel(result)
         yield from self._project_backends(result, knob_of)
         yield from self._registry_choices(result)
         yield from self._hand_built_members(result)
+
+    def _gated_parallel(self, result):
+        """`if args.num_workers > 1 and not auto_sparse: ProcessPoolExecutor(args.num_workers)
+        ... else: # sequential`: the user's count reaches the pool only when another test holds
+        too; when it does not, the else branch runs the work serially and says nothing. A note
+        at the `if`: the other test may be deliberate (a mode that cannot be split)."""
+        seen = set()
+        for site in result.sites:
+            d = site.detail
+            gate = d.get("gate")
+            if site.role != "consume" or site.kind != "python" or not gate or d.get("serial") \
+                    or d.get("literal") or is_test_file(site.file) or (site.file, gate["line"]) in seen:
+                continue
+            flow = d.get("flow") or ()
+            expr = str(d.get("expr") or "")
+            if not flow or flow[0].get("kind") != "config" or not expr:
+                continue  # a count the user sets (a flag, a config key), not one the code computes
+            tests = [c for c in gate["conjuncts"] if expr in c]
+            others = [c for c in gate["conjuncts"] if expr not in c and not _ENOUGH_WORK.search(c)]
+            if not tests or not others or not any(op in t for t in tests for op in (">", "!=")):
+                continue
+            seen.add((site.file, gate["line"]))
+            other = " and ".join(others)
+            yield self.finding(None, file=site.file, line=gate["line"], column=gate["column"], knob=site.key,
+                               related=[site], flow=flow,
+                               backend=f"The else branch of this `if` (line {gate['else_line']})",
+                               count=f"the work meant for {expr} workers",
+                               why=f": {_short(d.get('backend', ''))} (line {site.line}) gets {expr} only when "
+                                   f"`{other}` holds too, so otherwise the user's {expr} is dropped without a word",
+                               severity="note", confidence="medium")
 
     def _project_backends(self, result, knob_of):
         """A count over 1 passed to one of the project's own serial classes (auditor.flow.backends)

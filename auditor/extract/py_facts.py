@@ -83,6 +83,8 @@ class Facts:
                 (k for k in ("env-step", "io", "process-start") if k in kinds), "compute")
             if "env-step" not in kinds and "process-start" in kinds and "io" in kinds:
                 use = "process-start"
+            if kinds == {"unknown"} and sites and sites[0].detail.get("serial"):
+                use = "unknown"  # a thread pool mapping a function defined elsewhere: its use is not known
             for s in sites:
                 s.detail["pool_use"] = use
                 if found:

@@ -20,6 +20,7 @@ from auditor.extract.py_consume import ConsumeMixin, pool_name
 from auditor.extract.py_context import Context
 from auditor.extract.py_defines import DefineMixin, is_thread_var
 from auditor.extract.py_facts import Facts
+from auditor.extract import py_launch
 from auditor.extract.py_shadow import ShadowMixin
 from auditor.flow import local as flow_local
 from auditor.extract.py_refs import (
@@ -64,6 +65,7 @@ class Frame:
     backends: dict[str, list] = field(default_factory=dict)  # local name -> [(Consumer, condition)]
     sized: dict[str, str] = field(default_factory=dict)  # local list name -> knob giving its length
     conds: list[str] = field(default_factory=list)  # enclosing if-tests, innermost last
+    ifs: list[tuple] = field(default_factory=list)  # (if node, in its body) around the statement, innermost last
     loops: list[ast.AST] = field(default_factory=list)  # range(...) arguments of enclosing loops
     calls: set[str] = field(default_factory=set)  # called names, for the pool-use facts
     displays: dict[str, list] = field(default_factory=dict)  # local dict displays' knob entries (QG110)
@@ -120,6 +122,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self._assigning: str | None = None  # the name an Assign being visited binds
         self.sections: set[str] = set()  # config sections this file reads keys of (rules cite them)
         self.settings_root: str | None = None  # the first settings object read here (`args`, `self.cfg`)
+        self.instance_reads: set[str] = set()  # knob-named instance attributes read here (`self.num_envs`)
 
     # ---- a faster walk: cached dispatch, no visits of leaves and contexts ------------------------
     def visit(self, node: ast.AST) -> None:
@@ -210,6 +213,19 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             self._ctx = Context(self.tree, self.src.text, self.src.lines)
         return self._ctx
 
+    def gate(self, fn: Frame) -> dict | None:
+        """The innermost `if a and b:` whose body holds this consumer and which has an else
+        branch: the consumer runs only when every conjunct holds, the else branch otherwise
+        (`if args.num_workers > 1 and not auto_sparse: pool ... else: sequential`)."""
+        if not fn.ifs:
+            return None
+        node, in_body = fn.ifs[-1]
+        if not in_body or not node.orelse or not isinstance(node.test, ast.BoolOp) \
+                or not isinstance(node.test.op, ast.And):
+            return None
+        return {"line": node.lineno, "column": node.col_offset + 1, "else_line": node.orelse[0].lineno,
+                "conjuncts": [self.text(v) for v in node.test.values]}
+
     def add_context(self, role: str, node: ast.AST, key: str, d: dict) -> None:
         """What surrounds an override or consumer (auditor.extract.py_context): facts for precision."""
         line = node.lineno
@@ -239,6 +255,9 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             if check:
                 d["checked_after"] = check
             fn = self.function()
+            gate = self.gate(fn)
+            if gate:
+                d["gate"] = gate
             if fn.kind == "function" and any(WORKER_ID.match(p) for p in fn.params):
                 d["in_worker"] = True  # def run_shard(self, thread_id): a worker body (py_facts finds targets)
             m = re.fullmatch(r"(not \()?(\w+)\)?", d.get("backend_condition") or "")
@@ -451,13 +470,17 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         test = self.text(node.test)
         fn = self.function()
         fn.conds.append(test)
+        fn.ifs.append((node, True))
         for stmt in node.body:
             self.visit(stmt)
+        fn.ifs.pop()
         fn.conds.pop()
         if node.orelse:
             fn.conds.append(f"not ({test})")
+            fn.ifs.append((node, False))
             for stmt in node.orelse:
                 self.visit(stmt)
+            fn.ifs.pop()
             fn.conds.pop()
 
     def visit_Match(self, node) -> None:
@@ -859,6 +882,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         # the object holds (its name says so), as self.cfg.x does
         skip = isinstance(root, ast.Name) and root.id in ("self", "cls") and parts and not HANDLE.match(parts[0]) \
             and not (len(parts) > 1 and CONFIG_ATTR.search(parts[0])) and via in ("attribute", "subscript")
+        if skip and len(parts) == 1 and len(self.instance_reads) < MAX_SECTIONS and self.match(leaf):
+            self.instance_reads.add(leaf.lower())
         if key and leaf and self.match(leaf) and not skip and not (
                 isinstance(root, ast.Name) and self.qual(root) and via == "attribute"
                 and self.cat.lookup(self.qual(node)) is not None):
@@ -1044,10 +1069,16 @@ def extract(text: str, path: str, vocab) -> FileResult:
         meta["sections_read"] = sorted(ex.sections)
     if ex.settings_root:
         meta["reads_settings"] = ex.settings_root
+    if ex.instance_reads:
+        meta["instance_reads"] = sorted(ex.instance_reads)
     native = sorted({root for root in (m.split(".") for m in ex.imports.values()) for root in root
                      if root in NATIVE_VECTOR_ENVS})
     if native:
         meta["native_vector_envs"] = native
+    if py_launch.mentions_launcher(text):
+        commands = py_launch.launch_commands(tree, ex.src)
+        if commands:
+            meta["launch_commands"] = commands
     if "parse_known_args" in meta:
         for s in ex.sites:
             if s.detail.get("via") == "argparse":

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable, Iterator
 
+from auditor.keys import one_typo
 from auditor.model import CONFIG_KINDS, SEVERITIES, Finding, Knob, ScanResult, Site  # noqa: F401 - CONFIG_KINDS: the rules import it from here
 
 CODE_RE = re.compile(r"^QG\d{3}$")
@@ -261,18 +262,7 @@ def similar(a: str, b: str) -> bool:
     na, nb = _squash(a), _squash(b)
     if na == nb:
         return True
-    return min(len(na), len(nb)) >= 6 and _one_typo(na, nb)
-
-
-def _one_typo(a: str, b: str) -> bool:
-    if abs(len(a) - len(b)) > 1:
-        return False
-    if len(a) == len(b):
-        diff = [i for i in range(len(a)) if a[i] != b[i]]
-        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
-                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
-    short, long_ = (a, b) if len(a) < len(b) else (b, a)
-    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+    return min(len(na), len(nb)) >= 6 and one_typo(na, nb)
 
 
 def _squash(name: str) -> str:
