@@ -39,8 +39,14 @@ None: ...num_envs...`) is a warning at the parameter: a caller passing both lose
 a default, a note. A backend switch (vec_env_class) replaced under a condition by another
 reference is a note. A field users set with a flag or dataclass field, recomputed afterwards
 from other fields (`args.num_envs = args.local_num_envs * world_size`), is a warning, unless its
-help says it is computed at run time."""
+help says it is computed at run time. A setting used only as the fallback of an environment
+variable (`os.environ.get("CUDA_VISIBLE_DEVICES", ",".join(map(str, range(args.gpus))))`) is
+replaced whenever a scheduler or launcher sets that variable: a note."""
     VALID = [
+        Example({"launch.py": "import os\n"
+                              "def world():\n"
+                              "    return int(os.environ.get('WORLD_SIZE', 1))\n"},
+                "an environment variable with a literal fallback: no setting is lost"),
         Example({"train.py": "import argparse\n"
                              "p = argparse.ArgumentParser()\n"
                              "p.add_argument('--num-envs', type=int, default=8)\n"
@@ -189,6 +195,12 @@ help says it is computed at run time."""
                 "a worker option turned off when there are no workers"),
     ]
     INVALID = [
+        Example({"interface.py": "import os\n"
+                                 "def program(args):\n"
+                                 "    gpus = os.environ.get('CUDA_VISIBLE_DEVICES', ','.join(map(str, range(args.gpus))))\n"
+                                 "    return gpus.split(',')\n"},
+                "a setting used only as the fallback of a variable schedulers set (a note)",
+                expect=[("interface.py", 3)], severity="note"),
         Example({"train.py": "import argparse\n"
                              "p = argparse.ArgumentParser()\n"
                              "p.add_argument('--num-envs', type=int, default=8, help='total number of envs')\n"
@@ -402,8 +414,8 @@ help says it is computed at run time."""
             var = site.key
             yield self.finding(site, knob=setting, related=[site], alias="",
                                effect=f"it is only the fallback of the environment variable {var}",
-                               condition=f" whenever {var} is set (schedulers and launchers set it)",
-                               configured=f"; {var}'s value then runs and {setting} is dropped without a word",
+                               condition=f": whenever {var} is set (schedulers and launchers set it)",
+                               configured=f", that value runs and {setting} is dropped without a word",
                                severity="note", confidence="medium")
 
     def _ignored_unless(self, result):

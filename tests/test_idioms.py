@@ -102,3 +102,37 @@ def test_a_switch_the_code_defines_is_judged_where_a_config_sets_it():
     assert ("configs/env/dmc.yaml", 6, "QG106", "warning") in found  # picked by an experiment of 16 envs
     assert not [f for f in found if f[0] == "configs/env/mujoco.yaml"]  # its experiment runs one env
     assert not [f for f in found if f[0] == "configs/env/default.yaml"]  # the parallel value
+
+
+def test_a_config_key_one_typo_from_a_parallelism_field():
+    found = findings("misspelt_key", "QG101")
+    assert found == [("examples/cp/qlora-cp.yaml", 4, "QG101", "warning")]  # tp.yaml: spelt right, quiet
+    message = scan_and_check(FIXTURES / "misspelt_key").findings[0].message
+    assert "context_parallel_size" in message and "InputConfig" in message
+
+
+def test_launch_commands_built_in_code():
+    found = findings("launch_in_code", "QG105")
+    assert ("pkg/cli/train.py", 6, "QG105", "note") in found  # no --nproc_per_node
+    assert ("tools/evaluator.py", 16, "QG105", "warning") in found  # literal 1 beside --nnodes <count>
+    assert not [f for f in found if f[0] == "pkg/cli/launch.py"]  # the count is passed; a table of names
+
+
+def test_a_pool_behind_an_unrelated_test():
+    found = findings("gated_pool")
+    assert found == [("annotate/subtasks.py", 16, "QG106", "note")]  # frames.py: len(episodes) > 1, quiet
+
+
+def test_a_flag_copied_into_an_attribute_nothing_reads():
+    found = findings("dead_copy")
+    assert found == [("mappo/config.py", 7, "QG101", "warning")]  # n_rollout_threads: read, quiet
+
+
+def test_a_setting_that_is_only_an_environment_fallback():
+    found = findings("env_fallback")
+    assert found == [("oat/interface.py", 5, "QG104", "note")]  # launch.py: a literal fallback, quiet
+
+
+def test_a_literal_thread_pool_over_the_programs_own_work():
+    found = findings("reward_threads")
+    assert found == [("rl/reward/naive.py", 14, "QG105", "note")]  # remote.py: an I/O pool, quiet
