@@ -4,7 +4,7 @@ import re
 
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, backend_kind, in_examples, is_config_define,
-                               is_test_file, project_packages, show, steps_envs, where)
+                               is_test_file, is_test_site, project_packages, show, steps_envs, where)
 
 # Resource annotations and thread pinning have rules or meanings of their own.
 _SKIP_BACKENDS = ("torch.set_num_threads", "torch.set_num_interop_threads", "threadpoolctl.threadpool_limits",
@@ -131,9 +131,11 @@ while the count the program holds goes to another of its flags (`--nnodes
 str(self.process_num)`) starts one process whatever that count says: a warning.
 
 A helper's default count above 1 that reaches a backend while none of its callers passes the
-parameter (`def __init__(..., num_processors=8)` feeding `ds.map(num_proc=...)`) is one note, at
-the parameter: that default is the only count that ever runs; a warning when a caller is a
-program that reads its settings (it could have passed one)."""
+parameter (`def __init__(..., num_processors=8)` feeding `ds.map(num_proc=...)`), or while the
+calls that pass it pass only literals, is one note, at the parameter: that default, or another
+literal, is the only count that ever runs; a warning when a caller that omits it is a program
+that reads its settings (it could have passed one). A mapping built with `dict(k=v)` or `{"k":
+v}` and handed on as `**kwargs` passes its keys."""
     VALID = [
         Example({"launch.py": "import subprocess, sys\n"
                               "def launch(args):\n"
@@ -160,6 +162,20 @@ program that reads its settings (it could have passed one)."""
                 "a helper whose caller passes the configured value"),
     ]
     INVALID = [
+        Example({"data/hf.py": "def process(dataset, map_num_proc=32):\n"
+                               "    return dataset.map(tokenize, num_proc=map_num_proc)\n"
+                               "def process_hf_dataset(dataset, tokenizer=None, map_num_proc=32):\n"
+                               "    kwargs = dict(dataset=dataset, tokenizer=tokenizer, map_num_proc=map_num_proc)\n"
+                               "    return process(**kwargs)\n",
+                 "data/llava.py": "from data.hf import process_hf_dataset\n"
+                                  "class LLaVADataset:\n"
+                                  "    def __init__(self, data, tokenizer):\n"
+                                  "        self.text = process_hf_dataset(dataset=data, tokenizer=tokenizer)\n",
+                 "tools/tokenize.py": "from data.hf import process\n"
+                                      "def run(data):\n"
+                                      "    return process(data, map_num_proc=32)\n"},
+                "a helper default that the calls omit or pass a literal for, through **dict(...) (a note at it)",
+                expect=[("data/hf.py", 3)], severity="note"),
         Example({"cli/train.py": "import subprocess\n"
                                  "def launch(cfg_file, launcher_args=None):\n"
                                  "    cmd = ['torchrun'] + (launcher_args or []) + ['-m', 'pkg.train', cfg_file]\n"
@@ -289,7 +305,7 @@ program that reads its settings (it could have passed one)."""
         # file -> the config sections code reads keys of there (the Python extractor's facts)
         sections = {rel: set(m.get("sections_read") or ()) for rel, m in result.meta.items() if isinstance(m, dict)}
         at_parameter = list(self._defaults_that_always_run(result, _never_passed(result)))
-        yield from (f for f, _key in at_parameter)
+        yield from (f for f, _key in at_parameter if f is not None)
         never_passed = {key for _f, key in at_parameter}
         indexed: dict[str, _Candidates] = {}
         fed_by: dict[tuple, set] = {}  # (file, line) of a read -> the backends its flows reach
@@ -299,12 +315,13 @@ program that reads its settings (it could have passed one)."""
                     fed_by.setdefault((step.get("file"), step.get("line")), set()).add(str(s.detail["backend"]))
         for knob in result.knobs:
             for site in knob.sites:
-                if site.role != "consume" or site.kind != "python" or is_test_file(site.file):
+                if site.role != "consume" or site.kind != "python" or is_test_site(site):
                     continue
                 d = site.detail
                 if d.get("project_backend"):
                     continue  # a count of the project's own serial class: QG106's, not a parallel backend
-                if d.get("via") == "helper" and (d.get("helper_site"), d.get("helper_param")) in never_passed:
+                if d.get("via") == "helper" and d.get("omitted") and \
+                        (d.get("helper_site"), d.get("helper_param")) in never_passed:
                     continue  # reported once, at the helper's parameter
                 backend = d.get("backend") or "the consumer"
                 if backend in _SKIP_BACKENDS:
@@ -469,26 +486,41 @@ program that reads its settings (it could have passed one)."""
         and no caller passes num_processors: the literal default is the only count that ever runs
         and no configuration reaches it. Once, at the parameter, instead of once per caller.
         Yields (finding, (helper site, parameter))."""
+        done = set()  # one finding per parameter default, however many backend lines it feeds
         for (helper_site, param), callers in sorted(never_passed.items()):
             file, _, line = helper_site.rpartition(":")
             defaults = [s for s in result.sites if s.role == "read" and s.file == file and s.key == param
                         and s.detail.get("via") == "param" and _int(s.default) is not None]
+            helper = str(next(c for c in callers if c.detail.get("omitted")).detail.get("helper") or "")
+            # the default of the function the callers call, not of one it forwards to
+            defaults.sort(key=lambda s: str(s.detail.get("function") or "").rsplit(".", 1)[-1] != helper.rsplit(".", 1)[-1])
             if not defaults or _int(defaults[0].default) < 2:
                 continue
             at = defaults[0]
+            if (at.file, at.line, param) in done:
+                yield None, (helper_site, param)
+                continue
+            done.add((at.file, at.line, param))
             backend = str(callers[0].detail.get("backend") or "its backend")
             if backend in _SKIP_BACKENDS or backend_kind(callers[0]) == "threads" and not steps_envs(callers[0]):
                 continue
             # a caller in a program that reads its settings could have passed one; none does
-            taking, handle = next(((c, h) for c in callers if (h := _takes_settings(c.file, result.meta))),
+            omitting = [c for c in callers if c.detail.get("omitted")]
+            taking, handle = next(((c, h) for c in omitting if (h := _takes_settings(c.file, result.meta))),
                                   (None, None))
-            yield self.finding(at, knob=param, related=[at, *callers[:3]], backend=_short(backend),
-                               what=f"the default {param}={show(at.default)} of {callers[0].detail.get('helper')}() "
+            n_omit = len({(c.file, c.line) for c in omitting})
+            literal = len({(c.file, c.line) for c in callers}) - n_omit
+            passes = (f"none of its {len(callers)} caller{'s' if len(callers) > 1 else ''} (e.g. "
+                      f"{where(taking or omitting[0])}) passes {param}" if not literal else
+                      f"{n_omit} call{'s' if n_omit > 1 else ''} (e.g. {where(taking or omitting[0])}) omit"
+                      f"{'' if n_omit > 1 else 's'} {param} and the other call{'s' if literal > 1 else ''} that "
+                      f"reach{'' if literal > 1 else 'es'} this backend pass{'' if literal > 1 else 'es'} a literal")
+            yield self.finding(at, knob=param, related=[at, *omitting[:3]], backend=_short(backend),
+                               what=f"the default {param}={show(at.default)} of {helper}() "
                                     f"(through line {line})",
-                               why=f" on every call: none of its {len(callers)} caller{'s' if len(callers) > 1 else ''} "
-                                   f"(e.g. {where(taking or callers[0])}) passes {param}, and no configuration "
-                                   f"reaches it" + (f" although {taking.file} reads its settings from "
-                                                    f"`{handle}`" if taking else ""),
+                               why=f" on {'every call' if not literal else 'the calls that omit it'}: {passes}, and "
+                                   f"no configuration reaches it" + (f" although {taking.file} reads its settings "
+                                                                     f"from `{handle}`" if taking else ""),
                                **({} if taking else {"severity": "note", "confidence": "medium"})), (helper_site, param)
 
     def _sibling_literals(self, result):
@@ -531,7 +563,10 @@ def _never_passed(result) -> dict[tuple, list]:
         d = s.detail
         if s.role == "consume" and d.get("via") == "helper" and d.get("helper_site") and not d.get("project_backend"):
             calls.setdefault((d["helper_site"], d.get("helper_param")), []).append(s)
-    return {k: v for k, v in calls.items() if all(s.detail.get("omitted") for s in v)
+    # a caller passing a literal sets no user's value either (it is reported by itself)
+    return {k: v for k, v in calls.items() if any(s.detail.get("omitted") for s in v)
+            and all(s.detail.get("omitted") or s.detail.get("literal", not s.detail.get("expr")) is True
+                    and _int(s.value) is not None for s in v)
             and not any(is_test_file(s.file) for s in v)}
 
 

@@ -136,3 +136,10 @@ def test_a_setting_that_is_only_an_environment_fallback():
 def test_a_literal_thread_pool_over_the_programs_own_work():
     found = findings("reward_threads")
     assert found == [("rl/reward/naive.py", 14, "QG105", "note")]  # remote.py: an I/O pool, quiet
+
+
+def test_a_helper_default_only_literals_replace_through_a_kwargs_mapping():
+    found = findings("splat_default")
+    assert ("data/hf.py", 9, "QG105", "note") in found  # process_hf_dataset's default, through **kwargs
+    assert ("tools/tokenize_data.py", 5, "QG105", "note") in found  # the literal itself
+    assert not [f for f in found if f[0] == "data/sft.py" or f[3] == "warning"]

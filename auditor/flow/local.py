@@ -747,6 +747,11 @@ def _edge(b: Builder, fn: str, scope: _Scope, call: ast.Call, callees: list[str]
         if k.arg is None:
             star = True
             splats.append(_pruned(b.trace(k.value, scope, EDGE_DEPTH)))
+            # `kwargs = dict(map_num_proc=map_num_proc, ...)` then `process(**kwargs)`: the
+            # mapping's keys are the callee's arguments
+            for key, value in _mapping_entries(k.value, scope):
+                if key not in kwargs:
+                    kwargs[key] = _pruned(b.trace(value, scope, EDGE_DEPTH))
         else:
             kwargs[k.arg] = _pruned(b.trace(k.value, scope, EDGE_DEPTH))
             if k.value.lineno != call.lineno:
@@ -759,6 +764,23 @@ def _edge(b: Builder, fn: str, scope: _Scope, call: ast.Call, callees: list[str]
     if lines:
         edge["lines"] = lines
     return edge
+
+
+def _mapping_entries(expr: ast.AST, scope: _Scope) -> list[tuple[str, ast.AST]]:
+    """The (key, value) entries of a local mapping bound once in SCOPE to a `dict(k=v, ...)`
+    call or a `{"k": v}` display, for a `**name` that hands them on; [] otherwise."""
+    if not isinstance(expr, ast.Name):
+        return []
+    defs = scope.bindings().get(expr.id, [])
+    if len(defs) != 1 or defs[0][1] != "assign":
+        return []
+    value = defs[0][2]
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict" and not value.args:
+        return [(kw.arg, kw.value) for kw in value.keywords if kw.arg is not None]
+    if isinstance(value, ast.Dict):
+        return [(k.value, v) for k, v in zip(value.keys, value.values)
+                if isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value.isidentifier()]
+    return []
 
 
 def _pruned(tree: dict) -> dict:

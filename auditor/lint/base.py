@@ -122,6 +122,11 @@ def is_test_file(path: str) -> bool:
             or name.endswith("_test.py") or name == "conftest.py")
 
 
+def is_test_site(site: Site) -> bool:
+    """A site in a test file, or in a pytest-style `test_*` function of any file (a comparison
+    harness shipped inside a library module): tests set their own counts on purpose."""
+    function = str(site.detail.get("function") or "")
+    return is_test_file(site.file) or function.rsplit(".", 1)[-1].startswith("test_")
 
 
 def is_config_define(site: Site) -> bool:
