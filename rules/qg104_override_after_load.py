@@ -3,7 +3,7 @@
 import re
 
 from auditor.lint import idioms
-from auditor.lint.base import CONFIG_KINDS, Example, Rule, is_config_define, is_test_file, show, where
+from auditor.lint.base import CONFIG_KINDS, Example, Rule, as_number, is_config_define, is_test_file, show, where
 
 _AUGMENTED = re.compile(r"^\s*[\w.\[\]'\"]+\s*(\*\*|//|[-+*/%])=")
 _CONVERSION = re.compile(r"^\s*(int|float|str|bool)\(\s*[\w.\[\]'\"]+\s*\)\s*$")
@@ -41,8 +41,27 @@ reference is a note. A field users set with a flag or dataclass field, recompute
 from other fields (`args.num_envs = args.local_num_envs * world_size`), is a warning, unless its
 help says it is computed at run time. A setting used only as the fallback of an environment
 variable (`os.environ.get("CUDA_VISIBLE_DEVICES", ",".join(map(str, range(args.gpus))))`) is
-replaced whenever a scheduler or launcher sets that variable: a note."""
+replaced whenever a scheduler or launcher sets that variable: a note.
+
+A validator of a settings class (`InferenceConfig`, a pydantic `model_validator` or a
+`__post_init__`) that replaces a field whenever it equals its declared default (`if
+self.vllm.data_parallel_size == 1: self.vllm.data_parallel_size = dp_per_node`, a default of 1
+or more) is a warning: a user who sets that value on purpose cannot be told from one who set
+nothing (`model_fields_set` tells them apart). One that replaces a field by a value derived
+from other settings whenever the two disagree is a note."""
     VALID = [
+        Example({"inference.py": "from pydantic import BaseModel, Field, model_validator\n"
+                                 "class VLLMConfig(BaseModel):\n"
+                                 "    data_parallel_size: int = Field(1, ge=1)\n"
+                                 "class InferenceConfig(BaseModel):\n"
+                                 "    vllm: VLLMConfig = VLLMConfig()\n"
+                                 "    gpus_per_node: int = 8\n"
+                                 "    @model_validator(mode='after')\n"
+                                 "    def auto_setup(self):\n"
+                                 "        if 'data_parallel_size' not in self.vllm.model_fields_set:\n"
+                                 "            self.vllm.data_parallel_size = self.gpus_per_node\n"
+                                 "        return self\n"},
+                "a validator filling a field only when the user left it unset"),
         Example({"launch.py": "import os\n"
                               "def world():\n"
                               "    return int(os.environ.get('WORLD_SIZE', 1))\n"},
@@ -195,6 +214,19 @@ replaced whenever a scheduler or launcher sets that variable: a note."""
                 "a worker option turned off when there are no workers"),
     ]
     INVALID = [
+        Example({"inference.py": "from pydantic import BaseModel, Field, model_validator\n"
+                                 "class VLLMConfig(BaseModel):\n"
+                                 "    data_parallel_size: int = Field(1, ge=1)\n"
+                                 "class InferenceConfig(BaseModel):\n"
+                                 "    vllm: VLLMConfig = VLLMConfig()\n"
+                                 "    gpus_per_node: int = 8\n"
+                                 "    @model_validator(mode='after')\n"
+                                 "    def auto_setup(self):\n"
+                                 "        if self.vllm.data_parallel_size == 1:\n"
+                                 "            self.vllm.data_parallel_size = self.gpus_per_node\n"
+                                 "        return self\n"},
+                "a validator replacing a field whenever it equals its default: an explicit 1 is lost",
+                expect=[("inference.py", 10)]),
         Example({"interface.py": "import os\n"
                                  "def program(args):\n"
                                  "    gpus = os.environ.get('CUDA_VISIBLE_DEVICES', ','.join(map(str, range(args.gpus))))\n"
@@ -341,6 +373,10 @@ replaced whenever a scheduler or launcher sets that variable: a note."""
         for s in result.sites:
             if s.role == "consume" and s.kind == "python":
                 consumed.setdefault((s.file, s.detail.get("function")), []).append(s)
+        fields_by_leaf: dict[str, list] = {}  # leaf -> fields and flags declaring it, for defaults
+        for s in result.sites:
+            if s.role == "define" and s.kind == "python" and s.detail.get("via") in FIELD_VIAS:
+                fields_by_leaf.setdefault(s.leaf.lower(), []).append(s)
         for knob in result.knobs:
             configured = [s for s in knob.sites if is_config_define(s) and s.value is not None]
             for site in knob.sites:
@@ -348,6 +384,19 @@ replaced whenever a scheduler or launcher sets that variable: a note."""
                     continue  # tests overriding configuration on purpose are not fallbacks
                 if _knob_copy(site):
                     yield from self._copy(site, knob, configured)
+                    continue
+                default_field = _replaced_when_default(site, fields_by_leaf)
+                if default_field is not None:
+                    yield self._replaced_when_default(site, knob, default_field)
+                    continue
+                if _reconciled(site, fields_by_leaf):
+                    cond = idioms.short_condition(site.detail.get("condition"))
+                    yield self.finding(site, knob=knob.name, related=[site], alias="",
+                                       effect=f"a settings validator replaces `{site.detail.get('target')}` by "
+                                              f"`{site.detail.get('expr')}`",
+                                       condition=f" when `{cond}`",
+                                       configured=": a value the user set that disagrees is dropped without a word",
+                                       severity="note", confidence="medium")
                     continue
                 recomputed = _recomputed_field(site, knob)
                 if recomputed is not None:
@@ -399,6 +448,19 @@ replaced whenever a scheduler or launcher sets that variable: a note."""
                     configured=lost,
                     **_severity(site, cited, logged or settings or untouched),
                 )
+
+    def _replaced_when_default(self, site, knob, field):
+        """`if self.vllm.data_parallel_size == 1: self.vllm.data_parallel_size = dp_per_node`
+        where the field's default is 1: a user who sets 1 on purpose cannot be told from one who
+        set nothing, and gets dp_per_node."""
+        target = site.detail.get("target") or site.key
+        return self.finding(site, knob=knob.name, related=[field, site], alias="",
+                            effect=f"`{target}` is replaced by `{site.detail.get('expr')}` whenever it equals "
+                                   f"{show(field.value)}",
+                            condition="",
+                            configured=f"; {show(field.value)} is also its default ({where(field)}), so a user who "
+                                       f"sets {show(field.value)} on purpose gets `{site.detail.get('expr')}` without "
+                                       f"a word: the code tests the value, not whether the user set it")
 
     def _environment_fallback(self, result):
         """`os.environ.get("CUDA_VISIBLE_DEVICES", ",".join(map(str, range(args.gpus))))`: the
@@ -523,6 +585,36 @@ def _setting_read(expr: str) -> str | None:
         if idioms.is_config_name(root):
             return m.group(0)
     return None
+
+
+FIELD_VIAS = ("argparse", "dataclass", "pydantic", "attrs", "class")
+
+
+def _replaced_when_default(site, fields_by_leaf):
+    """The declared default of KNOB when SITE replaces it under a test that it equals that
+    default (a count of 1 or more: 0, -1 and None are "unset" markers by design); else None."""
+    d = site.detail
+    target = str(d.get("target") or "")
+    if d.get("how") not in ("reference", "expression") or not target or _mentions(d.get("expr") or "", site.leaf):
+        return None
+    m = re.search(rf"(?<![\w.]){re.escape(target)}\s*==\s*(\d+)\b", str(d.get("condition") or ""))
+    if m is None or int(m.group(1)) < 1:
+        return None
+    return next((s for s in fields_by_leaf.get(site.leaf.lower(), ()) if as_number(s.value) == int(m.group(1))), None)
+
+
+def _reconciled(site, fields_by_leaf) -> bool:
+    """`if num_infer_gpus != self.inference.vllm.data_parallel_size * tp:
+    self.inference.vllm.data_parallel_size = num_infer_gpus // tp` in a validator of a settings
+    class: a field users set, replaced by a value derived from other settings whenever the two
+    disagree."""
+    d = site.detail
+    target = str(d.get("target") or "")
+    cond = str(d.get("condition") or "")
+    if not d.get("config_self") or d.get("how") not in ("reference", "expression") or not target \
+            or _mentions(d.get("expr") or "", site.leaf) or site.leaf.lower() not in fields_by_leaf:
+        return False
+    return any("!=" in clause and target in clause for clause in idioms.split_clauses(cond))
 
 
 def _recomputed_field(site, knob):

@@ -143,3 +143,10 @@ def test_a_helper_default_only_literals_replace_through_a_kwargs_mapping():
     assert ("data/hf.py", 9, "QG105", "note") in found  # process_hf_dataset's default, through **kwargs
     assert ("tools/tokenize_data.py", 5, "QG105", "note") in found  # the literal itself
     assert not [f for f in found if f[0] == "data/sft.py" or f[3] == "warning"]
+
+
+def test_settings_validators_that_rewrite_what_the_user_set():
+    found = findings("config_validators")
+    assert found == [("rlcfg/inference.py", 20, "QG104", "warning"),  # replaced whenever it equals its default
+                     ("rlcfg/rl.py", 19, "QG104", "note")]  # replaced whenever it disagrees with another setting
+    # api_server_count (model_fields_set), num_workers (None) and the toml's tensor_parallel_size: quiet

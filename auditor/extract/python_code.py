@@ -49,6 +49,8 @@ WORKER_ID = re.compile(r"^(thread|worker|shard|actor)_?(id|idx|index)$", re.IGNO
 # a function writing this many literals into one object's attributes is a configuration in code
 SETTINGS_BLOCK = 6
 MAX_SECTIONS = 200  # config sections recorded per file
+# a class that holds a run's settings (InferenceConfig, TrainingArguments, RLHParams)
+CONFIG_CLASS = re.compile(r"(Config|Configs|Args|Arguments|Settings|Options|HParams|Hyperparameters)$")
 MAX_SIZED = 200  # sized loops in methods recorded per file
 
 
@@ -725,6 +727,13 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         own_state = self.own_state(target)
         in_init = fn.qualname.endswith(".__init__")
         conds = fn.conds or extra.get("condition")
+        if own_state and fn.kind == "function" and not in_init and CONFIG_CLASS.search(fn.cls or "") \
+                and how in ("reference", "expression") and conds:
+            # a validator of a settings class (`class InferenceConfig(BaseModel)`) rewriting a field
+            # under a condition: `if self.vllm.data_parallel_size == 1: self.vllm.data_parallel_size =
+            # dp_per_node`. `self` is the configuration there, not instance state
+            self.emit("override", target, key, v, how=how, target=self.text(target), config_self=True, **extra)
+            return
         if own_state:
             # instance state: only forced scalars and caps count (self.num_workers = 0,
             # self.n = min(n, os.cpu_count())); plumbing, resets to None and computed values do not.
@@ -881,7 +890,9 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         # self.num_workers is instance state; self.fsdp_config.fsdp_size reads a configuration
         # the object holds (its name says so), as self.cfg.x does
         skip = isinstance(root, ast.Name) and root.id in ("self", "cls") and parts and not HANDLE.match(parts[0]) \
-            and not (len(parts) > 1 and CONFIG_ATTR.search(parts[0])) and via in ("attribute", "subscript")
+            and not (len(parts) > 1 and CONFIG_ATTR.search(parts[0])) and via in ("attribute", "subscript") \
+            and not (self.function().kind == "function" and CONFIG_CLASS.search(self.function().cls or ""))
+        # (in a method of a settings class, self.vllm.tensor_parallel_size reads the configuration)
         if skip and len(parts) == 1 and len(self.instance_reads) < MAX_SECTIONS and self.match(leaf):
             self.instance_reads.add(leaf.lower())
         if key and leaf and self.match(leaf) and not skip and not (
