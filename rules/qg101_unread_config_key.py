@@ -48,10 +48,33 @@ reported at its declaration (also when its only read copies it into an attribute
 name that nothing reads: `self.n_render_rollout_threads = args.n_render_rollout_threads`): a
 warning when a config file, launch script or example script
 (`args.worker_num = 4`) of the project sets it, a note otherwise. Not for a class that extends another package's class (its fields may be that
-package's to read), nor for `parser.set_defaults(...)`. A literal written into a configuration
+package's to read), nor for `parser.set_defaults(...)`. A field of a settings class that several scripts parse (`HfArgumentParser((Config,))`,
+parsers in rules/consumers.yaml) and that one of them never reads on its path (the project's
+call graph from its `__main__` block), while another does, is reported at the field, naming the
+script: a warning when a launch script passes the flag to that script, a note otherwise.
+A literal written into a configuration
 object's key that nothing reads (`cfg.num_envs = 1` where the program reads
 `cfg.num_envs_per_worker`) changes nothing: a note."""
     VALID = [
+        Example({"config.py": "from dataclasses import dataclass\n"
+                              "@dataclass\n"
+                              "class ExperimentConfig:\n"
+                              "    num_workers: int = 4\n"
+                              "    sequence_parallel_size: int = 1\n",
+                 "fast.py": "from transformers import HfArgumentParser\n"
+                            "from config import ExperimentConfig\n"
+                            "def main(args):\n"
+                            "    return args.num_workers, 8 // args.sequence_parallel_size\n"
+                            "if __name__ == '__main__':\n"
+                            "    main(HfArgumentParser((ExperimentConfig,)).parse_args_into_dataclasses()[0])\n",
+                 "core.py": "from transformers import HfArgumentParser\n"
+                            "from config import ExperimentConfig\n"
+                            "def main(args):\n"
+                            "    return args.num_workers, args.sequence_parallel_size\n"
+                            "if __name__ == '__main__':\n"
+                            "    main(HfArgumentParser((ExperimentConfig,)).parse_args_into_dataclasses()[0])\n",
+                 "run.sh": "python core.py --sequence_parallel_size 4\n"},
+                "every script that parses the settings class reads the field on its path"),
         Example({"schema.py": "from dataclasses import dataclass\n"
                               "@dataclass\n"
                               "class Args:\n"
@@ -112,6 +135,26 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                 "a field of a class that extends another package's: that package may read it"),
     ]
     INVALID = [
+        Example({"config.py": "from dataclasses import dataclass\n"
+                              "@dataclass\n"
+                              "class ExperimentConfig:\n"
+                              "    num_workers: int = 4\n"
+                              "    sequence_parallel_size: int = 1\n",
+                 "fast.py": "from transformers import HfArgumentParser\n"
+                            "from config import ExperimentConfig\n"
+                            "def main(args):\n"
+                            "    return args.num_workers, 8 // args.sequence_parallel_size\n"
+                            "if __name__ == '__main__':\n"
+                            "    main(HfArgumentParser((ExperimentConfig,)).parse_args_into_dataclasses()[0])\n",
+                 "core.py": "from transformers import HfArgumentParser\n"
+                            "from config import ExperimentConfig\n"
+                            "def main(args):\n"
+                            "    return args.num_workers\n"
+                            "if __name__ == '__main__':\n"
+                            "    main(HfArgumentParser((ExperimentConfig,)).parse_args_into_dataclasses()[0])\n",
+                 "run.sh": "python core.py --sequence_parallel_size 4\n"},
+                "a shared settings field that one entry script never reads, while a script runs it with the flag",
+                expect=[("config.py", 5)]),
         Example({"config.py": "import argparse\n"
                               "def get_config():\n"
                               "    p = argparse.ArgumentParser()\n"
@@ -280,6 +323,7 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
         yield from self._unread_fields(result, read_keys, splats, handed)
         yield from self._dead_writes(result)
         yield from self._misspelt_keys(result)
+        yield from self._unread_by_entry(result)
 
     def _misspelt_keys(self, result):
         """`context_parapllel_size: 2` in a YAML config, one typo from the field
@@ -325,6 +369,70 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                                    subject=f"`{key.rsplit('.', 1)[-1]}: {show(value)}` is set here",
                                    effect="the setting it misspells keeps its default",
                                    near=f"; it is one typo from `{near.key.rsplit('.', 1)[-1]}`, {what}")
+
+    def _unread_by_entry(self, result):
+        """`grpo.py` parses GRPOExperimentConfig, and nothing its `__main__` block runs reads the
+        field sequence_parallel_size, which grpo_fast.py reads: the flag is accepted and does
+        nothing in this script. A note at the parser call (a warning when a launch script passes
+        the flag to this script); only for fields some other path reads (the others are
+        _unread_fields' case), of the project's own settings classes."""
+        from auditor.flow.graph import for_result
+
+        parses = [(rel, p) for rel, m in sorted(result.meta.items()) if isinstance(m, dict)
+                  for p in m.get("parses") or () if not is_test_file(rel)]
+        if not parses:
+            return
+        graph = for_result(result)
+        fields: dict[str, list] = {}  # class full name -> its knob fields (dataclass / pydantic / attrs)
+        for s in result.sites:
+            if s.role == "define" and s.kind == "python" and s.detail.get("via") in ("dataclass", "pydantic", "attrs") \
+                    and s.detail.get("owner") and graph.of(s.file, str(s.detail["owner"])):
+                fields.setdefault(graph.of(s.file, str(s.detail["owner"])), []).append(s)
+        readers: dict[str, list] = {}
+        for s in result.sites:
+            if s.role in ("read", "consume") and s.kind == "python" and not is_test_file(s.file) \
+                    and s.detail.get("via") != "param":
+                readers.setdefault(s.leaf.lower(), []).append(s)
+        flags: dict[tuple, object] = {}  # (script file name, leaf) -> a launch script's flag for it
+        for s in result.sites:
+            if s.role == "define" and s.kind == "shell" and s.detail.get("script"):
+                flags.setdefault((str(s.detail["script"]).rsplit("/", 1)[-1], s.leaf.lower()), s)
+        for rel, parse in parses:
+            # the script's path is what its module level runs (`if __name__ == "__main__": main(...)`),
+            # when that builds this parser (directly or through `make_parser()`)
+            start = graph.of(rel, "<module>")
+            walk = graph.reachable(start) if start else None
+            if walk is None or graph.of(rel, parse["function"]) not in walk[0]:
+                continue
+            reached = walk[0]
+            module = graph.module_of.get(rel, "")
+            for cls in parse["classes"]:
+                leaf_cls = cls.rsplit(".", 1)[-1]
+                # the class the parser names: by its full name, as imported, or of this module
+                full = next((c for c in (cls, f"{module}.{cls}") if c in fields), None) or next(
+                    (c for c in fields if "." in cls and c.endswith("." + cls)), None)
+                for field in fields.get(full, ()) if full else ():
+                    leaf = field.leaf.lower()
+                    # reads inside the settings class itself (its validation) do not use the value
+                    reads = [r for r in readers.get(leaf, ())
+                             if not str(r.detail.get("function") or "").startswith(leaf_cls + ".")]
+                    if not reads:
+                        continue
+                    if any(graph.of(r.file, r.detail.get("function") or "<module>") in reached for r in reads):
+                        continue
+                    flag = flags.get((rel.rsplit("/", 1)[-1], leaf))
+                    other = reads[0]
+                    f = self.finding(field, knob=field.key,
+                                     related=[field, other] + ([flag] if flag else []), flow=_path(result, field, None),
+                                     subject="", effect="", near="",
+                                     **({} if flag else {"severity": "note", "confidence": "low"}))
+                    # read elsewhere, so the rule's usual "no scanned code reads it" would be untrue
+                    script = f"{rel}:{parse['line']}"
+                    f.message = (f"{field.key} is a field of {leaf_cls}, which {script} parses"
+                                 + (f" and {where(flag)} sets" if flag else "") + f", but nothing that script runs "
+                                 f"reads it (only {other.detail.get('function')}() does, at {where(other)}), so "
+                                 f"setting it for {rel.rsplit('/', 1)[-1]} changes nothing")
+                    yield f
 
     def _unused_params(self, result):
         """`def convert(path, num_workers=None)` whose body never reads num_workers: the count a

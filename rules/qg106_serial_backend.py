@@ -125,8 +125,25 @@ A parallel backend reached only under `if args.num_workers > 1 and not auto_spar
 else branch that does the work itself, drops the user's count whenever the other test fails:
 a note at the `if` (the other test may be a mode that cannot be split). Tests of the amount of
 work or of the machine (`len(items) > 1`, `torch.cuda.is_available()`, the platform) are
-reasons a user can see, and are not reported."""
+reasons a user can see, and are not reported.
+
+A script that sets a count (`args.num_workers = 4`) and then runs a path on which nothing reads
+it (`train_agent(args)`, the single-process trainer, while only `train_agent_multiprocessing()`
+reads num_workers; the other call commented out or behind `if_single_process = True`) starts no
+worker: a warning at the write, from the project's call graph (a method called on an object of
+unknown class reaches every project method of that name). A note when the path passes through
+files the scan did not read (they hold no knob word, but may call one that reads it)."""
     VALID = [
+        Example({"rlkit/run.py": "import multiprocessing as mp\n"
+                                "def train_agent(args):\n"
+                                "    return [args.gamma * i for i in range(10)]\n"
+                                "def train_agent_multiprocessing(args):\n"
+                                "    return [mp.Process(target=train_agent, args=(args,)) for _ in range(args.num_workers)]\n",
+                 "demo.py": "from rlkit.run import train_agent, train_agent_multiprocessing\n"
+                            "def train(args):\n"
+                            "    args.num_workers = 4\n"
+                            "    train_agent_multiprocessing(args)\n"},
+                "the script's path reaches the function that reads the count"),
         Example({"annotate.py": "from concurrent.futures import ProcessPoolExecutor\n"
                                 "def main(args, episodes):\n"
                                 "    if args.num_workers > 1 and len(episodes) > 1:\n"
@@ -216,6 +233,16 @@ reasons a user can see, and are not reported."""
                 "the serial manager built by a script that loads no config picking another"),
     ]
     INVALID = [
+        Example({"rlkit/run.py": "import multiprocessing as mp\n"
+                                "def train_agent(args):\n"
+                                "    return [args.gamma * i for i in range(10)]\n"
+                                "def train_agent_multiprocessing(args):\n"
+                                "    return [mp.Process(target=train_agent, args=(args,)) for _ in range(args.num_workers)]\n",
+                 "demo.py": "from rlkit.run import train_agent, train_agent_multiprocessing\n"
+                            "def train(args):\n"
+                            "    args.num_workers = 4\n"
+                            "    train_agent(args)\n"},
+                "a script sets a count and runs a path on which nothing reads it", expect=[("demo.py", 3)]),
         Example({"annotate.py": "from concurrent.futures import ProcessPoolExecutor\n"
                                 "def main(args, episodes):\n"
                                 "    auto_sparse = args.sparse_subtasks is None\n"
@@ -327,6 +354,7 @@ reasons a user can see, and are not reported."""
                                why=_why(site, entry))
         yield from self._config_flags(result)
         yield from self._gated_parallel(result)
+        yield from self._unread_on_the_path(result)
         yield from self._project_backends(result, knob_of)
         yield from self._registry_choices(result)
         yield from self._hand_built_members(result)
@@ -360,6 +388,55 @@ reasons a user can see, and are not reported."""
                                why=f": {_short(d.get('backend', ''))} (line {site.line}) gets {expr} only when "
                                    f"`{other}` holds too, so otherwise the user's {expr} is dropped without a word",
                                severity="note", confidence="medium")
+
+    def _unread_on_the_path(self, result):
+        """`args.num_workers = 4` in a script whose function then calls `train_agent(args)`, the
+        single-process trainer, while only `train_agent_multiprocessing()` reads num_workers (the
+        call to it commented out, or behind `if_single_process = True`): nothing on the path the
+        script runs reads the count, so no worker starts. From the project's call graph
+        (auditor/flow/graph.py); quiet when the count is read on the path or nowhere at all
+        (QG101's case)."""
+        from auditor.flow.graph import for_result
+
+        writes = [s for s in result.sites if s.role == "override" and s.kind == "python"
+                  and s.detail.get("how") == "literal" and isinstance(s.value, int) and not isinstance(s.value, bool)
+                  and s.value > 1 and not is_test_file(s.file) and not s.detail.get("returned")
+                  and idioms.is_config_name(str(s.detail.get("target") or "").split(".", 1)[0])
+                  and str(s.detail.get("target") or "").count(".") == 1]
+        if not writes:
+            return
+        graph = for_result(result)
+        readers: dict[str, list] = {}  # leaf -> the read / consume sites of it
+        for s in result.sites:
+            if s.role in ("read", "consume") and s.kind == "python" and not is_test_file(s.file):
+                readers.setdefault(s.leaf.lower(), []).append(s)
+        for site in writes:
+            leaf = site.leaf.lower()
+            reads = [r for r in readers.get(leaf, ()) if (r.file, r.line) != (site.file, site.line)]
+            start = graph.of(site.file, site.detail.get("function") or "<module>")
+            if not reads or start is None:
+                continue
+            walk = graph.reachable(start)
+            if walk is None:
+                continue
+            reached, unknown = walk
+            if any(graph.of(r.file, r.detail.get("function") or "<module>") in reached for r in reads):
+                continue
+            first = reads[0]
+            fn = site.detail.get("function") or "<module>"
+            # code of files the scan did not read (no knob word in them) may still call a reader:
+            # then a note that names them
+            unread = (f" ({len(set(unknown))} project names on the path lie in files the scan did not read, "
+                      f"e.g. {sorted(set(unknown))[0]})") if unknown else ""
+            yield self.finding(site, knob=site.key, related=[site, first],
+                               backend=f"{fn}()",
+                               count=f"the {site.detail.get('target')} = {site.value} workers",
+                               why=f": nothing it calls reads {site.leaf}; only {first.detail.get('function')}() "
+                                   f"({where(first)}) does, and it is not called from here, so no worker starts"
+                                   + unread,
+                               flow=[{"file": site.file, "line": site.line, "column": site.column, "kind": "define",
+                                      "role": "source", "key": site.key, "value": site.value, "text": site.source}],
+                               **({"severity": "note", "confidence": "medium"} if unknown else {}))
 
     def _project_backends(self, result, knob_of):
         """A count over 1 passed to one of the project's own serial classes (auditor.flow.backends)

@@ -150,3 +150,16 @@ def test_settings_validators_that_rewrite_what_the_user_set():
     assert found == [("rlcfg/inference.py", 20, "QG104", "warning"),  # replaced whenever it equals its default
                      ("rlcfg/rl.py", 19, "QG104", "note")]  # replaced whenever it disagrees with another setting
     # api_server_count (model_fields_set), num_workers (None) and the toml's tensor_parallel_size: quiet
+
+
+def test_a_count_nothing_on_the_scripts_path_reads():
+    found = findings("unread_on_path", "QG106")
+    assert found == [("examples/demo.py", 7, "QG106", "warning")]  # train_lander, train_cartpole: quiet
+
+
+def test_a_shared_settings_field_one_entry_script_never_reads():
+    found = findings("entry_point_fields")
+    assert found == [("trainer/config.py", 7, "QG101", "warning"),  # core.py, which a script runs with it
+                     ("trainer/config.py", 9, "QG101", "note")]  # fast.py, which no script runs with it
+    messages = {f.line: f.message for f in scan_and_check(FIXTURES / "entry_point_fields").findings}
+    assert "trainer/core.py" in messages[7] and "scripts/core.sh:2" in messages[7]

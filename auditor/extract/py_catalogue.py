@@ -70,6 +70,7 @@ class Catalogue:
     # object whose class the scan cannot know, told apart from other `.map(` calls by its keyword
     by_method: dict[str, list[tuple[Consumer, str]]] = field(default_factory=dict)
     starters: frozenset = frozenset()  # called names that start a worker (consumers.yaml)
+    settings_parsers: frozenset = frozenset()  # parsers built from settings classes (consumers.yaml)
 
     def method(self, call, mapped=()) -> Consumer | None:
         """The consumer a method call is, by its name and a keyword only that backend takes
@@ -133,7 +134,8 @@ def _consumer(entry: dict) -> Consumer:
 @lru_cache(maxsize=None)
 def load() -> Catalogue:
     data = catalogue.data("consumers.yaml")
-    cat = Catalogue(starters=frozenset(data.get("starters") or ()))
+    cat = Catalogue(starters=frozenset(data.get("starters") or ()),
+                    settings_parsers=frozenset(data.get("settings_parsers") or ()))
     for entry in data["consumers"]:
         consumer = _consumer(entry)
         if entry.get("methods"):

@@ -49,6 +49,7 @@ WORKER_ID = re.compile(r"^(thread|worker|shard|actor)_?(id|idx|index)$", re.IGNO
 # a function writing this many literals into one object's attributes is a configuration in code
 SETTINGS_BLOCK = 6
 MAX_SECTIONS = 200  # config sections recorded per file
+MAX_REACHES = 300  # names a function calls or passes on, recorded for the call graph
 # a class that holds a run's settings (InferenceConfig, TrainingArguments, RLHParams)
 CONFIG_CLASS = re.compile(r"(Config|Configs|Args|Arguments|Settings|Options|HParams|Hyperparameters)$")
 MAX_SIZED = 200  # sized loops in methods recorded per file
@@ -70,6 +71,9 @@ class Frame:
     ifs: list[tuple] = field(default_factory=list)  # (if node, in its body) around the statement, innermost last
     loops: list[ast.AST] = field(default_factory=list)  # range(...) arguments of enclosing loops
     calls: set[str] = field(default_factory=set)  # called names, for the pool-use facts
+    reaches: set[str] = field(default_factory=set)  # called names and functions passed on (target=fn): the call graph
+    flags: dict[str, Any] = field(default_factory=dict)  # local -> the literal bool it was set to once (None: reset)
+    dead: int = 0  # inside a branch a literal flag rules out (`if_single_process = True` ... else:)
     displays: dict[str, list] = field(default_factory=dict)  # local dict displays' knob entries (QG110)
     loop_depth: int = 0  # for-loops around the statement being visited
     computed: dict[str, str] = field(default_factory=dict)  # local -> the counting call it was first set by
@@ -125,6 +129,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.sections: set[str] = set()  # config sections this file reads keys of (rules cite them)
         self.settings_root: str | None = None  # the first settings object read here (`args`, `self.cfg`)
         self.instance_reads: set[str] = set()  # knob-named instance attributes read here (`self.num_envs`)
+        self.reaches: dict[str, list[str]] = {}  # function -> what it calls or passes on (QG101's paths)
+        self.parses: list[dict] = []  # settings classes handed to a parser here (HfArgumentParser((A, B)))
 
     # ---- a faster walk: cached dispatch, no visits of leaves and contexts ------------------------
     def visit(self, node: ast.AST) -> None:
@@ -454,13 +460,35 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
                 value = literal(d)
                 self.emit("read", a, a.arg, default=None if value is NOT_LITERAL else value, via="param",
                           expr=self.text(d) if value is NOT_LITERAL else None)
+        first_site = len(self.sites)
         for stmt in node.body:
             self.visit(stmt)
+        self.mark_returned(node, first_site)
         self.shadow_parameters(node)
         self.leave_frame()
         self.facts.calls[qualname] = frame.calls
+        self.reaches[qualname] = sorted(frame.reaches)  # also a function that calls nothing: a node
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def mark_returned(self, node: ast.AST, first_site: int) -> None:
+        """`rl_config.num_envs = 2048 ... return rl_config`: a function that builds settings and
+        hands them back; its writes are consumed by its caller, not by what it calls itself."""
+        written = [s for s in self.sites[first_site:] if s.role == "override" and s.detail.get("target")]
+        if not written:
+            return
+        returned: set[str] = set()
+        todo = list(node.body)
+        while todo:
+            stmt = todo.pop()
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(stmt, ast.Return) and stmt.value is not None:
+                returned.update(n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name))
+            todo.extend(ast.iter_child_nodes(stmt))
+        for s in written:
+            if str(s.detail["target"]).split(".", 1)[0].split("[", 1)[0] in returned:
+                s.detail["returned"] = True
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.visit(node.body)
@@ -471,17 +499,22 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.visit(node.test)
         test = self.text(node.test)
         fn = self.function()
+        flag = fn.flags.get(node.test.id) if isinstance(node.test, ast.Name) else None
         fn.conds.append(test)
         fn.ifs.append((node, True))
+        fn.dead += flag is False
         for stmt in node.body:
             self.visit(stmt)
+        fn.dead -= flag is False
         fn.ifs.pop()
         fn.conds.pop()
         if node.orelse:
             fn.conds.append(f"not ({test})")
             fn.ifs.append((node, False))
+            fn.dead += flag is True
             for stmt in node.orelse:
                 self.visit(stmt)
+            fn.dead -= flag is True
             fn.ifs.pop()
             fn.conds.pop()
 
@@ -631,6 +664,10 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
     def assign_name(self, target: ast.Name, value: ast.AST) -> None:
         fn = self.function()
         name = target.id
+        # a flag set once, unconditionally, to a literal bool; set again (or otherwise): unknown
+        known = isinstance(value, ast.Constant) and isinstance(value.value, bool) and name not in fn.flags \
+            and not fn.conds and not fn.loops
+        fn.flags[name] = value.value if known else None
         earlier = name in fn.bound or name in fn.params
         knob = self.match(name)
         interesting = knob or (not earlier and isinstance(value, ast.Call) and self.maybe_cap(value))
@@ -927,6 +964,25 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         q = self.qual(func)
         fn = self.function()
         token = q or (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", ""))
+        if len(fn.reaches) < MAX_REACHES and not fn.dead:
+            if token:
+                fn.reaches.add(token)
+            base = func
+            while isinstance(base, (ast.Attribute, ast.Call)):  # Actor.options(...).remote(): Actor
+                base = base.value if isinstance(base, ast.Attribute) else base.func
+            if isinstance(base, ast.Name) and base is not func and base.id not in ("self", "cls"):
+                fn.reaches.add(self.qual(base) or base.id)
+            for a in [*node.args, *(k.value for k in node.keywords)]:
+                if isinstance(a, (ast.Name, ast.Attribute)):  # Process(target=worker), pool.map(fn, ...)
+                    ref = self.qual(a) or (a.attr if isinstance(a, ast.Attribute) else a.id)
+                    fn.reaches.add(ref)
+        if token and (token.rsplit(".", 1)[-1] in self.cat.settings_parsers or token in self.cat.settings_parsers) \
+                and node.args and \
+                len(self.parses) < MAX_SECTIONS:
+            found = node.args[0].elts if isinstance(node.args[0], (ast.List, ast.Tuple)) else node.args[:1]
+            classes = [self.qual(a) or self.text(a) for a in found if isinstance(a, (ast.Name, ast.Attribute))]
+            if classes:
+                self.parses.append({"function": fn.qualname, "line": node.lineno, "classes": classes})
         if token:
             fn.calls.add(token)
             if fn.cls and (token.rsplit(".", 1)[-1] in self.cat.starters or token in self.cat.starters):
@@ -1082,6 +1138,15 @@ def extract(text: str, path: str, vocab) -> FileResult:
         meta["reads_settings"] = ex.settings_root
     if ex.instance_reads:
         meta["instance_reads"] = sorted(ex.instance_reads)
+    # the call graph's facts, for a file that holds a parallelism site: one without any is no
+    # node of it (as a file the prefilter or the code gates skip: bench/check_gates.py)
+    if ex.sites:
+        if ex.frames[0].reaches:
+            ex.reaches["<module>"] = sorted(ex.frames[0].reaches)
+        if ex.reaches:
+            meta["reaches"] = ex.reaches
+        if ex.parses:
+            meta["parses"] = ex.parses
     native = sorted({root for root in (m.split(".") for m in ex.imports.values()) for root in root
                      if root in NATIVE_VECTOR_ENVS})
     if native:

@@ -1,0 +1,112 @@
+"""The project's call graph, from the names each function calls or passes on (the Python
+extractor's ``meta["reaches"]``): which functions a call of one may run.
+
+    graph = for_result(result)              # built once per scan result
+    graph.reachable("pkg.demo.train_ppo")   # (full names, project names it does not know)
+
+Resolution over-approximates where the code does not say (a method called on an object of
+unknown class reaches every project method of that name; a class reaches all its methods), so
+"not reachable" is the claim to trust. A project name it does not know (a file the scan did
+not read: it holds no knob word) is listed, for the caller to weigh.
+"""
+
+from __future__ import annotations
+
+MAX_NODES = 5000  # functions visited from one start
+
+
+def for_result(result) -> "CallGraph":
+    """The call graph of a scan's result, built once for the rules that ask for it."""
+    cached = _LAST.get("graph")
+    if cached is None or _LAST.get("meta") is not result.meta:
+        cached = CallGraph(result.meta)
+        _LAST.update(meta=result.meta, graph=cached)
+    return cached
+
+
+_LAST: dict = {}  # the last result's meta and its graph: rules run one scan at a time
+
+
+class CallGraph:
+    def __init__(self, meta: dict):
+        self.edges: dict[str, list[str]] = {}  # full name -> tokens it calls or passes on
+        self.module_of: dict[str, str] = {}  # file -> module
+        self.by_leaf: dict[str, set[str]] = {}
+        self.names: set[str] = set()
+        roots: set[str] = set()
+        for rel, m in meta.items():
+            flow = m.get("flow") if isinstance(m, dict) else None
+            if not isinstance(flow, dict) or not flow.get("module"):
+                continue
+            module = flow["module"]
+            self.module_of[rel] = module
+            roots.add(module.split(".")[0])
+            fulls = {self.full(module, q) for q in m.get("reaches") or ()} | set(flow.get("classes") or ())
+            for full in fulls:
+                self.names.add(full)
+                self.by_leaf.setdefault(full.rsplit(".", 1)[-1], set()).add(full)
+            for qual, tokens in (m.get("reaches") or {}).items():
+                self.edges[self.full(module, qual)] = [(module, qual, t) for t in tokens]
+        self.roots = roots
+        # a class reaches its methods: its __init__ runs, the others may be called on the object
+        self.members: dict[str, set[str]] = {}
+        for name in self.names:
+            parent = name.rsplit(".", 1)[0]
+            if parent in self.names and parent.rsplit(".", 1)[-1][:1].isupper():
+                self.members.setdefault(parent, set()).add(name)
+
+    @staticmethod
+    def full(module: str, qual: str) -> str:
+        return f"{module}.{qual}" if qual != "<module>" else f"{module}.<module>"
+
+    def of(self, rel: str, qual: str) -> str | None:
+        module = self.module_of.get(rel)
+        return self.full(module, qual or "<module>") if module is not None else None
+
+    def reachable(self, start: str) -> tuple[set[str], list[str]] | None:
+        """(the functions a call of START may run, the project names met that the graph does not
+        know: functions of files the scan did not read, which hold no knob word), or None past
+        MAX_NODES."""
+        seen = {start}
+        unknown: list[str] = []
+        todo = [start]
+        while todo:
+            if len(seen) > MAX_NODES:
+                return None
+            for module, qual, token in self.edges.get(todo.pop(), ()):
+                targets = self.resolve(module, qual, token)
+                if targets is None:
+                    unknown.append(token)
+                    continue
+                for t in targets:
+                    if t not in seen:
+                        seen.add(t)
+                        todo.append(t)
+        return seen, unknown
+
+    def resolve(self, module: str, qual: str, token: str) -> set[str] | None:
+        """The project functions TOKEN may run, seen from QUAL in MODULE; None for a project
+        name the graph does not know (a file the scan did not read)."""
+        if "." in token:
+            if token in self.names:
+                return {token} | self.members.get(token, set())
+            suffix = self.by_suffix(token)
+            if suffix:
+                return suffix | {m for n in suffix for m in self.members.get(n, ())}
+            if token.split(".")[0] not in self.roots:
+                return set()  # torch.save: not the project's
+            # `from pkg import train_agent`, re-exported by pkg/__init__.py: by its name
+            named = set(self.by_leaf.get(token.rsplit(".", 1)[-1], ()))
+            return named | {m for n in named for m in self.members.get(n, ())} if named else None
+        cls = qual.rsplit(".", 1)[0] if "." in qual else ""
+        for c in (f"{module}.{cls}.{token}" if cls else None, f"{module}.{token}"):
+            if c and c in self.names:
+                return {c} | self.members.get(c, set())
+        # a method called on an object of unknown class: every project function of that name
+        out = set(self.by_leaf.get(token, ()))
+        return out | {m for n in out for m in self.members.get(n, ())}
+
+    def by_suffix(self, token: str) -> set[str]:
+        """`huggingface.process` (a relative import) -> `pkg.dataset.huggingface.process`."""
+        leaf = token.rsplit(".", 1)[-1]
+        return {n for n in self.by_leaf.get(leaf, ()) if n.endswith("." + token)}
