@@ -35,7 +35,8 @@ Confidence is medium: code outside the scanned tree (an installed library) may r
 For that reason a key whose section, named as a configuration (`turbo_config`,
 `engine_kwargs`), is handed whole to a function of another package
 (`_dict_to_dataclass(FSDPTurboConfig, self.engine_config.turbo_config)`) is only a note that
-says so: that package may read it, out of sight. A key in a file of which code reads no parallelism key, with no
+says so: that package may read it, out of sight. Keys under a YAML anchor (`_ppo_meta: &ppo_meta`) are set at every alias's path too (`meta:
+*ppo_meta`, `<<: *ppo_meta`), and a read there reads them. A key in a file of which code reads no parallelism key, with no
 near-miss read either, is a note: the file may configure another program (a daemon's YAML
 shipped beside its Python client). A config file of a tool that reads it itself (an
 accelerate or DeepSpeed config, told by its top-level keys: rules/tool_configs.yaml) is not
@@ -56,6 +57,11 @@ A literal written into a configuration
 object's key that nothing reads (`cfg.num_envs = 1` where the program reads
 `cfg.num_envs_per_worker`) changes nothing: a note."""
     VALID = [
+        Example({"spec.yaml": "_ppo_meta: &ppo_meta\n  distributed: false\n  num_workers: 4\n"
+                              "ppo:\n  meta: *ppo_meta\n",
+                 "control.py": "def run(spec):\n"
+                               "    return spec['meta'].get('distributed'), spec['meta']['num_workers']\n"},
+                "keys set through a YAML anchor are read at the alias's path"),
         Example({"config.py": "from dataclasses import dataclass\n"
                               "@dataclass\n"
                               "class ExperimentConfig:\n"
@@ -271,7 +277,8 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
         # knob when several fit; they still read every knob they are a dotted suffix of
         read_keys = {s.key.lower() for s in result.sites
                      if _is_reader(s) and not (s.role == "consume" and s.detail.get("literal"))}
-        unread = [k for k in result.knobs if not _is_read(k, read_keys, splats, ())]
+        unread = [k for k in result.knobs if not _is_read(k, read_keys, splats, ())
+                  and not _read_through_alias(k, result.meta, read_keys)]
         handed = _handed_out(result) if unread else {}  # the call edges are many: only when needed
         leaving = [k for k in unread if _is_read(k, read_keys, splats, handed)]
         unread = [k for k in unread if not _is_read(k, read_keys, splats, handed)]
@@ -633,6 +640,27 @@ def _dead_copies(result) -> dict[tuple, str]:
         others = {s.leaf.lower() for s in result.sites if s.role in ("read", "consume") and (s.file, s.line) not in out}
         out = {at: attr for at, attr in out.items() if attr.lower() not in others}
     return out
+
+
+def _read_through_alias(knob, meta, read_keys) -> bool:
+    """`_ppo_meta: &ppo_meta {distributed: false}` and `ppo: {meta: *ppo_meta}`: the anchor's
+    key is set at ppo.meta.distributed too (the YAML extractor's meta["aliases"]), and code
+    reading `meta.distributed` reads it there."""
+    for site in knob.sites:
+        aliases = (meta.get(site.file) or {}).get("aliases") if isinstance(meta.get(site.file), dict) else None
+        if site.role != "define" or not aliases:
+            continue
+        key = (site.detail.get("key_in_file") or site.key).lower()
+        for anchor, paths in aliases.items():
+            anchor = anchor.lower()
+            if not key.startswith(anchor + ".") and anchor:
+                continue
+            rest = key[len(anchor) + 1:] if anchor else key
+            for path in paths:
+                parts = f"{path.lower()}.{rest}".strip(".").split(".")
+                if any(".".join(parts[i:]) in read_keys for i in range(len(parts) - 1)):
+                    return True
+    return False
 
 
 def _really_reads(site) -> bool:

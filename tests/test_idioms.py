@@ -163,3 +163,8 @@ def test_a_shared_settings_field_one_entry_script_never_reads():
                      ("trainer/config.py", 9, "QG101", "note")]  # fast.py, which no script runs with it
     messages = {f.line: f.message for f in scan_and_check(FIXTURES / "entry_point_fields").findings}
     assert "trainer/core.py" in messages[7] and "scripts/core.sh:2" in messages[7]
+
+
+def test_keys_set_through_yaml_anchors_are_read_at_their_aliases():
+    found = findings("yaml_anchors", "QG101")
+    assert found == [("spec/ppo.yaml", 15, "QG101", "warning")]  # the misspelling; the anchor's keys: quiet

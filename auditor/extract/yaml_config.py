@@ -28,6 +28,7 @@ FLOW = re.compile(r"[\[\]{}]")
 LEADING = re.compile(r"^[ \t?:-]*", re.MULTILINE)  # block indentation and "- - " prefixes
 MAX_NODES = 2_000_000  # a real config has thousands; beyond this the walk stops with an error
 ALIAS_WARNING = 10_000  # alias references that point at an already walked node
+MAX_ALIAS_PATHS = 200  # anchors, and paths per anchor, kept in meta["aliases"]
 PLAIN_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null")}
 BOMB_NODES = 1_000_000  # nodes the document would have with every alias expanded
 PACKAGE_HEADER = re.compile(r"^#\s*@package\s+(\S+)")
@@ -73,6 +74,8 @@ class _Walker:
         self.knob_scalars: set[int] = set()  # scalar nodes already reported as a knob's value
         self.nodes = 0
         self.alias_hits = 0
+        self.first_path: dict[int, str] = {}  # mapping node -> the path it was first walked at (its anchor)
+        self.aliases: dict[str, set[str]] = {}  # anchor path -> the paths its aliases (and `<<:` merges) stand at
 
     def match(self, leaf: str) -> str | None:
         if leaf not in self.matches:
@@ -94,8 +97,13 @@ class _Walker:
     def walk(self, node: yaml.Node, path: str) -> None:
         if id(node) in self.seen:
             self.alias_hits += 1
+            anchor = self.first_path.get(id(node))
+            if anchor is not None and anchor != path and len(self.aliases) < MAX_ALIAS_PATHS:
+                self.aliases.setdefault(anchor, set()).add(path)
             return
         self.seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            self.first_path[id(node)] = path
         self.nodes += 1
         if self.nodes > MAX_NODES:
             raise ParseError(f"more than {MAX_NODES} YAML nodes (alias bomb?); not scanned",
@@ -383,6 +391,8 @@ def extract(text: str, path: str, vocab) -> FileResult:
     if hydra or "hydra_self_index" in meta:
         meta["hydra_defaults"] = hydra
     meta["documents"] = len(docs)
+    if walker.aliases:  # `meta: *ppo_meta`: the anchor's keys are set at these paths too (QG101)
+        meta["aliases"] = {anchor: sorted(paths)[:MAX_ALIAS_PATHS] for anchor, paths in walker.aliases.items()}
     if generated:
         meta["generated"] = True
     expanded = 0.0
