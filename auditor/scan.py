@@ -667,18 +667,6 @@ class _Always:
     def __call__(self, data: bytes) -> bool:
         return True
 
-    def misspelt(self, data: bytes) -> bool:
-        """Does a config file set a key with a word one typo from a vocabulary word
-        (`context_parapllel_size`)? Such a key is no knob and keeps the file from the
-        prefilter, yet it is the finding: the setting it misspells keeps its default."""
-        for key in _CONFIG_KEY.findall(data):
-            for word in key.translate(_FOLD).split(b"_"):
-                if len(word) >= TYPO_WORD_MIN and word not in self.typo_words and any(
-                        one_typo(word, w) and word.rstrip(b"s") != w.rstrip(b"s")  # rollouts: a plural
-                        for w in self.typo_words_by_len.get(len(word), ())):
-                    return True
-        return False
-
     def in_code(self, data: bytes) -> bool:
         return True
 

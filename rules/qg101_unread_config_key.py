@@ -18,6 +18,18 @@ def _is_reader(site) -> bool:
     return site.role in ("read", "consume", "override")
 
 
+def _entry_scripts(core_returns: str) -> dict:
+    """Two entry scripts parsing one settings class; core.py returns CORE_RETURNS (examples)."""
+    main = ("from transformers import HfArgumentParser\nfrom config import ExperimentConfig\n"
+            "def main(args):\n    return {}\nif __name__ == '__main__':\n"
+            "    main(HfArgumentParser((ExperimentConfig,)).parse_args_into_dataclasses()[0])\n")
+    return {"config.py": "from dataclasses import dataclass\n@dataclass\nclass ExperimentConfig:\n"
+                         "    num_workers: int = 4\n    sequence_parallel_size: int = 1\n",
+            "fast.py": main.format("args.num_workers, 8 // args.sequence_parallel_size"),
+            "core.py": main.format(core_returns),
+            "run.sh": "python core.py --sequence_parallel_size 4\n"}
+
+
 class UnreadConfigKey(Rule):
     CODE = "QG101"
     NAME = "unread-config-key"
@@ -62,24 +74,7 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                  "control.py": "def run(spec):\n"
                                "    return spec['meta'].get('distributed'), spec['meta']['num_workers']\n"},
                 "keys set through a YAML anchor are read at the alias's path"),
-        Example({"config.py": "from dataclasses import dataclass\n"
-                              "@dataclass\n"
-                              "class ExperimentConfig:\n"
-                              "    num_workers: int = 4\n"
-                              "    sequence_parallel_size: int = 1\n",
-                 "fast.py": "from transformers import HfArgumentParser\n"
-                            "from config import ExperimentConfig\n"
-                            "def main(args):\n"
-                            "    return args.num_workers, 8 // args.sequence_parallel_size\n"
-                            "if __name__ == '__main__':\n"
-                            "    main(HfArgumentParser((ExperimentConfig,)).parse_args_into_dataclasses()[0])\n",
-                 "core.py": "from transformers import HfArgumentParser\n"
-                            "from config import ExperimentConfig\n"
-                            "def main(args):\n"
-                            "    return args.num_workers, args.sequence_parallel_size\n"
-                            "if __name__ == '__main__':\n"
-                            "    main(HfArgumentParser((ExperimentConfig,)).parse_args_into_dataclasses()[0])\n",
-                 "run.sh": "python core.py --sequence_parallel_size 4\n"},
+        Example(_entry_scripts("args.num_workers, args.sequence_parallel_size"),
                 "every script that parses the settings class reads the field on its path"),
         Example({"schema.py": "from dataclasses import dataclass\n"
                               "@dataclass\n"
@@ -141,24 +136,7 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                 "a field of a class that extends another package's: that package may read it"),
     ]
     INVALID = [
-        Example({"config.py": "from dataclasses import dataclass\n"
-                              "@dataclass\n"
-                              "class ExperimentConfig:\n"
-                              "    num_workers: int = 4\n"
-                              "    sequence_parallel_size: int = 1\n",
-                 "fast.py": "from transformers import HfArgumentParser\n"
-                            "from config import ExperimentConfig\n"
-                            "def main(args):\n"
-                            "    return args.num_workers, 8 // args.sequence_parallel_size\n"
-                            "if __name__ == '__main__':\n"
-                            "    main(HfArgumentParser((ExperimentConfig,)).parse_args_into_dataclasses()[0])\n",
-                 "core.py": "from transformers import HfArgumentParser\n"
-                            "from config import ExperimentConfig\n"
-                            "def main(args):\n"
-                            "    return args.num_workers\n"
-                            "if __name__ == '__main__':\n"
-                            "    main(HfArgumentParser((ExperimentConfig,)).parse_args_into_dataclasses()[0])\n",
-                 "run.sh": "python core.py --sequence_parallel_size 4\n"},
+        Example(_entry_scripts("args.num_workers"),
                 "a shared settings field that one entry script never reads, while a script runs it with the flag",
                 expect=[("config.py", 5)]),
         Example({"config.py": "import argparse\n"

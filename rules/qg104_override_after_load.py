@@ -9,6 +9,16 @@ _AUGMENTED = re.compile(r"^\s*[\w.\[\]'\"]+\s*(\*\*|//|[-+*/%])=")
 _CONVERSION = re.compile(r"^\s*(int|float|str|bool)\(\s*[\w.\[\]'\"]+\s*\)\s*$")
 
 
+def _validator(test: str) -> dict:
+    """A settings class whose validator sets data_parallel_size under TEST (examples)."""
+    return {"inference.py": "from pydantic import BaseModel, Field, model_validator\n"
+                            "class VLLMConfig(BaseModel):\n    data_parallel_size: int = Field(1, ge=1)\n"
+                            "class InferenceConfig(BaseModel):\n    vllm: VLLMConfig = VLLMConfig()\n"
+                            "    gpus_per_node: int = 8\n    @model_validator(mode='after')\n"
+                            f"    def auto_setup(self):\n        if {test}:\n"
+                            "            self.vllm.data_parallel_size = self.gpus_per_node\n        return self\n"}
+
+
 class OverrideAfterLoad(Rule):
     CODE = "QG104"
     NAME = "override-after-load"
@@ -50,17 +60,7 @@ or more) is a warning: a user who sets that value on purpose cannot be told from
 nothing (`model_fields_set` tells them apart). One that replaces a field by a value derived
 from other settings whenever the two disagree is a note."""
     VALID = [
-        Example({"inference.py": "from pydantic import BaseModel, Field, model_validator\n"
-                                 "class VLLMConfig(BaseModel):\n"
-                                 "    data_parallel_size: int = Field(1, ge=1)\n"
-                                 "class InferenceConfig(BaseModel):\n"
-                                 "    vllm: VLLMConfig = VLLMConfig()\n"
-                                 "    gpus_per_node: int = 8\n"
-                                 "    @model_validator(mode='after')\n"
-                                 "    def auto_setup(self):\n"
-                                 "        if 'data_parallel_size' not in self.vllm.model_fields_set:\n"
-                                 "            self.vllm.data_parallel_size = self.gpus_per_node\n"
-                                 "        return self\n"},
+        Example(_validator("'data_parallel_size' not in self.vllm.model_fields_set"),
                 "a validator filling a field only when the user left it unset"),
         Example({"launch.py": "import os\n"
                               "def world():\n"
@@ -214,17 +214,7 @@ from other settings whenever the two disagree is a note."""
                 "a worker option turned off when there are no workers"),
     ]
     INVALID = [
-        Example({"inference.py": "from pydantic import BaseModel, Field, model_validator\n"
-                                 "class VLLMConfig(BaseModel):\n"
-                                 "    data_parallel_size: int = Field(1, ge=1)\n"
-                                 "class InferenceConfig(BaseModel):\n"
-                                 "    vllm: VLLMConfig = VLLMConfig()\n"
-                                 "    gpus_per_node: int = 8\n"
-                                 "    @model_validator(mode='after')\n"
-                                 "    def auto_setup(self):\n"
-                                 "        if self.vllm.data_parallel_size == 1:\n"
-                                 "            self.vllm.data_parallel_size = self.gpus_per_node\n"
-                                 "        return self\n"},
+        Example(_validator("self.vllm.data_parallel_size == 1"),
                 "a validator replacing a field whenever it equals its default: an explicit 1 is lost",
                 expect=[("inference.py", 10)]),
         Example({"interface.py": "import os\n"

@@ -80,6 +80,16 @@ def _pick(name: str, envs: int = 8) -> str:
     return f"main_config = dict(env=dict(collector_env_num={envs}, manager=dict(type='{name}')))\n"
 
 
+def _trainers(call: str) -> dict:
+    """A serial and a multiprocessing trainer, and a script that sets num_workers then makes CALL."""
+    return {"rlkit/run.py": "import multiprocessing as mp\n"
+                            "def train_agent(args):\n    return [args.gamma * i for i in range(10)]\n"
+                            "def train_agent_multiprocessing(args):\n"
+                            "    return [mp.Process(target=train_agent, args=(args,)) for _ in range(args.num_workers)]\n",
+            "demo.py": "from rlkit.run import train_agent, train_agent_multiprocessing\n"
+                       f"def train(args):\n    args.num_workers = 4\n    {call}\n"}
+
+
 class SerialBackend(Rule):
     CODE = "QG106"
     NAME = "serial-backend"
@@ -134,15 +144,7 @@ worker: a warning at the write, from the project's call graph (a method called o
 unknown class reaches every project method of that name). A note when the path passes through
 files the scan did not read (they hold no knob word, but may call one that reads it)."""
     VALID = [
-        Example({"rlkit/run.py": "import multiprocessing as mp\n"
-                                "def train_agent(args):\n"
-                                "    return [args.gamma * i for i in range(10)]\n"
-                                "def train_agent_multiprocessing(args):\n"
-                                "    return [mp.Process(target=train_agent, args=(args,)) for _ in range(args.num_workers)]\n",
-                 "demo.py": "from rlkit.run import train_agent, train_agent_multiprocessing\n"
-                            "def train(args):\n"
-                            "    args.num_workers = 4\n"
-                            "    train_agent_multiprocessing(args)\n"},
+        Example(_trainers("train_agent_multiprocessing(args)"),
                 "the script's path reaches the function that reads the count"),
         Example({"annotate.py": "from concurrent.futures import ProcessPoolExecutor\n"
                                 "def main(args, episodes):\n"
@@ -233,15 +235,7 @@ files the scan did not read (they hold no knob word, but may call one that reads
                 "the serial manager built by a script that loads no config picking another"),
     ]
     INVALID = [
-        Example({"rlkit/run.py": "import multiprocessing as mp\n"
-                                "def train_agent(args):\n"
-                                "    return [args.gamma * i for i in range(10)]\n"
-                                "def train_agent_multiprocessing(args):\n"
-                                "    return [mp.Process(target=train_agent, args=(args,)) for _ in range(args.num_workers)]\n",
-                 "demo.py": "from rlkit.run import train_agent, train_agent_multiprocessing\n"
-                            "def train(args):\n"
-                            "    args.num_workers = 4\n"
-                            "    train_agent(args)\n"},
+        Example(_trainers("train_agent(args)"),
                 "a script sets a count and runs a path on which nothing reads it", expect=[("demo.py", 3)]),
         Example({"annotate.py": "from concurrent.futures import ProcessPoolExecutor\n"
                                 "def main(args, episodes):\n"
