@@ -79,8 +79,9 @@ def test_auto_phases_match_sampling_timer_of_the_same_run(tmp_path):
     assert close(doc["step"]["mean_ms"], manual["step"]["mean_ms"])
     assert doc["steps"] == manual["steps"] == 140  # 150 - the 10 declared warm-up steps
     assert doc["samples_per_s"] == pytest.approx(manual["samples_per_s"], rel=0.02)
-    # the sleep-based env: never shorter than its 4 ms, and the bulk of each step
-    assert 4.0 <= got["env"] <= 4.0 * 1.35 + 0.5
+    # the sleep-based env: never shorter than its 4 ms, and the bulk of each step. No upper
+    # bound in ms: on a loaded box a 4 ms sleep oversleeps by as much as the scheduler likes.
+    assert got["env"] >= 4.0 and got["env"] >= 0.5 * doc["step"]["mean_ms"], (got, doc["step"])
     # the gymnasium TimeLimit wrapper's step calls the inner step: still one env step per step
     latest = [r for r in records if r.get("source") == "auto"][-1]
     assert latest["calls"]["env"] == 150 and latest["calls"]["fwd"] == 150

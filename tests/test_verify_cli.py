@@ -174,7 +174,7 @@ def test_expect_from_toml_and_bad_yaml_line(cli, tmp_path):
 def test_match_narrows_the_workers(cli, tmp_path):
     # workers started with subprocess are not multiprocessing children: --match counts them
     data = verify(cli, tmp_path, "--expect-workers", "2", *QUICK, "--match", r"sleep 3\d",
-                  "--", "sh", "-c", "sleep 31 & sleep 32 & sleep 5; wait", expect_rc=0)
+                  "--", "sh", "-c", "sleep 31 & sleep 32 & sleep 60; wait", expect_rc=0)
     names = sorted(" ".join(p["cmdline"]) for p in data["observed"]["processes"] if p["role"] == "worker")
     assert names == ["sleep 31", "sleep 32"]
 
