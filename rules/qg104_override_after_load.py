@@ -51,7 +51,12 @@ reference is a note. A field users set with a flag or dataclass field, recompute
 from other fields (`args.num_envs = args.local_num_envs * world_size`), is a warning, unless its
 help says it is computed at run time. A setting used only as the fallback of an environment
 variable (`os.environ.get("CUDA_VISIBLE_DEVICES", ",".join(map(str, range(args.gpus))))`) is
-replaced whenever a scheduler or launcher sets that variable: a note.
+replaced whenever a scheduler or launcher sets that variable: a note. A function given both the
+parsed settings and a same-named parameter with a literal default that writes the parameter
+over the field unconditionally (`def __init__(self, env, cfg, n_rollout_threads=1):
+cfg.n_rollout_threads = n_rollout_threads`) replaces the user's value with the caller's, or
+with the default when a caller leaves it out: a warning when the lost value is configured. A
+literal held in a local first (`num_envs = 9; cfg.num_envs = num_envs`) counts as the literal.
 
 A validator of a settings class (`InferenceConfig`, a pydantic `model_validator` or a
 `__post_init__`) that replaces a field whenever it equals its declared default (`if
@@ -212,8 +217,32 @@ from other settings whenever the two disagree is a note."""
                             "        if self.dataloader_num_workers == 0 and self.dataloader_persistent_workers:\n"
                             "            self.dataloader_persistent_workers = False\n"},
                 "a worker option turned off when there are no workers"),
+        Example({"net.py": "class Net:\n"
+                           "    def __init__(self, env, cfg, n_rollout_threads=None):\n"
+                           "        if n_rollout_threads is not None:\n"
+                           "            cfg.n_rollout_threads = n_rollout_threads\n"},
+                "a parameter that replaces the setting only when the caller passes one"),
     ]
     INVALID = [
+        Example({"config.py": "import argparse\n"
+                              "def parser():\n"
+                              "    p = argparse.ArgumentParser()\n"
+                              "    p.add_argument('--n_rollout_threads', type=int, default=32)\n"
+                              "    return p\n",
+                 "net.py": "class PPONet:\n"
+                           "    def __init__(self, env, cfg, n_rollout_threads=1):\n"
+                           "        cfg.n_rollout_threads = n_rollout_threads\n"
+                           "        self.cfg = cfg\n"},
+                "the parsed setting replaced by a same-named parameter that defaults to 1",
+                expect=[("net.py", 3)], severity="warning"),
+        Example({"conf/config.yaml": "num_envs: 512\n",
+                 "train.py": "import hydra\n"
+                             "@hydra.main(config_name='config', config_path='conf')\n"
+                             "def main(cfg):\n"
+                             "    num_envs = 9\n"
+                             "    cfg.num_envs = num_envs\n"
+                             "    run(cfg)\n"},
+                "a loaded setting forced to a literal held in a local", expect=[("train.py", 5)], severity="warning"),
         Example(_validator("self.vllm.data_parallel_size == 1"),
                 "a validator replacing a field whenever it equals its default: an explicit 1 is lost",
                 expect=[("inference.py", 10)]),
@@ -375,6 +404,9 @@ from other settings whenever the two disagree is a note."""
                 if _knob_copy(site):
                     yield from self._copy(site, knob, configured)
                     continue
+                if site.detail.get("how") == "param":
+                    yield self._parameter_over_setting(site, knob, configured)
+                    continue
                 default_field = _replaced_when_default(site, fields_by_leaf)
                 if default_field is not None:
                     yield self._replaced_when_default(site, knob, default_field)
@@ -438,6 +470,22 @@ from other settings whenever the two disagree is a note."""
                     configured=lost,
                     **_severity(site, cited, logged or settings or untouched),
                 )
+
+    def _parameter_over_setting(self, site, knob, configured):
+        """`cfg.n_rollout_threads = n_rollout_threads` in a function given both the parsed
+        settings and a same-named parameter with a default: whatever the user set, the field
+        ends as the caller's argument, or the default when the caller passes none."""
+        d = site.detail
+        fn = str(d.get("function") or "").rsplit(".", 1)
+        owner = fn[0] if len(fn) == 2 and fn[1] == "__init__" else ".".join(fn)
+        cited = next((s for s in configured if not _same_value(s, site) and s.file != site.file), None)
+        lost = (f"; the value set at {where(cited)} ({show(cited.value)}) never takes effect" if cited
+                else "")
+        return self.finding(site, knob=knob.name, related=[*([cited] if cited else []), site], alias="",
+                            effect=f"set from the parameter `{d.get('param')}` of {owner}() "
+                                   f"({show(site.value)} when a caller leaves it out)",
+                            condition=" unconditionally", configured=lost,
+                            **({} if cited else {"severity": "note", "confidence": "medium"}))
 
     def _replaced_when_default(self, site, knob, field):
         """`if self.vllm.data_parallel_size == 1: self.vllm.data_parallel_size = dp_per_node`

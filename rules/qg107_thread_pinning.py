@@ -12,6 +12,9 @@ _WORKERISH = re.compile(r"worker|init_fn|_init\b|initializer|subproc|child|actor
 
 _LEARNERISH = re.compile(r"(^|[._])(main|train\w*|learn\w*|fit)$|trainer|learner",
                          re.IGNORECASE)
+# a `Runner` class runs the training (rl_games' Runner, rsl_rl's OnPolicyRunner); an env,
+# rollout, worker or sampler runner may be a process of its own
+_RUNNER = re.compile(r"(?<![Ee]nv)(?<![Rr]ollout)(?<![Ww]orker)(?<![Ss]ampler)(?<![Mm]odel)Runner\.")
 
 
 # a process that does the model's math, whatever else its name says (sample-factory's
@@ -30,10 +33,11 @@ def _in_main_process(site) -> bool:
     d = site.detail
     function = d.get("function") or "<module>"
     return function == "<module>" or bool(d.get("in_main")) or bool(_LEARNERISH.search(function)) \
-        or bool(_MATH_PROCESS.search(function)) or bool(d.get("trains"))
+        or bool(_MATH_PROCESS.search(function)) or bool(d.get("trains")) or bool(_RUNNER.search(function))
 
 
-_ON_GPU = re.compile(r"cuda\.is_available\(\)|\.is_cuda\b|device\s*==\s*['\"]cuda|use_cuda|\bcuda\b\s*(and|$)")
+_ON_GPU = re.compile(r"cuda\.is_available\(\)|\.is_cuda\b|device\s*==\s*['\"]cuda|device\s*!=\s*['\"]cpu|use_cuda"
+                     r"|\bcuda\b\s*(and|$)")
 
 
 def _only_on_gpu(site) -> bool:
@@ -99,6 +103,11 @@ started it (torch's intra-op threads are per process): with 1 it pins the learne
 with another value it changes the learner's count (a note).
 A literal of a few threads there (2 to 4: `torch.set_num_threads(2)` in `train()`) fixes the
 learner's math at that many whatever the machine has: a warning, confidence medium.
+So does a count capped at a few threads (`max(min(cpus // 2, 4), 1)`), written in place or
+returned by a helper (ML-Agents' `get_num_threads_to_use()`): a warning, confidence medium,
+that names the setting which lifts the cap when one exists. A bound above 4 (`min(cpu_count(),
+32)`) is a sizing choice. A `Runner` class (rl_games' Runner) runs the training: the main
+process.
 A learner or inference process is the math, whatever else its name says (sample-factory's
 `LearnerWorker`): a pin there is reported.
 An environment variable set in a script that starts worker processes is for them (they
@@ -127,6 +136,14 @@ measured by verify, which says when it needs more threads."""
                            "    trainer = make_trainer(config)\n"
                            "    trainer.train()\n"},
                 "one CPU thread only when the math runs on the GPU"),
+        Example({"local_search.py": "import os\nfrom numba import set_num_threads\n"
+                                    "def main(num_threads=None):\n"
+                                    "    set_num_threads(num_threads or min(os.cpu_count(), 32))\n"},
+                "a bound above a few threads is a sizing choice"),
+        Example({"train.py": "import os\nimport torch\n"
+                             "def main(args):\n"
+                             "    torch.set_num_threads(min(args.threads, os.cpu_count()))\n"},
+                "the user's count, bounded by the machine"),
     ]
     INVALID = [
         Example({"learner.py": "import threading\nimport torch\n"
@@ -168,6 +185,21 @@ measured by verify, which says when it needs more threads."""
                                      "    model = build(config)\n"
                                      "    fit(model)\n"},
                 "the learner fixed at a literal 2 threads", expect=[("scripts/train.py", 3)]),
+        Example({"utils/cpu.py": "import os\n"
+                                 "def threads_to_use():\n"
+                                 "    cpus = os.cpu_count()\n"
+                                 "    return max(min(cpus // 2, 4), 1)\n",
+                 "utils/torch.py": "import torch\nfrom utils import cpu\n"
+                                   "torch.set_num_threads(cpu.threads_to_use())\n"},
+                "a helper caps the learner's threads at 4 on any machine", expect=[("utils/torch.py", 3)]),
+        Example({"torch_runner.py": "import os\nimport torch\n"
+                                    "class Runner:\n"
+                                    "    def load_config(self, params):\n"
+                                    "        n = params.get('torch_threads', 'auto')\n"
+                                    "        if n == 'auto':\n"
+                                    "            n = max(1, min(4, (os.cpu_count() or 1) // self.world_size))\n"
+                                    "        torch.set_num_threads(n)\n"},
+                "the default path caps the runner's threads at 4", expect=[("torch_runner.py", 8)]),
     ]
 
     def check(self, result):
@@ -193,6 +225,13 @@ measured by verify, which says when it needs more threads."""
                                        where_=_where(site.detail.get("function")), threads=f"{value} threads",
                                        why=" whatever the machine has; no setting reaches it")
                 continue
+            cap = site.detail.get("capped_at")
+            if site.kind == "python" and site.role == "consume" and backend in PIN_BACKENDS and value is None \
+                    and cap and 1 <= cap["value"] <= FEW_THREADS and not in_examples(site.file):
+                if (site.file, site.line) not in seen:
+                    seen.add((site.file, site.line))
+                    yield self._capped(site, backend, cap)
+                continue
             if value != 1 or isinstance(value, bool):
                 continue
             if site.kind == "python" and site.role == "consume" and backend in PIN_BACKENDS:
@@ -215,6 +254,17 @@ measured by verify, which says when it needs more threads."""
                                **({"severity": "note"} if conf == "medium" and site.kind == "python" else {}),
                                where_=_where(function), threads="1 thread",
                                why=why + "; its math runs single-threaded")
+
+    def _capped(self, site, backend, cap):
+        """`torch.set_num_threads(max(min(cpus // 2, 4), 1))`, directly or through a helper that
+        returns it (ML-Agents' get_num_threads_to_use()): the learner's math never gets more than
+        the bound, on a 64-core node as on a laptop."""
+        keys = [s.get("key") for s in site.detail.get("flow", ()) if s.get("kind") == "config" and s.get("key")]
+        unless = f" unless `{keys[0]}` is set" if keys else "; no setting reaches it"
+        return self.finding(site, knob=site.key, related=[site], confidence="medium",
+                            what=f"{backend.rsplit('.', 1)[-1]}(`{site.detail.get('expr') or '?'}`)",
+                            where_=_where(site.detail.get("function")), threads=f"at most {cap['value']} threads",
+                            why=f" (`{cap['text']}` at {cap['file']}:{cap['line']}) whatever the machine has{unless}")
 
     def _in_a_thread(self, site):
         """`torch.set_num_threads(4)` in the body of a threading.Thread target (a producer thread

@@ -168,3 +168,18 @@ def test_a_shared_settings_field_one_entry_script_never_reads():
 def test_keys_set_through_yaml_anchors_are_read_at_their_aliases():
     found = findings("yaml_anchors", "QG101")
     assert found == [("spec/ppo.yaml", 15, "QG101", "warning")]  # the misspelling; the anchor's keys: quiet
+
+
+def test_a_helper_that_caps_the_learners_threads():
+    found = findings("capped_threads", "QG107")
+    assert found == [("agent/utils/torch_setup.py", 6, "QG107", "warning")]  # min(cpus // 2, 4) returned
+    r = scan_and_check(FIXTURES / "capped_threads")
+    message = next(f.message for f in r.findings if f.code == "QG107")
+    assert "at most 4 threads" in message and "agent/utils/cpu.py:7" in message
+
+
+def test_a_setting_replaced_by_a_same_named_parameter_or_a_local_literal():
+    found = findings("param_over_setting", "QG104")
+    assert ("rlkit/nets/ppo_net.py", 4, "QG104", "warning") in found  # default 1 over --n_rollout_threads 32
+    assert ("examples/isaac/train.py", 7, "QG104", "warning") in found  # num_envs = 9; cfg.num_envs = num_envs
+    assert not [f for f in found if f[1] == 12]  # replaced only when the caller passes a value

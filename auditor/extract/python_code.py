@@ -67,6 +67,7 @@ class Frame:
     aliases: dict[str, str] = field(default_factory=dict)  # local name -> knob key it holds
     backends: dict[str, list] = field(default_factory=dict)  # local name -> [(Consumer, condition)]
     sized: dict[str, str] = field(default_factory=dict)  # local list name -> knob giving its length
+    consts: dict[str, int] = field(default_factory=dict)  # local name -> the int literal it was bound to, once
     conds: list[str] = field(default_factory=list)  # enclosing if-tests, innermost last
     ifs: list[tuple] = field(default_factory=list)  # (if node, in its body) around the statement, innermost last
     loops: list[ast.AST] = field(default_factory=list)  # range(...) arguments of enclosing loops
@@ -80,6 +81,15 @@ class Frame:
     bound_since_entry: set[str] = field(default_factory=set)  # knob-named names assigned in this function
     # local kwargs mappings: name -> {key: (conditions when written, value node)} for `**name` calls
     mapkeys: dict[str, dict[str, tuple]] = field(default_factory=dict)
+
+
+def caps_a_count(value: ast.AST) -> bool:
+    """`min(n, 4)` somewhere in a returned expression: a small literal bound on a count."""
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "min" \
+                and any(isinstance(a, ast.Constant) and type(a.value) is int for a in node.args):
+            return True
+    return False
 
 
 def default_branch(node: ast.IfExp) -> int | None:
@@ -124,6 +134,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.flow_sized: list[tuple] = []  # (method qualname, range(...) argument): what a class sizes
         self.flow_starts: dict[str, str] = {}  # class qualname -> a worker-starting call in its methods
         self.flow_unused: set[str] = set()  # functions with a knob parameter their body never reads
+        self.flow_returns: list[tuple] = []  # (function, returned expression) of helpers that cap a count
         self.class_bases: list[str] = []  # the bases of the class whose body is being visited
         self._assigning: str | None = None  # the name an Assign being visited binds
         self.sections: set[str] = set()  # config sections this file reads keys of (rules cite them)
@@ -493,6 +504,14 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.visit(node.body)
 
+    def visit_Return(self, node: ast.Return) -> None:
+        """`return max(min(cpus // 2, 4), 1)`: a helper that caps a count; the flow layer puts
+        what it returns in place of the calls to it (a thread count, a worker count)."""
+        frame = self.fn_frames[-1]
+        if node.value is not None and frame.kind == "function" and caps_a_count(node.value):
+            self.flow_returns.append((frame.qualname, node.value))
+        self.generic_visit(node)
+
     # ---- control flow ---------------------------------------------------------------------------
     def visit_If(self, node: ast.If) -> None:
         self.shadow_fill(node)
@@ -669,6 +688,11 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             and not fn.conds and not fn.loops
         fn.flags[name] = value.value if known else None
         earlier = name in fn.bound or name in fn.params
+        if not earlier and not fn.conds and not fn.loops and isinstance(value, ast.Constant) \
+                and type(value.value) is int:
+            fn.consts[name] = value.value
+        else:
+            fn.consts.pop(name, None)
         knob = self.match(name)
         interesting = knob or (not earlier and isinstance(value, ast.Call) and self.maybe_cap(value))
         how, v, extra = self.classify(value) if interesting else ("", None, {})
@@ -789,8 +813,36 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             if self.local_mapping(target):
                 return  # a local dict being filled (info["world_size"] = ...), not a configuration
             if how == "reference" and isinstance(uncast(value), ast.Name):
-                return  # kwargs["num_workers"] = num_workers: passing a local through
+                name = uncast(value).id
+                default = self.parameter_over_setting(target, name)
+                if default is not None:
+                    # `def __init__(self, env, cfg, n_rollout_threads=1): cfg.n_rollout_threads =
+                    # n_rollout_threads`: the parsed setting is replaced by the caller's argument
+                    self.emit("override", target, key, default, how="param", target=self.text(target),
+                              param=name, function=fn.qualname, expr=name)
+                    return
+                if name not in fn.consts:
+                    return  # kwargs["num_workers"] = num_workers: passing a local through
+                # `num_envs = 9` then `cfg.num_envs = num_envs`: a literal by way of a name
+                how, v, extra = "literal", fn.consts[name], {**extra, "via_name": f"{name} = {fn.consts[name]}"}
         self.emit("override", target, key, v, how=how, target=self.text(target), **extra)
+
+    def parameter_over_setting(self, target: ast.AST, name: str) -> int | None:
+        """The literal default of NAME when `settings.NAME = NAME` writes a parameter of the
+        function, never reassigned, over the same-named field of a settings object the function
+        was also given, unconditionally: the user's value cannot survive the call."""
+        fn = self.function()
+        if fn.kind != "function" or fn.conds or name not in fn.params or name in fn.bound:
+            return None
+        if not isinstance(target, ast.Attribute) or target.attr != name:
+            return None
+        base = base_name(chain(target)[1])
+        if base is None or base.id not in fn.params or base.id in ("self", "cls"):
+            return None
+        default = fn.params[name]
+        if isinstance(default, ast.Constant) and type(default.value) is int:
+            return default.value
+        return None
 
     def own_state(self, target: ast.AST) -> bool:
         """self.num_workers / self._counters[...]: instance state rather than a config object."""
@@ -1161,7 +1213,8 @@ def extract(text: str, path: str, vocab) -> FileResult:
                 s.detail["parse_known_args"] = True
     return FileResult(sites=ex.sites, meta=meta, flow=flow_local.build(tree, path, ex.src, ex.flow_sinks,
                                                                        ex.flow_calls, ex.flow_defs, ex.flow_sized,
-                                                                       ex.flow_starts, ex.flow_unused))
+                                                                       ex.flow_starts, ex.flow_unused,
+                                                                       ex.flow_returns))
 
 
 def keywords() -> list[str]:

@@ -15,6 +15,9 @@ for calls that are no catalogued backend. The result (``FileResult.flow``) holds
 - ``config``: scalar literals of module-level config dicts (``dict(...)``, ``{...}``,
   ``EasyDict``/``ConfigDict``, config-class calls) as ``[{"key", "line", "col", "value"}]``,
   and ``base``: an mmengine-style ``_base_`` list.
+- ``returns``: ``{qualname: {"params": [...], "tree": value tree}}`` of functions that return a
+  capped count (``return max(min(cpus // 2, 4), 1)``); a ``call`` node keeps its few positional
+  arguments' trees in ``argv`` so the flow layer can put them in for the parameters.
 - ``imports``: the modules the file's import statements name, anywhere in it (well-known
   libraries left out): which config modules a script loads (QG106, through
   ``auditor.lint.base.modules_to_files``).
@@ -313,7 +316,14 @@ class Builder:
             return self.node(name, expr, of=[self.trace(a, scope, depth + 1) for a in expr.args[:4]])
         if name in CPU_COUNT or (name == "len" and expr.args and self.dotted(expr.args[0]) == "os.sched_getaffinity"):
             return self.node("cpu_count", expr)
-        return self.node("call", expr, callee=self.callees(func, scope) or None)
+        callee = self.callees(func, scope) or None
+        if callee and expr.args and len(expr.args) <= 3 and not expr.keywords \
+                and not any(isinstance(a, ast.Starred) for a in expr.args):
+            # kept aside (not under "of"): the flow layer puts them in place of the parameters
+            # when the callee's return value is summarised (resolve._Returns)
+            return self.node("call", expr, callee=callee,
+                             argv=[self.trace(a, scope, depth + 1) for a in expr.args])
+        return self.node("call", expr, callee=callee)
 
     def trace_name(self, name: str, at: ast.AST, scope: _Scope, depth: int) -> dict:
         pos = (at.lineno, at.col_offset)
@@ -596,9 +606,13 @@ def _param_default(builder: Builder, qual: str, default: ast.AST) -> dict:
 
 def build(tree: ast.Module, path: str, src, sinks: list[tuple], calls: list[tuple],
           defs: list[tuple] | None = None, sized: list[tuple] = (), starts: dict | None = None,
-          unused: set[str] = frozenset()) -> dict:
+          unused: set[str] = frozenset(), returns: list[tuple] = ()) -> dict:
     b = Builder(tree, path, src, defs)
     facts: dict[str, Any] = {"module": b.module, "sinks": [], "calls": []}
+    for qual, value in returns:
+        scope = b.scopes.get(qual)
+        if scope is not None and b.full(qual) not in facts.setdefault("returns", {}):
+            facts["returns"][b.full(qual)] = {"params": scope.params, "tree": b.trace(value, scope)}
     for index, arg, fn, measure_len in sinks:
         scope = b.scopes.get(fn) or b.scopes["<module>"]
         tree = b.length(arg, scope) if measure_len else b.trace(arg, scope)

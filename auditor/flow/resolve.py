@@ -71,6 +71,58 @@ class _Functions:
         return None
 
 
+class _Returns:
+    """What summarised helpers return (facts' ``returns``): a call to one is replaced in a trace
+    by its return tree, with the call's arguments put in for its parameters. Helpers that
+    return a capped count only (``min(cpus // 2, 4)``): the extractor keeps no others."""
+
+    MAX_NESTING = 3
+
+    def __init__(self, facts: dict[str, dict]):
+        self.summary: dict[str, dict] = {}
+        self.suffix: dict[str, list[str]] = defaultdict(list)
+        for f in facts.values():
+            for name, summary in f.get("returns", {}).items():
+                self.summary[name] = summary
+                parts = name.split(".")
+                for i in range(max(1, len(parts) - 3), len(parts) - 1):
+                    self.suffix[".".join(parts[i:])].append(name)
+
+    def find(self, candidates: list[str]) -> str | None:
+        for c in candidates:
+            if c in self.summary:
+                return c
+            found = self.suffix.get(".".join(c.split(".")[-2:]), [])
+            if len(found) == 1:
+                return found[0]
+        return None
+
+    def expand(self, tree: dict, nesting: int = 0) -> dict:
+        if not self.summary:
+            return tree
+        if tree["k"] == "call" and tree.get("callee") and nesting < self.MAX_NESTING:
+            name = self.find(tree["callee"])
+            if name is not None:
+                summary = self.summary[name]
+                returned = summary["tree"]
+                given = dict(zip(summary["params"], tree.get("argv") or ()))
+                if given:
+                    returned = values.substitute(returned, _owner(returned, name), given)
+                return {**{k: v for k, v in tree.items() if k != "argv"}, "k": "returns", "fn": name,
+                        "of": [self.expand(returned, nesting + 1)]}
+        children = tree.get("of")
+        if not children:
+            return tree
+        new = [self.expand(c, nesting) for c in children]
+        return tree if all(a is b for a, b in zip(new, children)) else {**tree, "of": new}
+
+
+def _owner(tree: dict, name: str) -> str:
+    """The function name a return tree's parameters carry (the module-qualified one)."""
+    return next((n.get("fn") for n in values.params(tree) if n.get("fn", "").endswith(name.rsplit(".", 1)[-1])),
+                name)
+
+
 def resolve(result: ScanResult) -> None:
     facts = _facts(result)
     if not facts:
@@ -129,6 +181,8 @@ def _resolve(result: ScanResult, facts: dict[str, dict]) -> None:
         result.sites.extend(s for s, _t, _sink in derived)
         traces.extend(derived)
     _targets(result, functions, reach)
+    returns = _Returns(facts)
+    traces = [(site, returns.expand(tree), sink) for site, tree, sink in traces]
     for site, tree, sink in traces:
         _flow_key(site, tree, sink)
     result.traces = [(site, tree) for site, tree, _sink in traces]
@@ -320,6 +374,9 @@ def _derived_site(rel: str, edge: dict, sink: Site, fn: str, param: str, arg: di
 def _flow_key(site: Site, tree: dict, sink: Site) -> None:
     """Key the site by the source its trace reaches (join by flow), and record the path."""
     site.detail["flow"] = values.path(tree, _sink_step(sink))
+    cap = values.small_cap(tree)
+    if cap is not None:
+        site.detail["capped_at"] = cap
     sources = [n for n in values.leaves(tree) if n["k"] in KEY_KINDS]
     keys = list(dict.fromkeys((n.get("key") if n["k"] == "config" else n.get("name")) for n in sources))
     keys = [k for k in keys if k]

@@ -33,6 +33,25 @@ def params(tree: dict) -> list[dict]:
     return [n for n in leaves(tree) if n["k"] == "param"]
 
 
+def small_cap(tree: dict) -> dict | None:
+    """The smallest literal bound of a `min(...)` on the path whose other side is not known
+    statically (`min(cpus // 2, 4)`, `min(4, per_rank)`): the count never exceeds it."""
+    best = None
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        children = node.get("of") or ()
+        stack.extend(children)
+        if node["k"] != "min" or len(children) < 2:
+            continue
+        bounds = [c for c in children if c["k"] == "literal" and type(c.get("value")) is int]
+        if bounds and len(bounds) < len(children):
+            low = min(bounds, key=lambda c: c["value"])
+            if best is None or low["value"] < best["value"]:
+                best = {"value": low["value"], "file": node["file"], "line": node["line"], "text": node["text"]}
+    return best
+
+
 def substitute(tree: dict, fn: str, args: dict[str, dict]) -> dict:
     """The tree with each parameter of FN replaced by the tree given for it in ARGS."""
     if tree["k"] == "param" and tree.get("fn") == fn and tree.get("name") in args:
@@ -117,7 +136,7 @@ def evaluate(tree: dict, lookup: Lookup) -> tuple[bool, Any, str]:
     if k == "param":
         return False, None, f"unknown: parameter {tree.get('name')} of {tree.get('fn', '?').rsplit('.', 1)[-1]}() " \
                             f"at {where(tree)} is set by its callers"
-    if k in ("assign", "arg") and kids:
+    if k in ("assign", "arg", "returns") and kids:
         return evaluate(kids[0], lookup)
     if k == "cast" and kids:
         known, v, why = evaluate(kids[0], lookup)
