@@ -3,7 +3,7 @@
 import re
 
 from auditor.lint import idioms
-from auditor.lint.base import Example, Rule, as_number, in_examples, is_test_file
+from auditor.lint.base import Example, Rule, as_number, in_examples, is_test_file, show
 
 PIN_BACKENDS = ("torch.set_num_threads", "threadpoolctl.threadpool_limits", "threadpoolctl.threadpool_limits.wrap")
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -57,6 +57,8 @@ def _in_worker(site) -> bool:
     return bool(function) and bool(_WORKERISH.search(function))
 
 
+_SETTING = re.compile(r"[A-Za-z_]\w*\s*(\.\s*[A-Za-z_]|\[)")
+
 # a literal pin of 2-4 threads starves a learner on any training node; a larger literal is a
 # sizing choice more than a pin
 FEW_THREADS = 4
@@ -87,7 +89,7 @@ class ThreadPinning(Rule):
     NAME = "thread-pinning"
     SEVERITY = "warning"
     CONFIDENCE = "high"
-    MESSAGE = "{what} pins {where_} to {threads}{why}"
+    MESSAGE = "{what} {pins} {where_} to {threads}{why}"
     RATIONALE = """\
 `torch.set_num_threads(1)`, `OMP_NUM_THREADS=1` and `threadpool_limits(1)` are right inside
 worker processes (many workers must not oversubscribe the CPUs), but in the main or learner
@@ -108,6 +110,12 @@ returned by a helper (ML-Agents' `get_num_threads_to_use()`): a warning, confide
 that names the setting which lifts the cap when one exists. A bound above 4 (`min(cpu_count(),
 32)`) is a sizing choice. A `Runner` class (rl_games' Runner) runs the training: the main
 process.
+A thread variable set after the module imported torch (`import torch` at the top, then
+`os.environ["OMP_NUM_THREADS"] = str(cfg.num_threads)` in a function) does not act on this
+process: torch's OpenMP runtime read the count at import; only processes started afterwards
+inherit it. A configured value set that way is a warning (the setting never reaches this
+process's math; `torch.set_num_threads()` does), a literal a note; in a script that starts
+worker processes it is for them, and not reported.
 A learner or inference process is the math, whatever else its name says (sample-factory's
 `LearnerWorker`): a pin there is reported.
 An environment variable set in a script that starts worker processes is for them (they
@@ -136,6 +144,12 @@ measured by verify, which says when it needs more threads."""
                            "    trainer = make_trainer(config)\n"
                            "    trainer.train()\n"},
                 "one CPU thread only when the math runs on the GPU"),
+        Example({"collect.py": "import os\nimport torch\nimport multiprocessing as mp\n"
+                               "def main(args):\n"
+                               "    os.environ['OMP_NUM_THREADS'] = str(args.worker_threads)\n"
+                               "    for i in range(args.num_workers):\n"
+                               "        mp.Process(target=rollout, args=(i,)).start()\n"},
+                "set after `import torch` for the worker processes this script starts"),
         Example({"local_search.py": "import os\nfrom numba import set_num_threads\n"
                                     "def main(num_threads=None):\n"
                                     "    set_num_threads(num_threads or min(os.cpu_count(), 32))\n"},
@@ -185,6 +199,19 @@ measured by verify, which says when it needs more threads."""
                                      "    model = build(config)\n"
                                      "    fit(model)\n"},
                 "the learner fixed at a literal 2 threads", expect=[("scripts/train.py", 3)]),
+        Example({"configs/config.yaml": "num_threads: 1\n",
+                 "cli.py": "import os\nimport torch\n"
+                           "def run_algorithm(cfg):\n"
+                           "    os.environ['OMP_NUM_THREADS'] = str(cfg.num_threads)\n"
+                           "    train(cfg)\n"},
+                "a configured thread count exported after torch read it: it never reaches this process",
+                expect=[("cli.py", 4)]),
+        Example({"train.py": "import os\nimport torch\n"
+                             "def main():\n"
+                             "    os.environ['OMP_NUM_THREADS'] = '1'\n"
+                             "    fit()\n"},
+                "a literal set after `import torch`: it does not pin this process (a note)",
+                expect=[("train.py", 4)], severity="note"),
         Example({"utils/cpu.py": "import os\n"
                                  "def threads_to_use():\n"
                                  "    cpus = os.cpu_count()\n"
@@ -202,6 +229,10 @@ measured by verify, which says when it needs more threads."""
                 "the default path caps the runner's threads at 4", expect=[("torch_runner.py", 8)]),
     ]
 
+    def finding(self, site, **fields):
+        fields.setdefault("pins", "pins")
+        return super().finding(site, **fields)
+
     def check(self, result):
         seen = set()
         spawning = idioms.files_starting_processes(result.sites)
@@ -211,6 +242,13 @@ measured by verify, which says when it needs more threads."""
                 yield from self._in_a_thread(site)
                 continue
             if site.role == "read" or is_test_file(site.file) or _in_worker(site) or _only_on_gpu(site):
+                continue
+            if site.kind == "python" and site.key in THREAD_VARS and site.detail.get("after_import"):
+                # torch's OpenMP runtime read its thread count at `import torch`: too late for
+                # this process; the processes it starts inherit it (for workers: verify's policy)
+                if (site.file, site.line) not in seen and site.file not in spawning:
+                    seen.add((site.file, site.line))
+                    yield self._after_import(site)
                 continue
             if site.kind == "python" and not _in_main_process(site):
                 continue
@@ -254,6 +292,22 @@ measured by verify, which says when it needs more threads."""
                                **({"severity": "note"} if conf == "medium" and site.kind == "python" else {}),
                                where_=_where(function), threads="1 thread",
                                why=why + "; its math runs single-threaded")
+
+    def _after_import(self, site):
+        """`os.environ["OMP_NUM_THREADS"] = str(cfg.num_threads)` in a module that imported torch
+        first (sheeprl's run_algorithm): the setting never reaches this process's math, and
+        every process started afterwards inherits it. A configured value: a warning; a literal
+        (often meant for this process, which it does not pin): a note."""
+        expr = str(site.detail.get("expr") or "")
+        configured = site.value is None and bool(_SETTING.search(expr)) and "cpu_count" not in expr
+        value = show(site.value) if site.value is not None else f"`{expr}`"
+        return self.finding(site, knob=site.key, related=[site], confidence="medium",
+                            what=f"{site.key}={value}", pins="does not set", where_=_where(site.detail.get("function")),
+                            threads="that count",
+                            why=f": torch was imported at line {site.detail['after_import']} and its OpenMP "
+                                "runtime read the thread count then; only processes started afterwards inherit it"
+                                + (" (torch.set_num_threads() sets this one)" if configured else ""),
+                            **({} if configured else {"severity": "note"}))
 
     def _capped(self, site, backend, cap):
         """`torch.set_num_threads(max(min(cpus // 2, 4), 1))`, directly or through a helper that

@@ -183,3 +183,11 @@ def test_a_setting_replaced_by_a_same_named_parameter_or_a_local_literal():
     assert ("rlkit/nets/ppo_net.py", 4, "QG104", "warning") in found  # default 1 over --n_rollout_threads 32
     assert ("examples/isaac/train.py", 7, "QG104", "warning") in found  # num_envs = 9; cfg.num_envs = num_envs
     assert not [f for f in found if f[1] == 12]  # replaced only when the caller passes a value
+
+
+def test_a_thread_variable_set_after_torch_was_imported():
+    found = findings("thread_var_after_import", "QG107")
+    assert found == [("agentlab/cli.py", 10, "QG107", "warning")]  # collect.py: for the workers it starts
+    r = scan_and_check(FIXTURES / "thread_var_after_import")
+    message = next(f.message for f in r.findings if f.code == "QG107")
+    assert "imported at line 3" in message and "does not set" in message

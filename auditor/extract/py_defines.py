@@ -206,7 +206,7 @@ class DefineMixin:
                 value = node.args[1] if len(node.args) > 1 else None
                 v = literal(value) if value is not None else None
                 self.emit("override", node, name, None if v is NOT_LITERAL else v, how="environ",
-                          backend="os.environ", thread_var=is_thread_var(name),
+                          backend="os.environ", **self.thread_var(name),
                           setdefault=True if q.endswith("setdefault") else None,
                           unset=True if q.endswith("pop") else None,
                           expr=self.text(value) if v is NOT_LITERAL else None)
@@ -220,7 +220,7 @@ class DefineMixin:
                 if name and self.match(name):
                     v = literal(value)
                     self.emit("override", value, name, None if v is NOT_LITERAL else v, how="environ",
-                              backend="os.environ", thread_var=is_thread_var(name),
+                              backend="os.environ", **self.thread_var(name),
                               expr=self.text(value) if v is NOT_LITERAL else None)
             self.visit_args(node)
             return True

@@ -124,6 +124,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.facts = Facts()
         self.meta: dict[str, Any] = {}
         self.imports_ray = False
+        self.torch_imported_at: int | None = None  # the first module-level `import torch`
         self.matches = match_cache(vocab)
         self.cpu_words = "cpu_count" in text or "sched_getaffinity" in text
         self.tree = None  # set by extract(); py_context.Context is built from it when first needed
@@ -407,10 +408,23 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         q = self.qual(node.func)
         return q in ("os.environ.get", "os.getenv") and bool(node.args) and const_str(node.args[0]) is not None
 
+    def thread_var(self, name: str) -> dict:
+        """An OpenMP/BLAS thread variable, and the line of the module-level `import torch` that ran
+        before it is set: torch's OpenMP runtime read its thread count then, so the setting no
+        longer acts on this process (only on the processes it starts afterwards)."""
+        if not is_thread_var(name):
+            return {"thread_var": False}
+        return {"thread_var": True, "after_import": self.torch_imported_at}
+
     # ---- imports ------------------------------------------------------------------------------
+    def torch_import(self, node: ast.AST, module: str) -> None:
+        if module.split(".", 1)[0] == "torch" and self.torch_imported_at is None and self.frame.kind == "module":
+            self.torch_imported_at = node.lineno
+
     def visit_Import(self, node: ast.Import) -> None:
         self.flow_defs.append(("import", node))
         for a in node.names:
+            self.torch_import(node, a.name)
             if a.asname:
                 self.imports[a.asname] = a.name
             else:
@@ -423,6 +437,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         if node.level or not node.module:
             return  # relative imports name the project's own modules
         self.imports_ray |= node.module.split(".", 1)[0] == "ray"
+        self.torch_import(node, node.module)
         for a in node.names:
             self.imports[a.asname or a.name] = f"{node.module}.{a.name}"
 
@@ -662,7 +677,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             if self.match(env):
                 v = literal(value)
                 self.emit("override", target, env, None if v is NOT_LITERAL else v, how="environ",
-                          backend="os.environ", thread_var=is_thread_var(env),
+                          backend="os.environ", **self.thread_var(env),
                           expr=self.text(value) if v is NOT_LITERAL else None)
             return
         if isinstance(target, ast.Name):
