@@ -110,7 +110,10 @@ at the switch. So is a switch the code defines, whatever its name: `SyncVectorEn
 cfg.env.sync_env else AsyncVectorEnv` (or a helper returning that) makes `sync_env: True` the
 serial value, reported where a config sets it beside a count above 1 of what the backend
 makes - a count in the same file, else one set by a config that picks this file as a Hydra
-group option (`override /env: dmc` for env/dmc.yaml).
+group option (`override /env: dmc` for env/dmc.yaml). An if statement whose two branches each
+build one (`if cfg.use_subproc: env = SubprocVectorEnv(fns) else: env = DummyVectorEnv(fns)`)
+is such a switch too; when a config sets it, the serial branch is judged by the configured
+value, not reported in the code.
 
 The project's own backends count too (auditor/flow/backends.py): a class that makes its N
 workers or envs in a loop and starts no process, thread or pool is serial, one that starts a
@@ -200,6 +203,15 @@ files the scan did not read (they hold no knob word, but may call one that reads
                             "    elif batched_env_type == 'serial':\n"
                             "        return SerialEnv(num_workers, env_fn)\n"},
                 "the serial backend in the branch where the user named it"),
+        Example({"conf/walker.yaml": "num_envs: 16\nuse_subproc_vector_env: true\n",
+                 "env.py": "from tianshou.env import DummyVectorEnv, SubprocVectorEnv\n"
+                           "def build(cfg, fns):\n"
+                           "    if cfg.use_subproc_vector_env:\n"
+                           "        env = SubprocVectorEnv(fns)\n"
+                           "    else:\n"
+                           "        env = DummyVectorEnv(fns)\n"
+                           "    return env\n"},
+                "the serial branch of a switch the config sets to the parallel value"),
         Example({"env.py": "from tianshou.env import DummyVectorEnv, SubprocVectorEnv\n"
                            "def create(kind, factories):\n"
                            "    match kind:\n"
@@ -265,6 +277,16 @@ files the scan did not read (they hold no knob word, but may call one that reads
                             "    return cls(fns)\n"},
                 "a config sets the value the code's own switch runs serially, beside 8 envs",
                 expect=[("conf/env.yaml", 2)]),
+        Example({"conf/d4rl.yaml": "num_envs: 16\nuse_subproc_vector_env: false\n",
+                 "env.py": "from tianshou.env import DummyVectorEnv, SubprocVectorEnv\n"
+                           "def build(cfg, fns):\n"
+                           "    if cfg.use_subproc_vector_env:\n"
+                           "        env = SubprocVectorEnv(fns)\n"
+                           "    else:\n"
+                           "        env = DummyVectorEnv(fns)\n"
+                           "    return env\n"},
+                "an if statement's two branches make the switch; the config picks the serial one",
+                expect=[("conf/d4rl.yaml", 2)]),
         Example({"sampler.py": "from concurrent.futures import ThreadPoolExecutor\n"
                                "def step_one(env):\n    return env.step(env.action_space.sample())\n"
                                "pool = ThreadPoolExecutor(max_workers=args.num_envs)\n"
@@ -339,6 +361,8 @@ files the scan did not read (they hold no knob word, but may call one that reads
                 text = f"{text} (= {n} as configured)"
             if n is not None and n <= 1 or idioms.is_guarded_single(site) or idioms.serial_only_on_request(site):
                 continue  # one environment, or asserted to be one: serial is fine
+            if _configured_switch(site, result.meta):
+                continue  # a branch of a switch some config sets: judged there (_switches_in_code)
             key = (site.file, site.line, site.detail.get("backend"))
             if key in seen:
                 continue
@@ -651,6 +675,21 @@ files the scan did not read (they hold no knob word, but may call one that reads
                                        count="the environments",
                                        why=f": {show(site.value)} is the serial choice among {list(choices)}; "
                                            f"unless a run passes {flag} {parallel}, n_envs buys no parallelism")
+
+
+def _configured_switch(site, meta) -> bool:
+    """SITE builds the serial backend in a branch of a switch the code defines (`if
+    self.use_subproc: SubprocVectorEnv(...) else: DummyVectorEnv(...)`) and a config file sets
+    that switch: the user chooses, and the configured choice is what is judged."""
+    m = meta.get(site.file)
+    facts = [f for f in (m.get("switches") or ()) if f.get("line", 0) <= site.line <= f.get("end", 0)] \
+        if isinstance(m, dict) else []
+    if not facts:
+        return False
+    leaves = {f["leaf"].lower() for f in facts}
+    return any(key.rsplit(".", 1)[-1].lower() in leaves
+               for other in meta.values() if isinstance(other, dict)
+               for key in (other.get("values") or {}))
 
 
 def _as_bool(value):

@@ -668,3 +668,17 @@ def test_extraction_leaves_no_reference_cycle():
         gc.enable()
     assert {s.role for s in result.sites} >= {"override", "consume"}  # both build the Context
     assert left == 0
+
+
+def test_progress_helpers_that_map_over_a_process_pool():
+    code = ("from mmengine.utils import track_progress_rich\n"
+            "from mmengine import track_parallel_progress\n"
+            "from tqdm.contrib.concurrent import process_map\n"
+            "def tokenize_all(args, data):\n"
+            "    list(track_progress_rich(tokenize, data, nproc=32, chunksize=32))\n"
+            "    track_parallel_progress(tokenize, data, args.nproc)\n"
+            "    process_map(tokenize, data, max_workers=args.workers)\n")
+    found = {s.line: s for s in snippet_sites(code) if s.role == "consume"}
+    assert (found[5].value, found[5].detail["backend"]) == (32, "mmengine.utils.track_progress_rich")
+    assert (found[6].key, found[6].detail["backend"]) == ("nproc", "mmengine.utils.track_parallel_progress")
+    assert (found[7].key, found[7].detail["serial"]) == ("max_workers", False)

@@ -102,6 +102,9 @@ def test_a_switch_the_code_defines_is_judged_where_a_config_sets_it():
     assert ("configs/env/dmc.yaml", 6, "QG106", "warning") in found  # picked by an experiment of 16 envs
     assert not [f for f in found if f[0] == "configs/env/mujoco.yaml"]  # its experiment runs one env
     assert not [f for f in found if f[0] == "configs/env/default.yaml"]  # the parallel value
+    # an if statement as the switch: judged where a config sets it, not in its serial branch
+    assert ("offline/configs/d4rl.yaml", 2, "QG106", "warning") in found
+    assert not [f for f in found if f[0] in ("offline/configs/antmaze.yaml", "offline/env.py")]
 
 
 def test_a_config_key_one_typo_from_a_parallelism_field():

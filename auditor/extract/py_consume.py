@@ -237,12 +237,18 @@ class ConsumeMixin:
                 return [(c, " and ".join(fn.conds) or None)]
         return []
 
-    def record_switch(self, node: ast.IfExp) -> None:
-        """`SyncVectorEnv if cfg.env.sync_env else AsyncVectorEnv`, also as a helper's `return`:
-        the test is a serial / parallel switch, whatever its name. Kept in meta["switches"] with
-        the value that picks the serial backend, for the configured values to be judged."""
+    def record_switch(self, node: ast.IfExp | ast.If) -> None:
+        """`SyncVectorEnv if cfg.env.sync_env else AsyncVectorEnv`, also as a helper's `return`,
+        or an if statement whose two branches build one each (`if self.use_subproc: env =
+        SubprocVectorEnv(fns) else: env = DummyVectorEnv(fns)`): the test is a serial / parallel
+        switch, whatever its name. Kept in meta["switches"] with the value that picks the serial
+        backend, for the configured values to be judged."""
+        if isinstance(node, ast.If):
+            branches = [_built(node.body), _built(node.orelse)]
+        else:
+            branches = [node.body, node.orelse]
         picks = [self.cat.lookup(self.qual(b)) if isinstance(b, (ast.Name, ast.Attribute)) else None
-                 for b in (node.body, node.orelse)]
+                 for b in branches]
         if picks[0] is None or picks[1] is None or picks[0].serial == picks[1].serial:
             return
         test, negated = node.test, False
@@ -253,7 +259,8 @@ class ConsumeMixin:
         if not leaf or len(switches) >= MAX_SWITCHES:
             return
         serial, parallel = (picks[0], picks[1]) if picks[0].serial else (picks[1], picks[0])
-        switches.append({"line": node.lineno, "col": node.col_offset + 1, "test": self.text(node.test),
+        switches.append({"line": node.lineno, "end": node.end_lineno or node.lineno, "col": node.col_offset + 1,
+                         "test": self.text(node.test),
                          "leaf": leaf, "serial_when": picks[0].serial != negated,
                          "serial": serial.backend, "parallel": parallel.backend, "kind": serial.kind})
 
@@ -273,6 +280,15 @@ class ConsumeMixin:
 
 
 MAX_SWITCHES = 50  # switch facts kept per file
+
+
+def _built(body: list[ast.stmt]) -> ast.AST | None:
+    """The class a one-statement branch builds (`env = SubprocVectorEnv(fns)`, `return
+    DummyVecEnv(fns)`), else None."""
+    if len(body) != 1 or not isinstance(body[0], (ast.Assign, ast.Return)):
+        return None
+    value = body[0].value
+    return value.func if isinstance(value, ast.Call) else None
 
 
 def switch_leaf(test: ast.AST) -> str | None:

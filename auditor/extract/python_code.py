@@ -530,6 +530,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
     # ---- control flow ---------------------------------------------------------------------------
     def visit_If(self, node: ast.If) -> None:
         self.shadow_fill(node)
+        if node.orelse and len(node.body) == 1 and len(node.orelse) == 1:
+            self.record_switch(node)
         self.visit(node.test)
         test = self.text(node.test)
         fn = self.function()
