@@ -53,7 +53,11 @@ empty-string, "none" or "auto" fallback (`os.getenv("WORLD_SIZE", "")`) is a sen
 after the read rejects (`assert n_gpus > 0`): a missing key then fails loudly. A function parameter's default matched to a
 nested configuration key by its name alone is a note: nothing shows the two are one setting. So
 is a key one config sets where three times as many sibling configs of its folder have the
-section but leave the key out: the fallback is their value, by design."""
+section but leave the key out: the fallback is their value, by design. A call of a helper that
+leaves out the count another call of it passes from the configuration runs the helper's default
+(`collector = Collector(cfg); collector.collect()` while `train()` passes `env_num=cfg...`): a
+warning at that call, also when the default sits in front of an `or` that would read the
+configuration (`env_num = env_num or cfg.env_num`: a default of 8 is never falsy)."""
     VALID = [
 
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
@@ -85,6 +89,22 @@ section but leave the key out: the fallback is their value, by design."""
                 "a fallback the next line rejects: a missing key fails loudly"),
     ]
     INVALID = [
+        Example({"conf/pong.yaml": "collector:\n  env_num: 32\n",
+                 "worker/collector.py": "from concurrent.futures import ProcessPoolExecutor\n"
+                                        "class Collector:\n"
+                                        "    def collect(self, env_num=8):\n"
+                                        "        env_num = env_num or self.cfg.collector.env_num\n"
+                                        "        with ProcessPoolExecutor(max_workers=env_num) as pool:\n"
+                                        "            return list(pool.map(step, range(env_num)))\n",
+                 "entry.py": "from worker.collector import Collector\n"
+                             "def train(cfg):\n"
+                             "    trainer = Collector(cfg)\n"
+                             "    return trainer.collect(env_num=cfg.collector.env_num)\n"
+                             "def evaluate(cfg):\n"
+                             "    collector = Collector(cfg)\n"
+                             "    return collector.collect()\n"},
+                "a method call on a local built from the class omits the count another call passes",
+                expect=[("entry.py", 7), ("worker/collector.py", 3)]),
         Example({"conf.yaml": "data:\n  filter_workers: 16\n",
                  "data/dataset.py": "class PromptDataset:\n"
                                     "    def __init__(self, path, filter_workers=16):\n"

@@ -307,6 +307,10 @@ v}` and handed on as `**kwargs` passes its keys."""
         at_parameter = list(self._defaults_that_always_run(result, _never_passed(result)))
         yield from (f for f, _key in at_parameter if f is not None)
         never_passed = {key for _f, key in at_parameter}
+        # helpers another call passes a configured value: a call that omits it is QG103's
+        passed = {(s.detail.get("helper_site"), s.detail.get("helper_param")) for s in result.sites
+                  if s.role == "consume" and s.detail.get("via") == "helper" and not s.detail.get("omitted")
+                  and s.detail.get("flow_key")}
         indexed: dict[str, _Candidates] = {}
         fed_by: dict[tuple, set] = {}  # (file, line) of a read -> the backends its flows reach
         for s in result.sites:
@@ -323,6 +327,8 @@ v}` and handed on as `**kwargs` passes its keys."""
                 if d.get("via") == "helper" and d.get("omitted") and \
                         (d.get("helper_site"), d.get("helper_param")) in never_passed:
                     continue  # reported once, at the helper's parameter
+                if d.get("via") == "helper" and d.get("omitted") and (d.get("helper_site"), d.get("helper_param")) in passed:
+                    continue  # a sibling call passes the configured value: QG103 says which
                 backend = d.get("backend") or "the consumer"
                 if backend in _SKIP_BACKENDS:
                     continue
@@ -349,6 +355,10 @@ v}` and handed on as `**kwargs` passes its keys."""
                 # `DataLoader(num_workers=8)` and `data.num_workers: 8` in the config) is the
                 # setting meant for this call, whatever else shares its name
                 other, how = indexed[name].cite(site, sections.get(site.file, set())) if not threads else (None, None)
+                if defaulted and other is not None and other.role == "read" and other.detail.get("via") == "param":
+                    # the helper's own parameter is no configuration read: QG103 speaks when a
+                    # sibling call passes the configured value
+                    other, how = None, None
                 same_file = how in ("file", "section")
                 if other is not None and _feeds_another_backend(fed_by, other, backend):
                     continue  # data.num_workers read for the DataLoader is not this Process's count

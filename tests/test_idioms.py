@@ -194,3 +194,11 @@ def test_a_thread_variable_set_after_torch_was_imported():
     r = scan_and_check(FIXTURES / "thread_var_after_import")
     message = next(f.message for f in r.findings if f.code == "QG107")
     assert "imported at line 3" in message and "does not set" in message
+
+
+def test_a_call_that_omits_the_count_another_call_passes():
+    found = findings("omitted_argument")
+    # collector = Collector(cfg); collector.collect(): the method is the class's, its default 8 runs
+    assert ("zoo/entry.py", 11, "QG103", "warning") in found
+    assert not [f for f in found if f[0] == "zoo/entry.py" and f[1] == 6]  # passes the configured 32
+    assert not [f for f in found if f[2] == "QG105"]  # one finding per call: QG103 names both calls

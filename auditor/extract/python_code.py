@@ -68,6 +68,7 @@ class Frame:
     backends: dict[str, list] = field(default_factory=dict)  # local name -> [(Consumer, condition)]
     sized: dict[str, str] = field(default_factory=dict)  # local list name -> knob giving its length
     consts: dict[str, int] = field(default_factory=dict)  # local name -> the int literal it was bound to, once
+    instances: dict[str, ast.AST] = field(default_factory=dict)  # local name -> the class it was built from
     conds: list[str] = field(default_factory=list)  # enclosing if-tests, innermost last
     ifs: list[tuple] = field(default_factory=list)  # (if node, in its body) around the statement, innermost last
     loops: list[ast.AST] = field(default_factory=list)  # range(...) arguments of enclosing loops
@@ -719,6 +720,13 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.bind_pool(name, value)
         self.remember_display(name, value)
         self.remember_mapping(name, value)
+        built = value.func if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)) \
+            else None
+        if built is not None and (built.id if isinstance(built, ast.Name) else built.attr)[:1].isupper() \
+                and not earlier:
+            fn.instances[name] = built  # `collector = Collector(cfg)`: its methods are the class's
+        else:
+            fn.instances.pop(name, None)
         backends = self.backend_refs(value)
         if backends:
             fn.backends[name] = backends
@@ -1105,7 +1113,9 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         elif attr not in ("add_argument", "set_defaults"):
             self.keyword_defines(node, q)
         if consumer is None and not local and g is None and isinstance(func, (ast.Name, ast.Attribute)):
-            self.flow_calls.append((fn.qualname, fn.cls, node))
+            receiver = fn.instances.get(func.value.id) if isinstance(func, ast.Attribute) \
+                and isinstance(func.value, ast.Name) else None
+            self.flow_calls.append((fn.qualname, fn.cls, node, receiver))
         # children: the callee's receiver and the arguments. A chain that is the receiver of a
         # method call is a method or object (wg.init_workers.remote()), not a knob value.
         if isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Attribute, ast.Subscript)):

@@ -700,9 +700,12 @@ def _edges(b: Builder, calls: list[tuple], sinks: list[dict], keep: set[str] = f
     from auditor.flow.values import leaves
 
     pending = []
-    for fn, _cls, call in calls:
+    for fn, _cls, call, receiver in calls:
         scope = b.scopes.get(fn) or b.scopes["<module>"]
         callees = b.callees(call.func, scope)
+        if not callees and receiver is not None:
+            # `collector = Collector(cfg)` then `collector.collect()`: a method of that class
+            callees = [f"{c}.{call.func.attr}" for c in b.callees(receiver, scope)[:1]]
         if not callees:
             continue
         target = _local_target(b, callees[0])

@@ -377,6 +377,13 @@ def _flow_key(site: Site, tree: dict, sink: Site) -> None:
     cap = values.small_cap(tree)
     if cap is not None:
         site.detail["capped_at"] = cap
+    if site.detail.get("via") == "helper" and site.detail.get("omitted"):
+        # `def collect(self, env_num=8): env_num = env_num or cfg.env_num` called without it:
+        # the default runs, and the configured value behind the `or` is never read
+        known, value, _why = values.evaluate(tree, lambda kind, key: None)
+        if known and value is not None:
+            site.value = value
+            site.detail["literal"] = True
     sources = [n for n in values.leaves(tree) if n["k"] in KEY_KINDS]
     keys = list(dict.fromkeys((n.get("key") if n["k"] == "config" else n.get("name")) for n in sources))
     keys = [k for k in keys if k]
