@@ -47,6 +47,19 @@ def _configured_by_leaf(result):
     return out
 
 
+def _parsed_field(site, candidates, meta):
+    """The field of that name of a settings class this file hands to its parser
+    (`ArgumentParserPlus((Args, DatasetConfig, GenerationArgs))` and DatasetConfig.num_proc):
+    the user sets it on this script's command line, so a literal here drops it."""
+    m = meta.get(site.file)
+    parsed = {c.rsplit(".", 1)[-1] for p in (m.get("parses") or ()) for c in p.get("classes") or ()} \
+        if isinstance(m, dict) else set()
+    if not parsed:
+        return None
+    return next((c for c in candidates if c.role == "define" and c.detail.get("via") in ("dataclass", "pydantic", "attrs")
+                 and c.detail.get("owner") in parsed), None)
+
+
 class _Candidates:
     """The configured sites of one knob name, indexed once by file and by config section: each
     consume site asks which one to cite, and scanning the list per site was quadratic (2,000
@@ -117,7 +130,10 @@ A literal given to a keyword named like a setting the user sets elsewhere (a dat
 parser field, a config key) - `get_infer_args(dict(preprocessing_num_workers=16))`,
 `PromptDataset(num_workers=8)` inside a function - is a warning (a note under examples/,
 docs/, tutorials/): on that path the user's value never arrives (0 and 1 are not reported: one process is
-usually on purpose). So is one given where other
+usually on purpose). So is a literal in a script that hands a settings class with a field of
+that name to its parser (`HfArgumentParser((Args, DatasetConfig))` and `DatasetConfig.num_proc`,
+then `ds.map(fmt, num_proc=4)`): the user sets that field on this script's command line, and
+it never reaches the call. So is one given where other
 calls of the same function pass a configured value for that keyword. Not when the literal
 equals the field's default, nor in a file that writes the key as a literal 3 or more times
 (a table of per-model settings in code), nor for another package's function or a method of an
@@ -162,6 +178,18 @@ v}` and handed on as `**kwargs` passes its keys."""
                 "a helper whose caller passes the configured value"),
     ]
     INVALID = [
+        Example({"data/config.py": "from dataclasses import dataclass\n"
+                                   "@dataclass\n"
+                                   "class DatasetConfig:\n"
+                                   "    num_proc: int = 8\n",
+                 "generate.py": "from transformers import HfArgumentParser\n"
+                                "from data.config import DatasetConfig\n"
+                                "def main(args, dataset_config):\n"
+                                "    return load(args.path).map(fmt, num_proc=4)\n"
+                                "parser = HfArgumentParser((Args, DatasetConfig))\n"
+                                "main(*parser.parse_args_into_dataclasses())\n"},
+                "a literal in a script whose parser takes a settings class with that field",
+                expect=[("generate.py", 4)]),
         Example({"data/hf.py": "def process(dataset, map_num_proc=32):\n"
                                "    return dataset.map(tokenize, num_proc=map_num_proc)\n"
                                "def process_hf_dataset(dataset, tokenizer=None, map_num_proc=32):\n"
@@ -355,11 +383,15 @@ v}` and handed on as `**kwargs` passes its keys."""
                 # `DataLoader(num_workers=8)` and `data.num_workers: 8` in the config) is the
                 # setting meant for this call, whatever else shares its name
                 other, how = indexed[name].cite(site, sections.get(site.file, set())) if not threads else (None, None)
+                if how not in ("file", "section"):
+                    field = _parsed_field(site, configured.get(name) or (), result.meta)
+                    if field is not None:
+                        other, how = field, "parsed"
                 if defaulted and other is not None and other.role == "read" and other.detail.get("via") == "param":
                     # the helper's own parameter is no configuration read: QG103 speaks when a
                     # sibling call passes the configured value
                     other, how = None, None
-                same_file = how in ("file", "section")
+                same_file = how in ("file", "section", "parsed")
                 if other is not None and _feeds_another_backend(fed_by, other, backend):
                     continue  # data.num_workers read for the DataLoader is not this Process's count
                 what = (f"no {param} argument, so its default {show(value)} runs" if defaulted
@@ -370,6 +402,9 @@ v}` and handed on as `**kwargs` passes its keys."""
                 if other is not None:
                     why = (f", although this file reads {other.key} at line {other.line}; the configured value "
                            f"never reaches this call" if same_file and other.file == site.file else
+                           f", although this script parses {other.detail.get('owner')}, whose {other.leaf} "
+                           f"({where(other)}) its command line sets; that value never reaches this call"
+                           if how == "parsed" else
                            f", although {other.key} is configured at {where(other)} and this file reads "
                            f"`{_section(other.key)}` settings; the configured value never reaches this call"
                            if same_file else

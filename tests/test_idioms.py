@@ -202,3 +202,11 @@ def test_a_call_that_omits_the_count_another_call_passes():
     assert ("zoo/entry.py", 11, "QG103", "warning") in found
     assert not [f for f in found if f[0] == "zoo/entry.py" and f[1] == 6]  # passes the configured 32
     assert not [f for f in found if f[2] == "QG105"]  # one finding per call: QG103 names both calls
+
+
+def test_a_literal_in_a_script_whose_parser_takes_the_field():
+    found = findings("parsed_field", "QG105")
+    assert ("gen/generation.py", 8, "QG105", "warning") in found  # HfArgumentParser((DatasetConfig, ...))
+    assert ("gen/export.py", 6, "QG105", "note") in found  # no parser there: no --num_proc to lose
+    message = next(f.message for f in scan_and_check(FIXTURES / "parsed_field").findings if f.file == "gen/generation.py")
+    assert "parses DatasetConfig" in message and "gen/configs.py:6" in message
