@@ -39,7 +39,8 @@ warning in its own block is reported as a note. Not reported:
 debug / sanity modes the user switches on, branches where no parallel backend exists
 (`world_size = 1` without a distributed rank), a value initialised and then set, a value
 saved and restored around one call, locals computed from runtime objects, sizes derived
-from a device mesh, caps by the amount of work (`min(n, len(paths))`), one environment in an
+from a device mesh, caps by the amount of work (`min(n, len(paths))`, GPUs per node capped by the product of the
+parallel sizes, `min(args.gpus_per_node, dp * pp * tp)`), one environment in an
 evaluation or rendering function, and defaults filled in when nothing was configured (`if n
 is None`, the last branch of a default chain), nor a running maximum over a loop (`tp_size =
 max(tp_size, tp_rank + 1)`). A count the program computes for the job (`num_gpus =
@@ -217,6 +218,14 @@ from other settings whenever the two disagree is a note."""
                             "        if self.dataloader_num_workers == 0 and self.dataloader_persistent_workers:\n"
                             "            self.dataloader_persistent_workers = False\n"},
                 "a worker option turned off when there are no workers"),
+        Example({"launcher.py": "import argparse\n"
+                                "p = argparse.ArgumentParser()\n"
+                                "p.add_argument('--gpus_per_node', type=int, default=8)\n"
+                                "args = p.parse_args()\n"
+                                "def script(args, dp, pp, tp):\n"
+                                "    gpus_per_node = min(args.gpus_per_node, dp * pp * tp)\n"
+                                "    return gpus_per_node\n"},
+                "GPUs per node capped by the GPUs the parallel layout needs"),
         Example({"net.py": "class Net:\n"
                            "    def __init__(self, env, cfg, n_rollout_threads=None):\n"
                            "        if n_rollout_threads is not None:\n"

@@ -212,6 +212,15 @@ files the scan did not read (they hold no knob word, but may call one that reads
                            "        env = DummyVectorEnv(fns)\n"
                            "    return env\n"},
                 "the serial branch of a switch the config sets to the parallel value"),
+        Example({"envs.py": "from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv\n"
+                            "def make_vec_envs(make_env, num_processes):\n"
+                            "    envs = [make_env(i) for i in range(num_processes)]\n"
+                            "    if len(envs) > 1:\n"
+                            "        envs = SubprocVecEnv(envs)\n"
+                            "    else:\n"
+                            "        envs = DummyVecEnv(envs)\n"
+                            "    return envs\n"},
+                "the serial backend only for a single env (the else of `len(envs) > 1`)"),
         Example({"env.py": "from tianshou.env import DummyVectorEnv, SubprocVectorEnv\n"
                            "def create(kind, factories):\n"
                            "    match kind:\n"

@@ -115,7 +115,9 @@ A thread variable set after the module imported torch (`import torch` at the top
 process: torch's OpenMP runtime read the count at import; only processes started afterwards
 inherit it. A configured value set that way is a warning (the setting never reaches this
 process's math; `torch.set_num_threads()` does), a literal a note; in a script that starts
-worker processes it is for them, and not reported.
+worker processes it is for them, and not reported. So is a thread variable in a mapping
+(`DEFAULT_ENV = {"OMP_NUM_THREADS": "1"}`): it is the environment of processes the program
+launches, not of the program.
 A learner or inference process is the math, whatever else its name says (sample-factory's
 `LearnerWorker`): a pin there is reported.
 An environment variable set in a script that starts worker processes is for them (they
@@ -150,6 +152,11 @@ measured by verify, which says when it needs more threads."""
                                "    for i in range(args.num_workers):\n"
                                "        mp.Process(target=rollout, args=(i,)).start()\n"},
                 "set after `import torch` for the worker processes this script starts"),
+        Example({"process.py": "import subprocess\n"
+                               "COMMON_ENV = {'PYTHONUNBUFFERED': '1', 'OMP_NUM_THREADS': '1'}\n"
+                               "def launch(cmd, env):\n"
+                               "    return subprocess.Popen(cmd, env={**COMMON_ENV, **env})\n"},
+                "a thread variable in the environment mapping of launched processes"),
         Example({"local_search.py": "import os\nfrom numba import set_num_threads\n"
                                     "def main(num_threads=None):\n"
                                     "    set_num_threads(num_threads or min(os.cpu_count(), 32))\n"},
@@ -278,6 +285,8 @@ measured by verify, which says when it needs more threads."""
                 # one thread per worker, inherited from the script that starts them: the policy
                 # verify recommends (docs/verify.md "Threads and CPUs"), never a finding
                 continue
+            elif site.key in THREAD_VARS and site.kind == "python" and site.detail.get("how") != "environ":
+                continue  # `{"OMP_NUM_THREADS": "1"}` in a mapping: an environment for processes it launches
             elif site.key in THREAD_VARS and site.kind == "python":
                 what, why, conf = f"{site.key}=1", " (set before the libraries load)", "high"
             elif site.key in THREAD_VARS and site.kind == "shell" and site.role == "define":

@@ -108,8 +108,19 @@ def serial_only_on_request(site: Site) -> bool:
 
 
 def is_guarded_single(site: Site) -> bool:
-    """`assert num_envs == 1` before the serial backend: one environment, on purpose."""
-    return bool(site.detail.get("asserted_one"))
+    """`assert num_envs == 1` before the serial backend: one environment, on purpose. Also the
+    serial branch of a test on the count itself (`if len(envs) > 1: SubprocVecEnv(envs) else:
+    DummyVecEnv(envs)`): it runs only for one."""
+    if site.detail.get("asserted_one"):
+        return True
+    condition = str(site.detail.get("condition") or "")
+    names = {str(site.detail.get(k)) for k in ("expr", "ref") if site.detail.get(k)} | {site.leaf}
+    for name in names:
+        counted = rf"(len\(\s*{re.escape(name)}\s*\)|\b{re.escape(name)}\b)"
+        if re.search(rf"not \({counted}\s*(>\s*1|>=\s*2)\)", condition) or \
+                re.search(rf"{counted}\s*(==\s*1|<=\s*1|<\s*2)(?!\d)", condition):
+            return True
+    return False
 
 
 NATIVE_HINTS = ("brax", "isaacgym", "isaaclab", "envpool", "gymnax", "mujoco_playground", "mjx", "jumanji",
@@ -164,11 +175,21 @@ def is_eval_path(site: Site) -> bool:
         and _at_most_one(site.value)
 
 
+_PARALLEL_SIZE = re.compile(r"^(dp|tp|pp|cp|ep|sp|\w*_(parallel_size|degree))$", re.IGNORECASE)
+
+
 def is_capped_by_work(site: Site) -> bool:
-    """`min(num_threads, len(paths))`: never more workers than items to work on."""
+    """`min(num_threads, len(paths))`: never more workers than items to work on. Also GPUs per
+    node capped by the GPUs the parallel layout needs (`min(args.gpus_per_node, dp * pp * tp)`):
+    never more GPUs on a node than the whole job uses."""
     d = site.detail
     cap = d.get("cap") or ""
-    return d.get("how") == "min" and not d.get("cpu_count") and bool(re.fullmatch(r"\s*len\(.+\)\s*", cap))
+    if d.get("how") != "min" or d.get("cpu_count"):
+        return False
+    if re.fullmatch(r"\s*len\(.+\)\s*", cap):
+        return True
+    factors = [f.strip().rsplit(".", 1)[-1] for f in cap.split("*")]
+    return len(factors) >= 2 and all(_PARALLEL_SIZE.match(f) for f in factors)
 
 
 def is_reduction(site: Site) -> bool:
