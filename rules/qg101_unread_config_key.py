@@ -5,7 +5,7 @@ import re
 from auditor.flow import values
 from auditor.keys import one_typo
 from auditor.lint import idioms
-from auditor.lint.base import (CONFIG_KINDS, Example, Rule, is_launch_override, is_test_file,
+from auditor.lint.base import (CONFIG_KINDS, Example, Rule, count_units, is_launch_override, is_test_file,
                                project_packages, show, similar, where)
 
 FIELD_VIAS = ("dataclass", "pydantic", "attrs", "argparse")
@@ -41,7 +41,9 @@ A parallelism key set in a config file that no code reads, interpolates, splats 
 hands to a `_target_` consumer does nothing: the program runs with whatever default its code
 uses. The usual cause is a misspelling (`num_worker` vs `num_workers`) or a key left behind
 by a refactor. When code reads a near-miss spelling, the finding names it and the default
-that really runs.
+that really runs (never one that counts another unit: `num_cpus` is no near miss of `num_gpus`).
+An upper-case key under a section of environment variables (`env_vars:`, `runtime_env:`,
+`environment:`) is a variable for a launched process, not reported.
 
 Confidence is medium: code outside the scanned tree (an installed library) may read the key.
 For that reason a key whose section, named as a configuration (`turbo_config`,
@@ -69,6 +71,9 @@ A literal written into a configuration
 object's key that nothing reads (`cfg.num_envs = 1` where the program reads
 `cfg.num_envs_per_worker`) changes nothing: a note."""
     VALID = [
+        Example({"conf/cluster.yaml": "cluster:\n  env_vars:\n    OMP_NUM_THREADS: 32\n  num_nodes: 2\n",
+                 "launch.py": "def start(cfg):\n    return spawn(cfg.cluster.num_nodes, env=cfg.cluster.env_vars)\n"},
+                "an environment variable under `env_vars:`: the launched process reads it"),
         Example({"spec.yaml": "_ppo_meta: &ppo_meta\n  distributed: false\n  num_workers: 4\n"
                               "ppo:\n  meta: *ppo_meta\n",
                  "control.py": "def run(spec):\n"
@@ -286,6 +291,8 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                     continue
                 if _tool_config(result, site.file, tools):
                     continue  # an accelerate / DeepSpeed config: that tool reads its keys
+                if _environment_variable(knob.name):
+                    continue  # `env_vars: {OMP_NUM_THREADS: 32}`: exported to a process, read from its environment
                 if near is False:
                     near = _near_read(result, knob)
                 foreign = near is None and site.file not in read_files
@@ -698,10 +705,22 @@ def _covers(splat_key: str, name: str) -> bool:
                              or splat_key.endswith("." + parent))
 
 
+_ENV_SECTION = re.compile(r"^(env_vars?|environment(_variables)?|env|envs|runtime_env|extra_env)$", re.IGNORECASE)
+
+
+def _environment_variable(name: str) -> bool:
+    """An upper-case key under a section of environment variables (`env_vars:`, `runtime_env:`,
+    `environment:`, at any depth): a variable the launched process reads, not a setting for
+    the scanned code (`env:` sections of RL configs hold lower-case keys and stay settings)."""
+    parts = name.split(".")
+    leaf = parts[-1]
+    return leaf.isupper() and any(_ENV_SECTION.match(p) for p in parts[:-1])
+
+
 def _near(a: str, b: str) -> bool:
     """similar(), plus one typo in the full name (num_wokers / num_workers)."""
     a, b = a.lower().replace("-", "_"), b.lower().replace("-", "_")
-    return similar(a, b) or (a != b and min(len(a), len(b)) >= 6 and one_typo(a, b))
+    return similar(a, b) or (a != b and min(len(a), len(b)) >= 6 and one_typo(a, b) and count_units(a) == count_units(b))
 
 
 def _near_read(result, knob):

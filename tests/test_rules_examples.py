@@ -36,3 +36,11 @@ def test_valid_example_is_quiet(rule, example, tmp_path):
 def test_every_rule_has_examples_both_ways():
     for rule in all_rules():
         assert rule.VALID and rule.INVALID, rule.CODE
+
+
+def test_near_misses_keep_their_units():
+    from auditor.lint.base import similar
+
+    assert similar("num_workers", "n_workers") and similar("NUM_WORKERS", "num_worker")
+    assert not similar("num_gpus", "num_cpus")  # one letter apart, another setting
+    assert not similar("tp_size", "pp_size")

@@ -264,10 +264,20 @@ def similar(a: str, b: str) -> bool:
     """
     if a == b:
         return False
+    if count_units(a) != count_units(b):
+        return False  # num_gpus / num_cpus, tp_size / pp_size: one letter apart, other settings
     na, nb = _squash(a), _squash(b)
     if na == nb:
         return True
     return min(len(na), len(nb)) >= 6 and one_typo(na, nb)
+
+
+_UNIT = re.compile(r"(?<![a-z])(cpu|gpu|tpu|npu|node|tp|pp|dp|cp|ep|sp)s?(?![a-z])")
+
+
+def count_units(name: str) -> set[str]:
+    """The hardware or parallel units a setting's name counts (`num_gpus` -> {"gpu"})."""
+    return set(_UNIT.findall(re.sub(r"[^a-z0-9]+", "_", name.lower())))
 
 
 def _squash(name: str) -> str:

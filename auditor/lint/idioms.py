@@ -184,6 +184,9 @@ def is_capped_by_work(site: Site) -> bool:
     never more GPUs on a node than the whole job uses."""
     d = site.detail
     cap = d.get("cap") or ""
+    if d.get("how") == "max" and not d.get("cpu_count") and \
+            re.fullmatch(r"\s*max\(\s*min\([^()]*,\s*len\([^()]*\)\s*\)\s*,\s*1\s*\)\s*", d.get("expr") or ""):
+        return True  # max(min(num_workers, len(files)), 1): at least one, never more than the work
     if d.get("how") != "min" or d.get("cpu_count"):
         return False
     if re.fullmatch(r"\s*len\(.+\)\s*", cap):
