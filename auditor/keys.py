@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
+# classes whose instances are a program's settings, by name (`TrainConfig`, `ScriptArguments`)
+CONFIG_CLASS = re.compile(r"(Config|Configs|Args|Arguments|Settings|Options|HParams|Hyperparameters)$")
+
 
 def norm_key(key: str) -> str:
     """A dotted key with flag spellings folded: ``--num-workers`` / ``data.num-workers`` ->

@@ -2,6 +2,7 @@
 
 import re
 
+from auditor.keys import CONFIG_CLASS
 from auditor.lint import idioms
 from auditor.lint.base import CONFIG_KINDS, Example, Rule, as_number, is_config_define, is_test_file, show, where
 
@@ -40,7 +41,9 @@ debug / sanity modes the user switches on, branches where no parallel backend ex
 (`world_size = 1` without a distributed rank), a value initialised and then set, a value
 saved and restored around one call, locals computed from runtime objects, sizes derived
 from a device mesh, caps by the amount of work (`min(n, len(paths))`, GPUs per node capped by the product of the
-parallel sizes, `min(args.gpus_per_node, dp * pp * tp)`), one environment in an
+parallel sizes, `min(args.gpus_per_node, dp * pp * tp)`), presets written in three or more
+branches picked by a name (`if cfg_name == "33B": ...tensor_model_parallel_size = 8`), one
+environment in an
 evaluation or rendering function, and defaults filled in when nothing was configured (`if n
 is None`, the last branch of a default chain), nor a running maximum over a loop (`tp_size =
 max(tp_size, tp_rank + 1)`). A count the program computes for the job (`num_gpus =
@@ -218,6 +221,16 @@ from other settings whenever the two disagree is a note."""
                             "        if self.dataloader_num_workers == 0 and self.dataloader_persistent_workers:\n"
                             "            self.dataloader_persistent_workers = False\n"},
                 "a worker option turned off when there are no workers"),
+        Example({"conf/base.yaml": "trainer:\n  num_nodes: 1\nmodel:\n  tensor_model_parallel_size: 1\n",
+                 "chat.py": "def configure(cfg, cfg_name):\n"
+                            "    if cfg_name == '13B':\n"
+                            "        cfg.model.tensor_model_parallel_size = 2\n"
+                            "    elif cfg_name == '20B':\n"
+                            "        cfg.model.tensor_model_parallel_size = 4\n"
+                            "    elif cfg_name == '66B':\n"
+                            "        cfg.model.tensor_model_parallel_size = 8\n"
+                            "    return cfg\n"},
+                "a table of per-model presets the user picks by name"),
         Example({"launcher.py": "import argparse\n"
                                 "p = argparse.ArgumentParser()\n"
                                 "p.add_argument('--gpus_per_node', type=int, default=8)\n"
@@ -405,11 +418,14 @@ from other settings whenever the two disagree is a note."""
         for s in result.sites:
             if s.role == "define" and s.kind == "python" and s.detail.get("via") in FIELD_VIAS:
                 fields_by_leaf.setdefault(s.leaf.lower(), []).append(s)
+        presets = _preset_tables(result.sites)
         for knob in result.knobs:
             configured = [s for s in knob.sites if is_config_define(s) and s.value is not None]
             for site in knob.sites:
                 if site.role != "override" or site.kind != "python" or is_test_file(site.file):
                     continue  # tests overriding configuration on purpose are not fallbacks
+                if (site.file, site.detail.get("function"), site.leaf.lower()) in presets:
+                    continue  # `if cfg_name == "13B": tp = 2 elif cfg_name == "20B": tp = 4 ...`: a table of presets
                 if _knob_copy(site):
                     yield from self._copy(site, knob, configured)
                     continue
@@ -624,6 +640,25 @@ _DERIVED_HELP = re.compile(r"comput|runtime|run time|derived|automatic|auto-|set
 _CHAIN = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 
 
+_NAMED_CHOICE = re.compile(r"==\s*['\"]")
+
+
+def _preset_tables(sites) -> set[tuple]:
+    """(file, function, leaf) of literals written in branches chosen by a name (`cfg_name ==
+    "33B"`) in a function with 3 or more such branches: per-model presets the user picks by
+    that name (a preset may set a key in only some of them), not overrides."""
+    branches: dict[tuple, set] = {}
+    leaves: dict[tuple, set] = {}
+    for s in sites:
+        cond = str(s.detail.get("condition") or "")
+        if s.role == "override" and s.kind == "python" and s.detail.get("how") == "literal" \
+                and _NAMED_CHOICE.search(cond):
+            where_ = (s.file, s.detail.get("function"))
+            branches.setdefault(where_, set()).add(cond)
+            leaves.setdefault(where_, set()).add(s.leaf.lower())
+    return {(*k, leaf) for k, conds in branches.items() if len(conds) >= 3 for leaf in leaves[k]}
+
+
 def _setting_read(expr: str) -> str | None:
     """The first read of the user's settings in EXPR: `args.gpus`, `self.cfg.num_workers`."""
     for m in _CHAIN.finditer(expr):
@@ -676,8 +711,9 @@ def _recomputed_field(site, knob):
         return None
     for s in knob.sites:
         if s.role == "define" and s.kind == "python" and s.detail.get("via") in ("argparse", "dataclass") \
-                and s.leaf.lower() == site.leaf.lower() and not _DERIVED_HELP.search(s.detail.get("help") or ""):
-            return s
+                and s.leaf.lower() == site.leaf.lower() and not _DERIVED_HELP.search(s.detail.get("help") or "") \
+                and (s.detail.get("via") == "argparse" or CONFIG_CLASS.search(str(s.detail.get("owner") or ""))):
+            return s  # a dataclass of state (`_ProcessGroupState.world_size`) is no setting users pass
     return None
 
 

@@ -28,6 +28,7 @@ from auditor.extract.py_refs import (
     getter_key,
     json_safe, literal, numeric_looking, range_arg, strip_handles, uncast,
 )
+from auditor.keys import CONFIG_CLASS
 from auditor.model import Site
 
 THREAD_CLASSES = {"threading.Thread", "threading.Timer"}
@@ -51,7 +52,6 @@ SETTINGS_BLOCK = 6
 MAX_SECTIONS = 200  # config sections recorded per file
 MAX_REACHES = 300  # names a function calls or passes on, recorded for the call graph
 # a class that holds a run's settings (InferenceConfig, TrainingArguments, RLHParams)
-CONFIG_CLASS = re.compile(r"(Config|Configs|Args|Arguments|Settings|Options|HParams|Hyperparameters)$")
 MAX_SIZED = 200  # sized loops in methods recorded per file
 
 
