@@ -53,7 +53,7 @@ says so: that package may read it, out of sight. Keys under a YAML anchor (`_ppo
 *ppo_meta`, `<<: *ppo_meta`), and a read there reads them. A key in a file of which code reads no parallelism key, with no
 near-miss read either, is a note: the file may configure another program (a daemon's YAML
 shipped beside its Python client). A config file of a tool that reads it itself (an
-accelerate or DeepSpeed config, told by its top-level keys: rules/tool_configs.yaml) is not
+accelerate or DeepSpeed config, a SkyPilot task, told by its top-level keys: rules/tool_configs.yaml) is not
 reported.
 
 A setting declared in code for users to set - a dataclass, pydantic or attrs field, a parser
@@ -71,6 +71,9 @@ A literal written into a configuration
 object's key that nothing reads (`cfg.num_envs = 1` where the program reads
 `cfg.num_envs_per_worker`) changes nothing: a note."""
     VALID = [
+        Example({"cluster.sky.yaml": "resources:\n  accelerators: A100:8\nnum_nodes: 2\nrun: |\n  python train.py\n",
+                 "train.py": "import yaml\ncfg = yaml.safe_load(open('conf.yaml'))\nn = cfg['n_nodes']\n"},
+                "a SkyPilot task file: SkyPilot reads its num_nodes"),
         Example({"conf/cluster.yaml": "cluster:\n  env_vars:\n    OMP_NUM_THREADS: 32\n  num_nodes: 2\n",
                  "launch.py": "def start(cfg):\n    return spawn(cfg.cluster.num_nodes, env=cfg.cluster.env_vars)\n"},
                 "an environment variable under `env_vars:`: the launched process reads it"),

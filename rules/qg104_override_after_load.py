@@ -41,7 +41,8 @@ debug / sanity modes the user switches on, branches where no parallel backend ex
 (`world_size = 1` without a distributed rank), a value initialised and then set, a value
 saved and restored around one call, locals computed from runtime objects, sizes derived
 from a device mesh, caps by the amount of work (`min(n, len(paths))`, GPUs per node capped by the product of the
-parallel sizes, `min(args.gpus_per_node, dp * pp * tp)`), presets written in three or more
+parallel sizes, `min(args.gpus_per_node, dp * pp * tp)`), zero GPUs for a component the run leaves out (`if config.inference is None:
+num_infer_gpus = 0`), presets written in three or more
 branches picked by a name (`if cfg_name == "33B": ...tensor_model_parallel_size = 8`), one
 environment in an
 evaluation or rendering function, and defaults filled in when nothing was configured (`if n
@@ -221,6 +222,12 @@ from other settings whenever the two disagree is a note."""
                             "        if self.dataloader_num_workers == 0 and self.dataloader_persistent_workers:\n"
                             "            self.dataloader_persistent_workers = False\n"},
                 "a worker option turned off when there are no workers"),
+        Example({"conf/rl.toml": "[deployment]\nnum_infer_gpus = 4\n",
+                 "rl.py": "def plan(config):\n"
+                          "    if config.inference is None:\n"
+                          "        config.deployment.num_infer_gpus = 0\n"
+                          "    return config\n"},
+                "no GPUs for a component the run does not have"),
         Example({"conf/base.yaml": "trainer:\n  num_nodes: 1\nmodel:\n  tensor_model_parallel_size: 1\n",
                  "chat.py": "def configure(cfg, cfg_name):\n"
                             "    if cfg_name == '13B':\n"
@@ -753,10 +760,27 @@ def _severity(site, cited, loud) -> dict:
     return {"severity": "note", "confidence": "medium"}
 
 
+_ABSENT = re.compile(r"^\s*(?:not \((?P<a>[\w.\[\]'\"]+) is not None\)|(?P<b>[\w.\[\]'\"]+) is None)\s*$")
+
+
+def _component_absent(site) -> bool:
+    """`if config.inference is None: num_infer_gpus = 0`: no GPUs for a component the run does
+    not have. The tested section and the knob share a word stem (inference / infer)."""
+    m = _ABSENT.match(str(site.detail.get("condition") or ""))
+    if not m or site.value not in (0, "0"):
+        return False
+    tested = re.split(r"[.\[\]'\"]+", m.group("a") or m.group("b"))
+    last = next((p for p in reversed(tested) if p), "").lower()
+    words = [w for w in site.leaf.lower().split("_") if len(w) >= 4]
+    return bool(last) and any(last.startswith(w) or w.startswith(last[:5]) for w in words)
+
+
 def _intended(site) -> bool:
     """Idioms a reviewer would keep (auditor.lint.idioms): debug modes, no-backend branches,
     initialise-then-set, temporary overrides, computed locals."""
     cond = site.detail.get("condition")
+    if _component_absent(site):
+        return True
     if site.detail.get("accumulates"):
         return True  # tp_size = max(tp_size, tp_rank + 1) over a loop: a size found, not a value capped
     return (idioms.is_debug_condition(cond) or idioms.is_no_backend_branch(site)
