@@ -45,7 +45,7 @@ NATIVE_VECTOR_ENVS = frozenset({"brax", "isaacgym", "isaacgymenvs", "isaaclab", 
 CONFIG_ROOT = re.compile(r"cfg|conf|config|args|opt|param|setting|hparam|flags|kwargs", re.IGNORECASE)
 # a call that computes a count for the job: get_gpu_count_for_vllm(...), num_workers_for(...)
 COUNTING_CALL = re.compile(r"(count|num_|_num|gpus|workers|procs|world_size|parallel)", re.IGNORECASE)
-CONFIG_ATTR = re.compile(r"(^|_)(cfg|config|conf|args|kwargs|options|opts|params|hparams|settings)$", re.IGNORECASE)
+CONFIG_ATTR = re.compile(r"(^|_)(cfg|cfgs|config|configs|conf|args|kwargs|options|opts|params|hparams|settings)$", re.IGNORECASE)
 WORKER_ID = re.compile(r"^(thread|worker|shard|actor)_?(id|idx|index)$", re.IGNORECASE)
 # a function writing this many literals into one object's attributes is a configuration in code
 SETTINGS_BLOCK = 6
