@@ -80,6 +80,16 @@ def _pick(name: str, envs: int = 8) -> str:
     return f"main_config = dict(env=dict(collector_env_num={envs}, manager=dict(type='{name}')))\n"
 
 
+# an if statement as a serial / parallel switch, picked by the config beside it
+_IF_SWITCH = ("from tianshou.env import DummyVectorEnv, SubprocVectorEnv\n"
+              "def build(cfg, fns):\n"
+              "    if cfg.use_subproc_vector_env:\n"
+              "        env = SubprocVectorEnv(fns)\n"
+              "    else:\n"
+              "        env = DummyVectorEnv(fns)\n"
+              "    return env\n")
+
+
 def _trainers(call: str) -> dict:
     """A serial and a multiprocessing trainer, and a script that sets num_workers then makes CALL."""
     return {"rlkit/run.py": "import multiprocessing as mp\n"
@@ -204,13 +214,7 @@ files the scan did not read (they hold no knob word, but may call one that reads
                             "        return SerialEnv(num_workers, env_fn)\n"},
                 "the serial backend in the branch where the user named it"),
         Example({"conf/walker.yaml": "num_envs: 16\nuse_subproc_vector_env: true\n",
-                 "env.py": "from tianshou.env import DummyVectorEnv, SubprocVectorEnv\n"
-                           "def build(cfg, fns):\n"
-                           "    if cfg.use_subproc_vector_env:\n"
-                           "        env = SubprocVectorEnv(fns)\n"
-                           "    else:\n"
-                           "        env = DummyVectorEnv(fns)\n"
-                           "    return env\n"},
+                 "env.py": _IF_SWITCH},
                 "the serial branch of a switch the config sets to the parallel value"),
         Example({"envs.py": "from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv\n"
                             "def make_vec_envs(make_env, num_processes):\n"
@@ -287,13 +291,7 @@ files the scan did not read (they hold no knob word, but may call one that reads
                 "a config sets the value the code's own switch runs serially, beside 8 envs",
                 expect=[("conf/env.yaml", 2)]),
         Example({"conf/d4rl.yaml": "num_envs: 16\nuse_subproc_vector_env: false\n",
-                 "env.py": "from tianshou.env import DummyVectorEnv, SubprocVectorEnv\n"
-                           "def build(cfg, fns):\n"
-                           "    if cfg.use_subproc_vector_env:\n"
-                           "        env = SubprocVectorEnv(fns)\n"
-                           "    else:\n"
-                           "        env = DummyVectorEnv(fns)\n"
-                           "    return env\n"},
+                 "env.py": _IF_SWITCH},
                 "an if statement's two branches make the switch; the config picks the serial one",
                 expect=[("conf/d4rl.yaml", 2)]),
         Example({"sampler.py": "from concurrent.futures import ThreadPoolExecutor\n"
