@@ -42,7 +42,9 @@ hands to a `_target_` consumer does nothing: the program runs with whatever defa
 uses. The usual cause is a misspelling (`num_worker` vs `num_workers`) or a key left behind
 by a refactor. When code reads a near-miss spelling, the finding names it and the default
 that really runs (never one that counts another unit: `num_cpus` is no near miss of `num_gpus`).
-An upper-case key under a section of environment variables (`env_vars:`, `runtime_env:`,
+A key under a section named `*_kwargs` (`vllm_kwargs`, `vllm_serve_kwargs`), keyword arguments
+handed on whole to a library or a server, is a note that says so (issue 23: what the scan
+cannot see is not called unread). An upper-case key under a section of environment variables (`env_vars:`, `runtime_env:`,
 `environment:`) is a variable for a launched process, not reported.
 
 Confidence is medium: code outside the scanned tree (an installed library) may read the key.
@@ -144,6 +146,11 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                 "a field of a class that extends another package's: that package may read it"),
     ]
     INVALID = [
+        Example({"conf/grpo.yaml": "generation:\n  num_workers: 4\n  vllm_serve_kwargs:\n"
+                                   "    model_loader_extra_config:\n      num_threads: 8\n",
+                 "serve.py": "def start(cfg):\n    return launch(cfg['generation']['num_workers'])\n"},
+                "a key under keyword arguments handed on to a server: a note that says so",
+                expect=[("conf/grpo.yaml", 5)], severity="note"),
         Example(_entry_scripts("args.num_workers"),
                 "a shared settings field that one entry script never reads, while a script runs it with the flag",
                 expect=[("config.py", 5)]),
@@ -307,11 +314,14 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                                        near=f"; it fills {field.key} ({where(field)}), which nothing reads either",
                                        severity="note", confidence="medium")
                     continue
+                passed_on = _kwargs_section(knob.name) if near is None else None
                 yield self.finding(site, knob=knob.name, related=knob.sites, flow=_path(result, site, near),
                                    subject=f"{knob.name} = {show(site.value) if site.value is not None else site.source} is set here",
-                                   effect="it never takes effect", near=_near_text(near) if not foreign else
+                                   effect="it never takes effect", near=_near_text(near) if not (foreign or passed_on) else
+                                   f"; it sits under `{passed_on}`, keyword arguments handed on to another program "
+                                   f"that the scan does not read" if passed_on else
                                    "; code reads no parallelism key of this file: it may configure another program",
-                                   **({"severity": "note", "confidence": "low"} if foreign else {}))
+                                   **({"severity": "note", "confidence": "low"} if foreign or passed_on else {}))
         yield from self._leaving(result, leaving, handed)
         yield from self._unused_params(result)
         yield from self._misplaced(result, read_keys, splats, handed, unread_ids)
@@ -709,6 +719,13 @@ def _covers(splat_key: str, name: str) -> bool:
 
 
 _ENV_SECTION = re.compile(r"^(env_vars?|environment(_variables)?|env|envs|runtime_env|extra_env)$", re.IGNORECASE)
+
+
+def _kwargs_section(name: str) -> str | None:
+    """The `*_kwargs` section a key sits under (`vllm_serve_kwargs.model_loader_extra_config.
+    num_threads`): keyword arguments the program hands on whole, to a library or a server it
+    starts, which reads them out of sight. None when there is none."""
+    return next((p for p in reversed(name.split(".")[:-1]) if p.lower().endswith("kwargs")), None)
 
 
 def _environment_variable(name: str) -> bool:
