@@ -73,6 +73,11 @@ A literal written into a configuration
 object's key that nothing reads (`cfg.num_envs = 1` where the program reads
 `cfg.num_envs_per_worker`) changes nothing: a note."""
     VALID = [
+        Example({"conf/rlvr.yaml": "actor_train:\n  strategy_args:\n    strategy_config:\n      tiled_num_shards: 8\n",
+                 "strategy.py": "class Strategy:\n"
+                                "    def build(self):\n"
+                                "        return self.worker_config.strategy_args.strategy_config.get('tiled_num_shards', 4)\n"},
+                "read through an object that holds one of the sections (`self.worker_config` for actor_train)"),
         Example({"cluster.sky.yaml": "resources:\n  accelerators: A100:8\nnum_nodes: 2\nrun: |\n  python train.py\n",
                  "train.py": "import yaml\ncfg = yaml.safe_load(open('conf.yaml'))\nn = cfg['n_nodes']\n"},
                 "a SkyPilot task file: SkyPilot reads its num_nodes"),
@@ -270,6 +275,10 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
         # knob when several fit; they still read every knob they are a dotted suffix of
         read_keys = {s.key.lower() for s in result.sites
                      if _is_reader(s) and not (s.role == "consume" and s.detail.get("literal"))}
+        # self.worker_config.strategy_args.x: `worker_config` holds one of the sections that
+        # carry `strategy_args` (actor_train, reference); the rest of the key is what it reads
+        read_keys |= {k.split(".", 1)[1] for k in read_keys
+                      if k.count(".") >= 2 and _HOLDER.search(k.split(".", 1)[0])}
         unread = [k for k in result.knobs if not _is_read(k, read_keys, splats, ())
                   and not _read_through_alias(k, result.meta, read_keys)]
         handed = _handed_out(result) if unread else {}  # the call edges are many: only when needed
@@ -718,6 +727,7 @@ def _covers(splat_key: str, name: str) -> bool:
                              or splat_key.endswith("." + parent))
 
 
+_HOLDER = re.compile(r"(^|_)(cfg|cfgs|config|configs|conf)$")
 _ENV_SECTION = re.compile(r"^(env_vars?|environment(_variables)?|env|envs|runtime_env|extra_env)$", re.IGNORECASE)
 
 
