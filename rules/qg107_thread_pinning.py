@@ -242,6 +242,14 @@ measured by verify, which says when it needs more threads."""
 
     def check(self, result):
         seen = set()
+
+        def first(site) -> bool:
+            """One finding a line, whichever branch speaks first."""
+            if (site.file, site.line) in seen:
+                return False
+            seen.add((site.file, site.line))
+            return True
+
         spawning = idioms.files_starting_processes(result.sites)
         for site in result.sites:
             if site.role == "consume" and site.detail.get("in_thread") and not is_test_file(site.file) \
@@ -253,8 +261,7 @@ measured by verify, which says when it needs more threads."""
             if site.kind == "python" and site.key in THREAD_VARS and site.detail.get("after_import"):
                 # torch's OpenMP runtime read its thread count at `import torch`: too late for
                 # this process; the processes it starts inherit it (for workers: verify's policy)
-                if (site.file, site.line) not in seen and site.file not in spawning:
-                    seen.add((site.file, site.line))
+                if site.file not in spawning and first(site):
                     yield self._after_import(site)
                 continue
             if site.kind == "python" and not _in_main_process(site):
@@ -263,8 +270,7 @@ measured by verify, which says when it needs more threads."""
             value = as_number(site.value)
             if site.kind == "python" and site.role == "consume" and backend in PIN_BACKENDS and \
                     _fixed_count(site, value) and not in_examples(site.file):
-                if (site.file, site.line) not in seen:
-                    seen.add((site.file, site.line))
+                if first(site):
                     yield self.finding(site, knob=site.key, related=[site], confidence="medium",
                                        what=f"{backend.rsplit('.', 1)[-1]}({value})",
                                        where_=_where(site.detail.get("function")), threads=f"{value} threads",
@@ -273,8 +279,7 @@ measured by verify, which says when it needs more threads."""
             cap = site.detail.get("capped_at")
             if site.kind == "python" and site.role == "consume" and backend in PIN_BACKENDS and value is None \
                     and cap and 1 <= cap["value"] <= FEW_THREADS and not in_examples(site.file):
-                if (site.file, site.line) not in seen:
-                    seen.add((site.file, site.line))
+                if first(site):
                     yield self._capped(site, backend, cap)
                 continue
             if value != 1 or isinstance(value, bool):
@@ -293,9 +298,8 @@ measured by verify, which says when it needs more threads."""
                 what, why, conf = f"{site.key}=1 in a launch script", " and every process it starts", "medium"
             else:
                 continue
-            if (site.file, site.line) in seen:
+            if not first(site):
                 continue
-            seen.add((site.file, site.line))
             function = site.detail.get("function")
             yield self.finding(site, knob=site.key, related=[site], what=what, confidence=conf,
                                **({"severity": "note"} if conf == "medium" and site.kind == "python" else {}),

@@ -35,6 +35,13 @@ def _facts(result: ScanResult) -> dict[str, dict]:
     return {rel: m["flow"] for rel, m in result.meta.items() if isinstance(m, dict) and m.get("flow")}
 
 
+def _tails(name: str) -> list[str]:
+    """The last 2 and 3 dotted segments of a full name (`helpers.start_pool`,
+    `pkg.helpers.start_pool`): what a call through an import or a re-export may spell."""
+    parts = name.split(".")
+    return [".".join(parts[i:]) for i in range(max(1, len(parts) - 3), len(parts) - 1)]
+
+
 class _Functions:
     """Every function of the project by full dotted name, and by its dotted suffixes (so
     ``helpers.start_pool`` finds ``src.pkg.helpers.start_pool``)."""
@@ -46,9 +53,8 @@ class _Functions:
         for rel, f in facts.items():
             for name, info in f.get("functions", {}).items():
                 self.info[name] = info
-                parts = name.split(".")
-                for i in range(max(1, len(parts) - 3), len(parts) - 1):  # the last 2 and 3 segments
-                    self.suffix[".".join(parts[i:])].append(name)
+                for tail in _tails(name):
+                    self.suffix[tail].append(name)
             self.classes |= set(f.get("classes", {}))
 
     def resolve(self, candidates: list[str]) -> str | None:
@@ -84,9 +90,8 @@ class _Returns:
         for f in facts.values():
             for name, summary in f.get("returns", {}).items():
                 self.summary[name] = summary
-                parts = name.split(".")
-                for i in range(max(1, len(parts) - 3), len(parts) - 1):
-                    self.suffix[".".join(parts[i:])].append(name)
+                for tail in _tails(name):
+                    self.suffix[tail].append(name)
 
     def find(self, candidates: list[str]) -> str | None:
         for c in candidates:
@@ -106,8 +111,8 @@ class _Returns:
                 summary = self.summary[name]
                 returned = summary["tree"]
                 given = dict(zip(summary["params"], tree.get("argv") or ()))
-                if given:
-                    returned = values.substitute(returned, _owner(returned, name), given)
+                if given:  # the summary's parameters carry the function's full name, its key here
+                    returned = values.substitute(returned, name, given)
                 return {**{k: v for k, v in tree.items() if k != "argv"}, "k": "returns", "fn": name,
                         "of": [self.expand(returned, nesting + 1)]}
         children = tree.get("of")
@@ -115,12 +120,6 @@ class _Returns:
             return tree
         new = [self.expand(c, nesting) for c in children]
         return tree if all(a is b for a, b in zip(new, children)) else {**tree, "of": new}
-
-
-def _owner(tree: dict, name: str) -> str:
-    """The function name a return tree's parameters carry (the module-qualified one)."""
-    return next((n.get("fn") for n in values.params(tree) if n.get("fn", "").endswith(name.rsplit(".", 1)[-1])),
-                name)
 
 
 def resolve(result: ScanResult) -> None:
