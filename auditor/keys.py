@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 # classes whose instances are a program's settings, by name (`TrainConfig`, `ScriptArguments`)
@@ -29,3 +30,31 @@ def one_typo(a: str, b: str) -> bool:
                                   and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
     short, long_ = (a, b) if len(a) < len(b) else (b, a)
     return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+
+
+# a settings object a count is read from: `data_config` of `data_config["num_workers"]`,
+# `self.cfg.data` of `self.cfg.data.num_workers`; a call or an index by variable is no holder
+def holder(node) -> str | None:
+    """The settings object NODE (an attribute or a string-keyed item) reads its key from."""
+    if isinstance(node, ast.Attribute) or _string_item(node):
+        return ast.unparse(node.value) if _chain(node.value) else None
+    return None
+
+
+def holder_of(expr: str) -> str | None:
+    """holder() of an expression's text (a site's `expr`); None for text that is no expression."""
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return holder(tree.body)
+
+
+def _string_item(node) -> bool:
+    return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)
+
+
+def _chain(node) -> bool:
+    while isinstance(node, ast.Attribute) or _string_item(node):
+        node = node.value
+    return isinstance(node, ast.Name)

@@ -2,6 +2,7 @@
 
 import re
 
+from auditor.keys import holder_of
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, backend_kind, in_examples, is_config_define,
                                is_test_file, is_test_site, project_packages, show, steps_envs, where)
@@ -15,6 +16,11 @@ CONSTRUCTS_CONFIG = re.compile(r"(Config|Configs|Args|Arguments|Spec|Settings|Op
 TABLE = 3  # literal defines of one key in one file: a table of settings written in code
 SIBLINGS_MIN = 3  # configs routing the key before a literal among them stands out
 SIBLINGS_RATIO = 3  # routed files per literal file, at least
+# a settings object by its name (`data_config`, `data_args`, `rollout_cfg`), and the names that
+# many scripts give their own, different settings
+_SETTINGS_HOLDER = re.compile(r"(cfg|conf|config|args|opt|param|setting|hparam)", re.IGNORECASE)
+_GENERIC_HOLDERS = frozenset({"args", "cfg", "config", "conf", "opt", "opts", "options", "params", "hparams",
+                              "kwargs", "settings"})
 
 
 # a launcher flag that counts something: nodes, processes, GPUs
@@ -120,6 +126,17 @@ project): its width is a note, since nothing lets the user size it. A loader giv
 is itself a worker (a process or thread `target=`, or one taking a `thread_id` /
 `worker_id`) is a note: nested workers are often avoided on purpose there.
 
+A call that leaves a backend's count serial - omitted (`DataLoader`'s default 0 workers) or a
+literal 0 or 1 - while another call of the same backend in the project takes the count from a
+settings object that this call's function reads too (`num_workers=data_config["num_workers"]` in
+the other pipelines, `shuffle=data_config["shuffle"]` here; `num_proc=data_args.
+preprocessing_num_workers` in one pipeline, `num_proc=1` in its copy) is a warning: the user's
+count was at hand and this call drops it. Across files only for a holder named as settings
+(`data_config`, `data_args`; not a bare `args` or `cfg`, which every script has its own of),
+and a literal only when the routing call is in another function (an eval loader given 0 beside
+the training loader of its own function is usually on purpose). A DataLoader with no
+`num_workers` is otherwise reported only where its file reads the knob or its section.
+
 In configuration, a file that writes a literal where most files of its folder route the
 user's setting (`numEnvs: 128` among task configs that say `numEnvs: ${...num_envs}`, at least
 3 of them and 3 per literal) is a warning: the setting the user passes reaches the others, not
@@ -153,6 +170,13 @@ literal, is the only count that ever runs; a warning when a caller that omits it
 that reads its settings (it could have passed one). A mapping built with `dict(k=v)` or `{"k":
 v}` and handed on as `**kwargs` passes its keys."""
     VALID = [
+        Example({"train.py": "from torch.utils.data import DataLoader\n"
+                             "def loaders(cfg, train_ds, test_ds):\n"
+                             "    return DataLoader(train_ds, num_workers=cfg.data.loader_workers)\n",
+                 "probe.py": "from torch.utils.data import DataLoader\n"
+                             "def peek(cfg, ds):\n"
+                             "    return next(iter(DataLoader(ds, batch_size=cfg.data.probe_batch)))\n"},
+                "a loader with no workers in another script whose `cfg.data` is named like no settings object of its own"),
         Example({"launch.py": "import subprocess, sys\n"
                               "def launch(args):\n"
                               "    cmd = [sys.executable, '-m', 'torch.distributed.run',\n"
@@ -178,6 +202,13 @@ v}` and handed on as `**kwargs` passes its keys."""
                 "a helper whose caller passes the configured value"),
     ]
     INVALID = [
+        Example({"pipelines/rlvr.py": "def build(self, ds):\n"
+                                      "    return ds.map(tag, num_proc=self.config.data_args.preprocessing_num_workers)\n",
+                 "pipelines/rollout.py": "def build(self, ds):\n"
+                                         "    ds = ds.filter(keep, desc=self.config.data_args.template)\n"
+                                         "    return ds.map(tag, num_proc=1)\n"},
+                "a literal 1 in one pipeline where another takes the count from the settings object this "
+                "function reads too", expect=[("pipelines/rollout.py", 3)]),
         Example({"data/config.py": "from dataclasses import dataclass\n"
                                    "@dataclass\n"
                                    "class DatasetConfig:\n"
@@ -334,6 +365,7 @@ v}` and handed on as `**kwargs` passes its keys."""
         sections = {rel: set(m.get("sections_read") or ()) for rel, m in result.meta.items() if isinstance(m, dict)}
         at_parameter = list(self._defaults_that_always_run(result, _never_passed(result)))
         yield from (f for f, _key in at_parameter if f is not None)
+        reported: set = set()  # (file, line) of the consume sites reported below
         never_passed = {key for _f, key in at_parameter}
         # helpers another call passes a configured value: a call that omits it is QG103's
         passed = {(s.detail.get("helper_site"), s.detail.get("helper_param")) for s in result.sites
@@ -369,6 +401,10 @@ v}` and handed on as `**kwargs` passes its keys."""
                 param = d.get("param") or knob.leaf
                 value = _int(site.value) if site.value is not None else _int(site.default)
                 defaulted = bool(d.get("omitted"))
+                if defaulted and value == 0 and d.get("via") != "helper":
+                    # a loader with no workers: a key of that name in some config (one trainer's of
+                    # many) says little; _serial_beside_routed speaks when its siblings route it
+                    continue
                 literal = defaulted or (value is not None and d.get("literal", not d.get("expr")))
                 if not literal or value is None:
                     continue
@@ -414,6 +450,7 @@ v}` and handed on as `**kwargs` passes its keys."""
                     probe = d.get("via") == "helper" and not defaulted and value <= 1
                     if worker:
                         why += " (this function runs as a worker: nested workers may be avoided on purpose)"
+                    reported.add((site.file, site.line))
                     yield self.finding(site, knob=knob.name, related=[other, site], backend=_short(backend),
                                        what=what, why=why,
                                        **({} if same_file and not probe and not worker
@@ -424,11 +461,13 @@ v}` and handed on as `**kwargs` passes its keys."""
                     takes = None if (threads or d.get("pool") and d.get("pool_use") not in ("compute", "env-step")
                                      or "is None" in str(d.get("mapping_condition") or "")) \
                         else _takes_settings(site.file, result.meta)
+                    reported.add((site.file, site.line))
                     yield self.finding(site, knob=knob.name, related=[site], backend=_short(backend),
                                        what=what, why=" that no configuration reaches" + (
                                            f", in a file that reads its settings from `{takes}`" if takes else ""),
                                        **({} if takes else {"severity": "note", "confidence": "medium"}))
         yield from self._sibling_literals(result)
+        yield from self._serial_beside_routed(result, reported)
         yield from self._keyword_literals(result)
         yield from self._launch_commands(result)
 
@@ -567,6 +606,70 @@ v}` and handed on as `**kwargs` passes its keys."""
                                    f"no configuration reaches it" + (f" although {taking.file} reads its settings "
                                                                      f"from `{handle}`" if taking else ""),
                                **({} if taking else {"severity": "note", "confidence": "medium"})), (helper_site, param)
+
+    def _serial_beside_routed(self, result, reported: set):
+        """`StatefulDataLoader(ds, shuffle=data_config["shuffle"])` with no num_workers, while the
+        project's other loaders pass `num_workers=data_config["num_workers"]`; `.map(f, num_proc=1)`
+        in one pipeline where another passes `data_args.preprocessing_num_workers` to the same map.
+        The settings object the siblings take the count from is read right here, so the count the
+        user sets was at hand and this call drops it."""
+        routed: dict[tuple, list] = {}
+        for s in result.sites:
+            d = s.detail
+            if s.role != "consume" or s.kind != "python" or is_test_site(s) or d.get("omitted") \
+                    or d.get("literal") or not d.get("expr") or not d.get("backend"):
+                continue
+            holder = holder_of(str(d["expr"]))
+            if holder and holder not in ("self", "cls"):
+                routed.setdefault((d["backend"], d.get("param")), []).append((s, holder))
+        routes_of: dict[tuple, int] = {}  # (backend, param, holder) -> calls routing it
+        for (backend, param), sites in routed.items():
+            for _s, holder in sites:
+                routes_of[(backend, param, holder)] = routes_of.get((backend, param, holder), 0) + 1
+        serial_beside: dict[tuple, int] = {}  # the same -> calls leaving it serial with that holder at hand
+        candidates = []
+        for site in result.sites:
+            d = site.detail
+            if site.role != "consume" or site.kind != "python" or is_test_site(site) or d.get("via") == "helper" \
+                    or (site.file, site.line) in reported or d.get("project_backend"):
+                continue
+            omitted = bool(d.get("omitted"))
+            if not omitted and not (d.get("literal") and _int(site.value) in (0, 1)):
+                continue
+            facts = result.meta.get(site.file)
+            at_hand = set((facts.get("holders") or {}).get(d.get("function"), ())) if isinstance(facts, dict) else set()
+            for holder in at_hand:
+                key = (d.get("backend"), d.get("param"), holder)
+                if key in routes_of:
+                    serial_beside[key] = serial_beside.get(key, 0) + 1
+            candidates.append((site, at_hand))
+        for site, at_hand in candidates:
+            d = site.detail
+            omitted = bool(d.get("omitted"))
+            sibling = next((
+                (other, holder) for other, holder in routed.get((d.get("backend"), d.get("param")), ())
+                if holder in at_hand and other is not site
+                # routing is the norm: as many calls take it from this holder as leave it serial beside it
+                and routes_of[(d.get("backend"), d.get("param"), holder)]
+                >= serial_beside[(d.get("backend"), d.get("param"), holder)]
+                # across files, only a holder named as settings (`data_config`, `data_args`): an `args`
+                # or `cfg` of another script may hold other settings; a literal stands apart from a
+                # sibling in its own function (a small eval loader beside the training one)
+                and (other.file == site.file or _SETTINGS_HOLDER.search(holder.rsplit(".", 1)[-1])
+                     and holder.rsplit(".", 1)[-1].lower() not in _GENERIC_HOLDERS)
+                and (omitted or other.file != site.file or other.detail.get("function") != d.get("function"))), None)
+            if sibling is None or idioms.runs_in_worker(site):
+                continue
+            other, holder = sibling
+            param = d.get("param")
+            value = _int(site.value) if site.value is not None else site.default
+            what = (f"no {param} argument, so its default {show(value)} runs" if omitted
+                    else f"the literal {param}={show(value)}")
+            yield self.finding(site, knob=other.key, related=[other, site], backend=_short(str(d["backend"])),
+                               what=what,
+                               why=f", while {where(other)} passes `{other.detail['expr']}` to the same backend and "
+                                   f"this function reads `{holder}` too: the {other.leaf} the user sets never "
+                                   f"reaches this call")
 
     def _sibling_literals(self, result):
         """A config file that writes a literal where most of its siblings route the user's

@@ -210,3 +210,16 @@ def test_a_literal_in_a_script_whose_parser_takes_the_field():
     assert ("gen/export.py", 6, "QG105", "note") in found  # no parser there: no --num_proc to lose
     message = next(f.message for f in scan_and_check(FIXTURES / "parsed_field").findings if f.file == "gen/generation.py")
     assert "parses DatasetConfig" in message and "gen/configs.py:6" in message
+
+
+def test_a_serial_count_beside_a_sibling_that_routes_it():
+    found = findings("serial_beside_routed", "QG105")
+    assert ("pipelines/distill.py", 7, "QG105", "warning") in found  # no num_workers, data_config at hand
+    assert ("pipelines/distill.py", 12, "QG105", "warning") in found  # num_proc=1, data_args at hand
+    assert ("pipelines/rollout.py", 7, "QG105", "warning") in found  # a copied pipeline class
+    quiet = [f for f in found if f[0] == "pipelines/sft.py" or f[0] == "pipelines/probe.py" and f[3] == "warning"]
+    assert not quiet  # a probe loader, another script's `args`, an eval loader beside a parameter's count
+    assert not [f for f in found if f[0].startswith("trainers/")]  # leaving it out is the norm there
+    r = scan_and_check(FIXTURES / "serial_beside_routed")
+    message = next(f.message for f in r.findings if (f.file, f.line) == ("pipelines/rollout.py", 7))
+    assert "pipelines/sft.py:20" in message and "self.pipeline_config.data_args" in message

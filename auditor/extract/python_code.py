@@ -28,7 +28,7 @@ from auditor.extract.py_refs import (
     getter_key,
     json_safe, literal, numeric_looking, range_arg, strip_handles, uncast,
 )
-from auditor.keys import CONFIG_CLASS
+from auditor.keys import CONFIG_CLASS, holder
 from auditor.model import Site
 
 THREAD_CLASSES = {"threading.Thread", "threading.Timer"}
@@ -53,6 +53,7 @@ MAX_SECTIONS = 200  # config sections recorded per file
 MAX_REACHES = 300  # names a function calls or passes on, recorded for the call graph
 # a class that holds a run's settings (InferenceConfig, TrainingArguments, RLHParams)
 MAX_SIZED = 200  # sized loops in methods recorded per file
+HOLDERS_MAX = 100  # settings objects recorded per function that leaves a count serial
 
 
 @dataclass
@@ -1201,6 +1202,25 @@ def check_syntax(text: str, path: str) -> None:
     parse(text, path)
 
 
+def _holders_at_serial_counts(ex) -> dict[str, list[str]]:
+    """The settings objects read by each function that leaves a backend's count serial (omitted,
+    or a literal 0 or 1): QG105 asks whether the holder a sibling call takes its count from was
+    at hand there."""
+    serial = {s.detail.get("function") for s in ex.sites
+              if s.role == "consume" and (s.detail.get("omitted") or s.detail.get("literal") and s.value in (0, 1))}
+    if not serial:
+        return {}
+    bodies = {d[2]: d[1].body for d in ex.flow_defs if d[0] == "def" and d[2] in serial}
+    bodies["<module>"] = [st for st in ex.tree.body
+                          if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    out = {}
+    for qualname in sorted(q for q in serial if q in bodies):
+        found = {h for st in bodies[qualname] for node in ast.walk(st) for h in (holder(node),) if h}
+        if found:
+            out[qualname] = sorted(found)[:HOLDERS_MAX]
+    return out
+
+
 def extract(text: str, path: str, vocab) -> FileResult:
     tree, text = readable(text, path)
     ex = Extractor(text, path, vocab)
@@ -1217,6 +1237,9 @@ def extract(text: str, path: str, vocab) -> FileResult:
         meta["reads_settings"] = ex.settings_root
     if ex.instance_reads:
         meta["instance_reads"] = sorted(ex.instance_reads)
+    holders = _holders_at_serial_counts(ex)
+    if holders:
+        meta["holders"] = holders
     # the call graph's facts, for a file that holds a parallelism site: one without any is no
     # node of it (as a file the prefilter or the code gates skip: bench/check_gates.py)
     if ex.sites:
