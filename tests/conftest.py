@@ -22,6 +22,9 @@ os.environ["QG_AUDIT_CACHE_DIR"] = _CACHE_DIR.name
 # in ~/.cache/qg-audit: the suite brings its own instead of touching the home directory.
 # Tests of the secret file itself unset this and point XDG_CACHE_HOME at a temporary directory.
 os.environ["QG_AUDIT_CACHE_SECRET"] = os.urandom(16).hex()
+# stable-baselines3 makes a logger folder in the system temp dir on every learn() of the real
+# jobs the suite runs (tempdir/SB3-<time>); its SB3_LOGDIR keeps them in the suite's own.
+os.environ["SB3_LOGDIR"] = str(Path(_CACHE_DIR.name) / "sb3-logs")
 
 
 @pytest.fixture(scope="module")
