@@ -41,7 +41,7 @@ debug / sanity modes the user switches on, branches where no parallel backend ex
 (`world_size = 1` without a distributed rank), a value initialised and then set, a value
 saved and restored around one call, locals computed from runtime objects, sizes derived
 from a device mesh, caps by the amount of work (`min(n, len(paths))`, GPUs per node capped by the product of the
-parallel sizes, `min(args.gpus_per_node, dp * pp * tp)`), zero GPUs for a component the run leaves out (`if config.inference is None:
+parallel sizes, `min(args.gpus_per_node, dp * pp * tp)`), zero GPUs for a component the run leaves out or switches off (`if config.inference is None:
 num_infer_gpus = 0`), presets written in three or more
 branches picked by a name (`if cfg_name == "33B": ...tensor_model_parallel_size = 8`), one
 environment in an
@@ -228,6 +228,15 @@ from other settings whenever the two disagree is a note."""
                           "        config.deployment.num_infer_gpus = 0\n"
                           "    return config\n"},
                 "no GPUs for a component the run does not have"),
+        Example({"conf/grpo.yaml": "env:\n  nemo_gym:\n    num_gpu_nodes: 2\n",
+                 "setup.py": "def setup(master_config, env_configs):\n"
+                             "    enable_nemo_gym = bool(env_configs) and master_config['env']['enabled']\n"
+                             "    if enable_nemo_gym:\n"
+                             "        nemo_gym_num_nodes = env_configs['nemo_gym']['num_gpu_nodes']\n"
+                             "    else:\n"
+                             "        nemo_gym_num_nodes = 0\n"
+                             "    return nemo_gym_num_nodes\n"},
+                "no nodes for a component the run switches off"),
         Example({"conf/base.yaml": "trainer:\n  num_nodes: 1\nmodel:\n  tensor_model_parallel_size: 1\n",
                  "chat.py": "def configure(cfg, cfg_name):\n"
                             "    if cfg_name == '13B':\n"
@@ -763,11 +772,24 @@ def _severity(site, cited, loud) -> dict:
 _ABSENT = re.compile(r"^\s*(?:not \((?P<a>[\w.\[\]'\"]+) is not None\)|(?P<b>[\w.\[\]'\"]+) is None)\s*$")
 
 
+_DISABLED = re.compile(r"^\s*not \(?(?:[\w.]+\.)?(?:enable|use|with|run)_(?P<c>\w+?)\)?\s*$"
+                       r"|^\s*not \(?(?:[\w.]+\.)?(?P<d>\w+?)_enabled\)?\s*$")
+
+
 def _component_absent(site) -> bool:
     """`if config.inference is None: num_infer_gpus = 0`: no GPUs for a component the run does
-    not have. The tested section and the knob share a word stem (inference / infer)."""
+    not have. The tested section and the knob share a word stem (inference / infer). So for a
+    component switched off (`if not enable_nemo_gym: nemo_gym_num_nodes = 0`): its name is in
+    the knob's key or the local that holds it."""
+    if site.value not in (0, "0"):
+        return False
+    off = _DISABLED.match(str(site.detail.get("condition") or ""))
+    if off:
+        component = (off.group("c") or off.group("d")).lower()
+        held = f"{site.key}.{site.detail.get('target') or ''}".lower().replace(".", "_")
+        return len(component) >= 3 and component in held
     m = _ABSENT.match(str(site.detail.get("condition") or ""))
-    if not m or site.value not in (0, "0"):
+    if not m:
         return False
     tested = re.split(r"[.\[\]'\"]+", m.group("a") or m.group("b"))
     last = next((p for p in reversed(tested) if p), "").lower()
