@@ -39,6 +39,10 @@ Exported variables are not reported as unused: a child process may read them."""
                 "defined and passed"),
         Example({"run.sh": "#!/bin/bash\nexport OMP_NUM_THREADS=4\npython train.py\n"},
                 "exported for the child process"),
+        Example({"launch.sh": "#!/bin/bash\nnodes=($(scontrol show hostnames))\nfirst=$((replica * 2))\n"
+                              "replica_node_count=2\nreplica_nodes=(\"${nodes[@]:first:replica_node_count}\")\n"
+                              "srun --nodelist \"${replica_nodes[*]}\" python serve.py\n"},
+                "a count used as the length of an array slice"),
         Example({"run.sh": "#!/bin/bash\nNUM_WORKERS=16\n# python train.py --num-workers $NUM_WORKER\n"
                            "python train.py --num-workers $NUM_WORKERS\n"},
                 "a commented-out command does not count"),

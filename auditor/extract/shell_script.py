@@ -31,7 +31,8 @@ from auditor.extract.cfg_shell_lex import ASSIGN_START, SINGLE_QUOTED_DOLLAR, Wo
 KIND = "shell"
 # $NAME, ${NAME}, ${NAME:-default}, ${NAME-default}, ${NAME:=default}, ${#NAME}, ${NAME[@]}
 EXPANSION = re.compile(
-    r"\$(?:\{(?P<len>#)?(?P<bname>[A-Za-z_]\w*)(?P<index>\[[^]]*\])?(?:(?P<op>:?[-=?+])(?P<arg>[^}]*))?\}"
+    r"\$(?:\{(?P<len>#)?(?P<bname>[A-Za-z_]\w*)(?P<index>\[[^]]*\])?"
+    r"(?:(?P<op>:?[-=?+])(?P<arg>[^}]*)|:(?P<slice>[^}]*))?\}"
     r"|(?P<name>[A-Za-z_]\w*))"
 )
 ARITH_NAME = re.compile(r"\b([A-Za-z_]\w*)\b")
@@ -121,6 +122,12 @@ class _Script:
             nonlocal unknown, env_default, conditional
             name = m.group("bname") or m.group("name")
             refs.append(name)
+            # names an index or a slice reads (`${nodes[$i]}`, `${nodes[@]:first:count}`: arithmetic)
+            for part in (m.group("index") or "", m.group("slice") or ""):
+                refs.extend(n for n in ARITH_NAME.findall(part) if not n.isdigit())
+            if m.group("slice") is not None:
+                unknown = True
+                return ""
             var = self.vars.get(name)
             if m.group("len") or m.group("index") is not None and var is not None and var.elements is not None:
                 unknown = True
