@@ -39,6 +39,9 @@ Exported variables are not reported as unused: a child process may read them."""
                 "defined and passed"),
         Example({"run.sh": "#!/bin/bash\nexport OMP_NUM_THREADS=4\npython train.py\n"},
                 "exported for the child process"),
+        Example({"pool.sh": "#!/bin/bash\nrecompute() {\n  local gpus_per_node=\"${GPUS_PER_NODE:-4}\"\n"
+                            "  echo $(( gpus_per_node * 2 ))\n}\n"},
+                "a local set from the environment variable it spells differently"),
         Example({"launch.sh": "#!/bin/bash\nnodes=($(scontrol show hostnames))\nfirst=$((replica * 2))\n"
                               "replica_node_count=2\nreplica_nodes=(\"${nodes[@]:first:replica_node_count}\")\n"
                               "srun --nodelist \"${replica_nodes[*]}\" python serve.py\n"},
@@ -66,7 +69,8 @@ Exported variables are not reported as unused: a child process may read them."""
                 if var in defined:
                     continue
                 # a misspelling need not be in the vocabulary (N_GPUS); its twin must be
-                twin = next((d for d in defined if knobish(d) and similar(var, d)), None)
+                # not one defined from this very use (`local gpus_per_node="${GPUS_PER_NODE:-4}"`)
+                twin = next((d for d in defined if knobish(d) and similar(var, d) and defined[d] != line), None)
                 if twin:
                     yield self.finding(None, file=path, line=_line(line), column=1, knob=var,
                                        problem=f"${var} is used but never set in this script (it sets {twin} at "
