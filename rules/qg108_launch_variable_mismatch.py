@@ -39,6 +39,11 @@ Exported variables are not reported as unused: a child process may read them."""
                 "defined and passed"),
         Example({"run.sh": "#!/bin/bash\nexport OMP_NUM_THREADS=4\npython train.py\n"},
                 "exported for the child process"),
+        Example({"serve.sh": "#!/bin/bash\ntensor_parallel_size=4\nBODY=$(cat <<'BODY_EOF'\n"
+                             "TENSOR_PARALLEL_SIZE=$(pool_value TENSOR_PARALLEL_SIZE)\n"
+                             "vllm serve --tensor-parallel-size \"${TENSOR_PARALLEL_SIZE}\"\nBODY_EOF\n)\n"
+                             "srun bash -c \"$BODY\" --tp \"$tensor_parallel_size\"\n"},
+                "a script body in a quoted heredoc: its variables are the generated script's"),
         Example({"pool.sh": "#!/bin/bash\nrecompute() {\n  local gpus_per_node=\"${GPUS_PER_NODE:-4}\"\n"
                             "  echo $(( gpus_per_node * 2 ))\n}\n"},
                 "a local set from the environment variable it spells differently"),

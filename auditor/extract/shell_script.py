@@ -36,6 +36,7 @@ EXPANSION = re.compile(
     r"|(?P<name>[A-Za-z_]\w*))"
 )
 ARITH_NAME = re.compile(r"\b([A-Za-z_]\w*)\b")
+QUOTED_HEREDOC = re.compile(r"<<-?[ \t]*(['\"])(?P<delim>\w+)\1.*?^[ \t]*(?P=delim)[ \t]*$", re.DOTALL | re.MULTILINE)
 FLAG = re.compile(r"^(--?)([A-Za-z][\w.\-]*)(?:=(.*))?$", re.DOTALL)
 OVERRIDE = re.compile(r"^(~|\+\+|\+)?([A-Za-z_][\w\-]*(?:[./][\w\-]+)*)(?:@([\w.\-]+))?(?:=(.*))?$", re.DOTALL)
 NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
@@ -152,6 +153,9 @@ class _Script:
 
         if "$(" in text or "`" in text:
             unknown = True
+            # a heredoc with a quoted delimiter inside a substitution (`BODY=$(cat <<'EOF' ...`) is
+            # text for another script: nothing in it expands here
+            text = QUOTED_HEREDOC.sub("", text)
             for inner in re.finditer(r"\$\(\((.*?)\)\)", text, re.DOTALL):
                 refs.extend(n for n in ARITH_NAME.findall(inner.group(1)) if not n.isdigit())
         out = EXPANSION.sub(sub, text)
