@@ -9,7 +9,9 @@ from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, backend_k
 
 # Resource annotations and thread pinning have rules or meanings of their own.
 _SKIP_BACKENDS = ("torch.set_num_threads", "torch.set_num_interop_threads", "threadpoolctl.threadpool_limits",
-                  "ray.remote", "ray.remote(...).options")
+                  "ray.remote", "ray.remote(...).options",
+                  # model-parallel groups of 1 for a converter or a test are on purpose; QG109 reads these calls
+                  "megatron.core.parallel_state.initialize_model_parallel")
 
 
 CONSTRUCTS_CONFIG = re.compile(r"(Config|Configs|Args|Arguments|Spec|Settings|Options|Params)$")

@@ -24,15 +24,27 @@ class IgnoredIfInitialized(Rule):
 `ray.init(..., ignore_reinit_error=True)`) keep whatever cluster is already up: when a
 notebook, a test fixture, a library or an earlier call started Ray first, the configured
 `num_cpus` / `num_gpus` are silently ignored. The same holds for
-`torch.distributed.init_process_group` behind `is_initialized()`.
+`torch.distributed.init_process_group` behind `is_initialized()`, and for Megatron's
+`initialize_model_parallel(tensor_model_parallel_size=...)` behind it or behind
+`model_parallel_is_initialized()`: a second engine of the process (a reference or critic model
+with its own parallel strategy) keeps the first one's groups.
 
 Check the running cluster's resources (`ray.cluster_resources()`) against the configuration,
-or fail loudly when they differ. An init followed in the same function by such a check is
+or fail loudly when they differ. An init whose guard's other branch logs that the backend already
+runs (`if mpu.model_parallel_is_initialized(): logger.info("already initialized")`) is not
+reported: it is not silent. An init followed in the same function by such a check is
 not reported, unless it passes `**kwargs`: the check covers the counts, not the rest of the
 mapping (`runtime_env`, `address`), so it is a note. One that passes only `**kwargs` (which
 may carry no count at all) outside a script's entry point (a top-level `main` / `run_*` /
 `train*` function, module level) is a note."""
     VALID = [
+        Example({"init.py": "from megatron.core import parallel_state as mpu\n"
+                            "def initialize(args):\n"
+                            "    if mpu.model_parallel_is_initialized():\n"
+                            "        logger.info('model parallel is already initialized')\n"
+                            "    else:\n"
+                            "        mpu.initialize_model_parallel(tensor_model_parallel_size=args.tp)\n"},
+                "the branch taken when it already runs says so"),
         Example({"train.py": "import ray\nray.init(num_cpus=cfg.num_cpus)\n"}, "unconditional init"),
         Example({"pool.py": "import ray\n"
                             "def start(processes):\n"
@@ -65,6 +77,17 @@ may carry no count at all) outside a script's entry point (a top-level `main` / 
                 "the running cluster is checked further down the same function"),
     ]
     INVALID = [
+        Example({"engine.py": "import torch.distributed as dist\n"
+                              "from megatron.core import parallel_state as mpu\n"
+                              "class Engine:\n"
+                              "    def create_process_group(self, strategy):\n"
+                              "        if not dist.is_initialized():\n"
+                              "            dist.init_process_group(backend='nccl')\n"
+                              "            mpu.initialize_model_parallel(\n"
+                              "                tensor_model_parallel_size=strategy.tensor_parallel_size,\n"
+                              "                pipeline_model_parallel_size=strategy.pipeline_parallel_size)\n"},
+                "Megatron's parallel groups sized only by the first engine of the process (one finding a call)",
+                expect=[("engine.py", 8)]),
         Example({"train.py": "import ray\n"
                              "if not ray.is_initialized():\n"
                              "    ray.init(num_cpus=cfg.num_cpus, num_gpus=cfg.num_gpus)\n"},
@@ -104,10 +127,13 @@ may carry no count at all) outside a script's entry point (a top-level `main` / 
             reinit = (d.get("options") or {}).get("ignore_reinit_error") in (True, "True")
             if "is_initialized" not in str(guard) and not reinit:
                 continue
+            if d.get("guard_announced"):
+                continue  # the branch taken when it already runs says so (`logger.info("already initialized")`)
             if d.get("checked_after") and not d.get("splat"):
                 continue  # the running backend's resources are read afterwards: checked
-            calls.setdefault((site.file, site.line, d.get("backend")), []).append(site)
-        for (_file, _line, backend), sites in calls.items():
+            # one call's counts, each on a line of its own, are one finding
+            calls.setdefault((site.file, d.get("function"), d.get("backend"), str(guard)), []).append(site)
+        for (_file, _function, backend, _guard), sites in calls.items():
             guard = sites[0].detail.get("guard") or sites[0].detail.get("condition")
             why = (f" (`{guard}`); an already-running instance keeps its own resources"
                    if guard and "is_initialized" in str(guard)

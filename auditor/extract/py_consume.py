@@ -85,6 +85,8 @@ class ConsumeMixin:
                 common["guard"] = guard[-1]
         if consumer.pool:
             common["pool"] = True
+        if self.guard_announced():
+            common["guard_announced"] = True
         sites: list[Site] = []
 
         def site(key: str, where: ast.AST, value: Any, param: str, count_serial: Any, **extra: Any) -> Site:
@@ -175,6 +177,18 @@ class ConsumeMixin:
         if consumer.pool:
             self.facts.pool_sites[id(node)] = sites
         return sites
+
+    def guard_announced(self) -> bool:
+        """Under `if X.is_initialized(): log(...) else: init(...)` (or `if not ...:` with the
+        log in the else): the branch taken when the backend already runs says so."""
+        for if_node, in_body in reversed(self.function().ifs):
+            if "is_initialized" not in self.text(if_node.test):
+                continue
+            other = if_node.orelse if in_body else if_node.body
+            # a statement of that branch itself, not one under a further test (a namespace mismatch)
+            return any(isinstance(st, ast.Expr) and isinstance(st.value, ast.Call)
+                       and _call_name(st.value.func) in ANNOUNCERS for st in other)
+        return False
 
     def length(self, node: ast.AST) -> Any:
         """Length of an env-fns list when static: [f, g], [f] * 4, [f for _ in range(4)]."""
@@ -280,6 +294,13 @@ class ConsumeMixin:
 
 
 MAX_SWITCHES = 50  # switch facts kept per file
+
+
+ANNOUNCERS = frozenset({"print", "info", "warning", "warn", "log", "error", "debug", "log_rank", "print_rank_0"})
+
+
+def _call_name(func: ast.AST) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _built(body: list[ast.stmt]) -> ast.AST | None:
