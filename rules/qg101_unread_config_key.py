@@ -142,6 +142,11 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                  "train.py": _LOADER + "from torch.utils.data import DataLoader\n"
                              "loader = DataLoader(ds, num_workers=cfg['data']['num_workers'])\n"},
                 "an accelerate config: accelerate reads its keys (rules/tool_configs.yaml)"),
+        Example({"examples/fsdp2.json": '{"compute_environment": "LOCAL_MACHINE", "distributed_type": "FSDP",\n'
+                                        ' "fsdp_config": {"fsdp_version": 2},\n "num_machines": 1,\n "num_processes": 2}\n',
+                 "train.sh": "accelerate launch --config_file examples/fsdp2.json train.py\n",
+                 "train.py": "def main(args):\n    return spawn(args.num_processes)\n"},
+                "an accelerate config written in JSON"),
         Example({"args.py": "from dataclasses import dataclass\nfrom transformers import TrainingArguments\n"
                             "@dataclass\n"
                             "class MyArgs(TrainingArguments):\n"
@@ -806,6 +811,7 @@ def _tool_config(result, rel: str, memo: dict) -> str | None:
             memo["\0sites"].setdefault(s.file, set()).add(s.key.split(".", 1)[0])
     meta = result.meta.get(rel)
     keys = {k.split(".", 1)[0] for k in ((meta or {}).get("values") or {})} if isinstance(meta, dict) else set()
+    keys |= set((meta or {}).get("top_keys") or ()) if isinstance(meta, dict) else set()  # a JSON file's
     keys |= memo["\0sites"].get(rel, set())
     memo[rel] = None
     for entry in catalogue.data("tool_configs.yaml").get("tool_configs", []):

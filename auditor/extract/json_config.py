@@ -65,6 +65,9 @@ def locate(text: str) -> dict[tuple, int]:
     return positions
 
 
+MAX_TOP_KEYS = 200
+
+
 def extract(text: str, path: str, vocab) -> FileResult:
     try:
         data = json.loads(text)
@@ -93,6 +96,9 @@ def extract(text: str, path: str, vocab) -> FileResult:
         walk(data, ())
         if not found:
             return result
+        if isinstance(data, dict):
+            # a tool's own config (accelerate's, DeepSpeed's) is told by its top-level keys (QG101)
+            result.meta["top_keys"] = sorted(str(k) for k in data)[:MAX_TOP_KEYS]
         offsets = locate(text)
     except RecursionError:
         raise ParseError("JSON nested too deep to scan", None) from None
