@@ -123,7 +123,9 @@ makes - a count in the same file, else one set by a config that picks this file 
 group option (`override /env: dmc` for env/dmc.yaml). An if statement whose two branches each
 build one (`if cfg.use_subproc: env = SubprocVectorEnv(fns) else: env = DummyVectorEnv(fns)`)
 is such a switch too; when a config sets it, the serial branch is judged by the configured
-value, not reported in the code.
+value, not reported in the code. When the switch is a parameter of the function whose default
+picks the parallel branch (`def make_envs(..., asynchronous=True)`), the serial branch runs only
+when a caller asks for it: not reported (with the serial one as default, it is).
 
 The project's own backends count too (auditor/flow/backends.py): a class that makes its N
 workers or envs in a loop and starts no process, thread or pool is serial, one that starts a
@@ -157,6 +159,15 @@ worker: a warning at the write, from the project's call graph (a method called o
 unknown class reaches every project method of that name). A note when the path passes through
 files the scan did not read (they hold no knob word, but may call one that reads it)."""
     VALID = [
+        Example({"envs.py": "from gymnasium.vector import AsyncVectorEnv, SyncVectorEnv\n"
+                            "def make_envs(env_fn, num_envs=8, asynchronous=True):\n"
+                            "    fns = [env_fn for _ in range(num_envs)]\n"
+                            "    if asynchronous:\n"
+                            "        envs = AsyncVectorEnv(fns)\n"
+                            "    else:\n"
+                            "        envs = SyncVectorEnv(fns)\n"
+                            "    return envs\n"},
+                "the serial branch of a flag whose default is the parallel one: the caller asks for it"),
         Example(_trainers("train_agent_multiprocessing(args)"),
                 "the script's path reaches the function that reads the count"),
         Example({"annotate.py": "from concurrent.futures import ProcessPoolExecutor\n"

@@ -282,11 +282,16 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
                 d["gate"] = gate
             if fn.kind == "function" and any(WORKER_ID.match(p) for p in fn.params):
                 d["in_worker"] = True  # def run_shard(self, thread_id): a worker body (py_facts finds targets)
-            m = re.fullmatch(r"(not \()?(\w+)\)?", d.get("backend_condition") or "")
+            # vec_cls = Async if use_async else Sync, or `if asynchronous: Async(...) else: Sync(...)`
+            # (the innermost test), with the flag a parameter whose default picks one of them
+            chooser = d.get("backend_condition") or (fn.conds[-1] if role == "consume" and fn.conds else "")
+            m = re.fullmatch(r"(not \()?(\w+)\)?", chooser)
             if m and m.group(2) in fn.params and fn.params[m.group(2)] is not None:
                 v = literal(fn.params[m.group(2)])
-                if isinstance(v, bool):  # vec_cls = Async if use_async else Sync; use_async=True
+                if isinstance(v, bool):
                     d["choice_default"] = {m.group(2): v}
+                    if not d.get("backend_condition"):
+                        d["choice_condition"] = chooser
 
     def enter_class(self, qualname: str) -> None:
         self.frames.append(Frame(qualname, "class", cls=qualname))

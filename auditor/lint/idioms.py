@@ -95,14 +95,14 @@ _SERIAL_CHOICE = re.compile(r"==\s*['\"](serial|sync|dummy|sequential|local)['\"
 
 
 def serial_only_on_request(site: Site) -> bool:
-    """`vec = Async if use_async else Sync` with `use_async=True` by default: the serial
-    backend runs only when the caller asks for it."""
+    """`vec = Async if use_async else Sync` (or `if asynchronous: ... else: Sync(...)`) with
+    the flag True by default: the serial backend runs only when the caller asks for it."""
     d = site.detail
     chosen = f"{d.get('backend_condition') or ''} and {d.get('condition') or ''}"
     if _SERIAL_CHOICE.search(chosen):  # `elif env_type == "serial":` - the user named the serial one
         return True
     defaults = list((d.get("choice_default") or {}).values())
-    negated = (d.get("backend_condition") or "").startswith("not (")
+    negated = (d.get("backend_condition") or d.get("choice_condition") or "").startswith("not (")
     # serial under `not (flag)` while flag defaults to True, or under `flag` while it defaults to False
     return bool(defaults) and defaults[0] is negated
 
