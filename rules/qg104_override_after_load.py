@@ -42,7 +42,8 @@ debug / sanity modes the user switches on, branches where no parallel backend ex
 saved and restored around one call, locals computed from runtime objects, sizes derived
 from a device mesh, caps by the amount of work (`min(n, len(paths))`, GPUs per node capped by the product of the
 parallel sizes, `min(args.gpus_per_node, dp * pp * tp)`), zero GPUs for a component the run leaves out or switches off (`if config.inference is None:
-num_infer_gpus = 0`), presets written in three or more
+num_infer_gpus = 0`), an attribute a script adds to its own parser's namespace for a helper
+(`args.model_parallel_size = 1` where the parser has no such flag), presets written in three or more
 branches picked by a name (`if cfg_name == "33B": ...tensor_model_parallel_size = 8`), one
 environment in an
 evaluation or rendering function, and defaults filled in when nothing was configured (`if n
@@ -237,6 +238,15 @@ from other settings whenever the two disagree is a note."""
                              "        nemo_gym_num_nodes = 0\n"
                              "    return nemo_gym_num_nodes\n"},
                 "no nodes for a component the run switches off"),
+        Example({"configs/20B.yml": "model_parallel_size: 2\n",
+                 "tools/preprocess.py": "import argparse\n"
+                                        "def get_args():\n"
+                                        "    parser = argparse.ArgumentParser()\n"
+                                        "    parser.add_argument('--workers', type=int, default=1)\n"
+                                        "    args = parser.parse_args()\n"
+                                        "    args.model_parallel_size = 1\n"
+                                        "    return args\n"},
+                "a tool's own parser namespace given an attribute it has no flag for (a dummy for a helper)"),
         Example({"conf/base.yaml": "trainer:\n  num_nodes: 1\nmodel:\n  tensor_model_parallel_size: 1\n",
                  "chat.py": "def configure(cfg, cfg_name):\n"
                             "    if cfg_name == '13B':\n"
@@ -435,6 +445,10 @@ from other settings whenever the two disagree is a note."""
             if s.role == "define" and s.kind == "python" and s.detail.get("via") in FIELD_VIAS:
                 fields_by_leaf.setdefault(s.leaf.lower(), []).append(s)
         presets = _preset_tables(result.sites)
+        # (file, function) -> the flags a parser built there defines (dests, knobs or not)
+        parser_flags = {(rel, fn): {str(d).lower() for d in dests}
+                        for rel, m in result.meta.items() if isinstance(m, dict)
+                        for fn, dests in (m.get("parser_flags") or {}).items()}
         for knob in result.knobs:
             configured = [s for s in knob.sites if is_config_define(s) and s.value is not None]
             for site in knob.sites:
@@ -442,6 +456,8 @@ from other settings whenever the two disagree is a note."""
                     continue  # tests overriding configuration on purpose are not fallbacks
                 if (site.file, site.detail.get("function"), site.leaf.lower()) in presets:
                     continue  # `if cfg_name == "13B": tp = 2 elif cfg_name == "20B": tp = 4 ...`: a table of presets
+                if _adds_to_own_namespace(site, parser_flags):
+                    continue  # `args = parser.parse_args(); args.model_parallel_size = 1`: no flag of it to replace
                 if _knob_copy(site):
                     yield from self._copy(site, knob, configured)
                     continue
@@ -774,6 +790,16 @@ _ABSENT = re.compile(r"^\s*(?:not \((?P<a>[\w.\[\]'\"]+) is not None\)|(?P<b>[\w
 
 _DISABLED = re.compile(r"^\s*not \(?(?:[\w.]+\.)?(?:enable|use|with|run)_(?P<c>\w+?)\)?\s*$"
                        r"|^\s*not \(?(?:[\w.]+\.)?(?P<d>\w+?)_enabled\)?\s*$")
+
+
+def _adds_to_own_namespace(site, parser_flags: dict) -> bool:
+    """A literal written into `args.x` in the function that builds the parser `args` comes from,
+    when that parser has no flag x (a tokenizer helper's dummy `args.model_parallel_size = 1`):
+    the attribute is added, nothing the user set on this command line is replaced."""
+    target = str(site.detail.get("target") or "")
+    flags = parser_flags.get((site.file, site.detail.get("function")))
+    return (bool(flags) and site.detail.get("how") == "literal" and target.count(".") == 1
+            and site.leaf.lower() not in flags)
 
 
 def _component_absent(site) -> bool:

@@ -14,6 +14,7 @@ from auditor.extract.py_refs import HELP_COUNTS, NOT_LITERAL, click_name, const_
 FIELD_CALLS = {"field", "Field", "ib", "attrib"}  # dataclasses.field, pydantic.Field, attr.ib
 ATTRS_DECORATORS = {"s", "attrs", "define", "frozen", "mutable"}
 PYDANTIC_BASES = {"BaseModel", "BaseSettings"}
+MAX_PARSER_FLAGS = 300  # flags recorded per function that builds a parser
 
 
 class DefineMixin:
@@ -121,6 +122,10 @@ class DefineMixin:
             if flags[0].startswith("-"):
                 dest = dest.replace("-", "_")
         names = [dest] + [f.lstrip("-").replace("-", "_") for f in flags]
+        if via == "argparse":  # every flag of a parser built here, knob or not (QG104: args.x added, not replaced)
+            own = self.meta.setdefault("parser_flags", {}).setdefault(self.function().qualname, [])
+            if len(own) < MAX_PARSER_FLAGS:
+                own.append(dest)
         help_text = const_str(kws.get("help")) or (documented or {}).get(dest, "")
         by_help = not any(self.match(n) for n in names) and HELP_COUNTS.search(help_text) is not None
         if not by_help and not any(self.match(n) for n in names):
