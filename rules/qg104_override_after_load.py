@@ -238,6 +238,13 @@ from other settings whenever the two disagree is a note."""
                              "        nemo_gym_num_nodes = 0\n"
                              "    return nemo_gym_num_nodes\n"},
                 "no nodes for a component the run switches off"),
+        Example({"conf/sft.yaml": "expert_model_parallel_size: 4\n",
+                 "model_config.py": "def mcore_config(args, num_moe_experts, kwargs):\n"
+                                    "    kwargs['expert_model_parallel_size'] = args.expert_model_parallel_size\n"
+                                    "    if num_moe_experts is None:\n"
+                                    "        kwargs['expert_model_parallel_size'] = 1\n"
+                                    "    return kwargs\n"},
+                "no expert-parallel group for a model without experts"),
         Example({"configs/20B.yml": "model_parallel_size: 2\n",
                  "tools/preprocess.py": "import argparse\n"
                                         "def get_args():\n"
@@ -806,8 +813,10 @@ def _component_absent(site) -> bool:
     """`if config.inference is None: num_infer_gpus = 0`: no GPUs for a component the run does
     not have. The tested section and the knob share a word stem (inference / infer). So for a
     component switched off (`if not enable_nemo_gym: nemo_gym_num_nodes = 0`): its name is in
-    the knob's key or the local that holds it."""
-    if site.value not in (0, "0"):
+    the knob's key or the local that holds it. A parallel group of one is the same for a group
+    the model does not have (`if num_moe_experts is None: expert_model_parallel_size = 1`)."""
+    group = site.leaf.lower().endswith(("_size", "_degree"))
+    if site.value not in (0, "0") and not (group and site.value in (1, "1")):
         return False
     off = _DISABLED.match(str(site.detail.get("condition") or ""))
     if off:
@@ -819,8 +828,12 @@ def _component_absent(site) -> bool:
         return False
     tested = re.split(r"[.\[\]'\"]+", m.group("a") or m.group("b"))
     last = next((p for p in reversed(tested) if p), "").lower()
-    words = [w for w in site.leaf.lower().split("_") if len(w) >= 4]
-    return bool(last) and any(last.startswith(w) or w.startswith(last[:5]) for w in words)
+    words = [w for w in site.leaf.lower().split("_") if len(w) >= 4 and w not in _GROUP_WORDS]
+    parts = [p for p in last.split("_") if len(p) >= 4] or [last]  # num_moe_experts: experts
+    return bool(last) and any(p.startswith(w) or w.startswith(p[:5]) for w in words for p in parts)
+
+
+_GROUP_WORDS = frozenset({"size", "degree", "model", "parallel", "world"})  # in every group size's name
 
 
 def _intended(site) -> bool:
