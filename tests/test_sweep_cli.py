@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import sys
 import time
 import uuid
 
@@ -20,6 +21,9 @@ import pytest
 from tests.conftest import FIXTURES, run_cli
 
 SAMPLER = str(FIXTURES / "sweep" / "saturating_sampler.py")
+# This interpreter, not `python` from PATH: a pyenv shim there is a shell script that starts a
+# few short-lived processes of its own, which a census on a loaded machine may count.
+PY = sys.executable
 MIB = 1024 * 1024
 
 try:
@@ -52,7 +56,7 @@ def swept(tmp_path_factory):
     # --steps 0: the fixture runs until the sweep ends it after 3 warm-up + 30 steady steps.
     # A pass costs 12 ms (not the fixture's default 6): a scheduling stall on a loaded 2-core
     # machine, which the paced clock can only make up in later steps, then weighs half as much.
-    args += ["--", "python", SAMPLER, "--batch", "{batch}", "--steps", "0", "--crash-at", "48",
+    args += ["--", PY, SAMPLER, "--batch", "{batch}", "--steps", "0", "--crash-at", "48",
              "--env-ms", "2", "--fwd-ms", "8", "--xfer-ms", "2", "--mib-per-sample", "1", "--tag", tag]
     proc = run_cli(*args, timeout=240)
     doc = json.loads(files["json"].read_text()) if files["json"].exists() else None
@@ -181,7 +185,7 @@ def test_plot_writes_a_png(swept):
 
 
 # -- usage errors: exit 2, one line naming the flag -------------------------------------
-CMD = ["--", "python", SAMPLER, "--batch", "{batch}"]
+CMD = ["--", PY, SAMPLER, "--batch", "{batch}"]
 
 
 @pytest.mark.parametrize("args,needle", [
@@ -195,7 +199,7 @@ CMD = ["--", "python", SAMPLER, "--batch", "{batch}"]
     (["-L", "batch", "8,16", "-D", "2", *CMD], "-D STEP applies to -P"),
     (["-L", "batch", "8,8", *CMD], "more than once"),
     (["-L", "9b", "8,16", *CMD], "identifier"),
-    (["-L", "batch", "8,16", "--", "python", SAMPLER, "--batch", "8"], "never uses {batch}"),
+    (["-L", "batch", "8,16", "--", PY, SAMPLER, "--batch", "8"], "never uses {batch}"),
     (["-L", "batch", "8,16"], "no command"),
     (["-L", "batch", "8,16", "--runs", "0", *CMD], "--runs must be"),
     (["-L", "batch", "8,16", "--steps", "5", "--duration", "2", *CMD], "not allowed with"),
@@ -212,7 +216,7 @@ def test_usage_errors_exit_2(args, needle):
 def test_every_value_failing_exits_3(tmp_path):
     out = tmp_path / "s.json"
     proc = run_cli("sweep", "-L", "batch", "48", "--no-progress", "--export-json", str(out),
-                   "--", "python", SAMPLER, "--batch", "{batch}", "--crash-at", "48", timeout=120)
+                   "--", PY, SAMPLER, "--batch", "{batch}", "--crash-at", "48", timeout=120)
     assert proc.returncode == 3, proc.stderr
     assert "no value could be measured (exited with code 1)" in proc.stderr
     assert "simulated out of memory" in proc.stderr
@@ -231,7 +235,7 @@ def test_worker_processes_and_repeated_runs(tmp_path):
     out = tmp_path / "s.json"
     tag = "sweep-" + uuid.uuid4().hex[:8]
     proc = run_cli("sweep", "-P", "batch", "16", "64", "-D", "x2", "--runs", "3", "--steps", "10", "--no-progress",
-                   "--export-json", str(out), "--", "python", SAMPLER, "--batch", "{batch}", "--steps", "0",
+                   "--export-json", str(out), "--", PY, SAMPLER, "--batch", "{batch}", "--steps", "0",
                    "--workers", "2", "--mib-per-sample", "0.5", "--tag", tag, timeout=300)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(out.read_text())
@@ -257,7 +261,7 @@ def test_ctrl_c_keeps_what_was_measured_and_leaves_no_process(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.Popen(
         [sys.executable, "-m", "auditor", "sweep", "-L", "batch", "8,16,32", "--duration", "2",
-         "--export-json", str(out), "--", "python", SAMPLER, "--batch", "{batch}", "--steps", "0", "--tag", tag],
+         "--export-json", str(out), "--", PY, SAMPLER, "--batch", "{batch}", "--steps", "0", "--tag", tag],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         for line in proc.stderr:  # one progress line per run (stderr is not a terminal)
@@ -286,7 +290,7 @@ def test_plot_without_matplotlib_is_a_usage_error_before_any_run(tmp_path):
     hidden.mkdir()
     (hidden / "__init__.py").write_text("raise ImportError('matplotlib hidden by the test')\n")
     tag = "sweep-" + uuid.uuid4().hex[:8]
-    proc = run_cli("sweep", "-L", "batch", "8", "--plot", str(tmp_path / "p.png"), "--", "python", SAMPLER,
+    proc = run_cli("sweep", "-L", "batch", "8", "--plot", str(tmp_path / "p.png"), "--", PY, SAMPLER,
                    "--batch", "{batch}", "--tag", tag,
                    env={"PYTHONPATH": f"{tmp_path}{os.pathsep}{REPO}"}, timeout=60)
     assert proc.returncode == 2
