@@ -810,8 +810,9 @@ def _tool_config(result, rel: str, memo: dict) -> str | None:
         for s in result.sites:
             memo["\0sites"].setdefault(s.file, set()).add(s.key.split(".", 1)[0])
     meta = result.meta.get(rel)
-    keys = {k.split(".", 1)[0] for k in ((meta or {}).get("values") or {})} if isinstance(meta, dict) else set()
-    keys |= set((meta or {}).get("top_keys") or ()) if isinstance(meta, dict) else set()  # a JSON file's
+    facts = meta if isinstance(meta, dict) else {}
+    # a YAML / INI file's scalar keys, a JSON file's top-level keys
+    keys = {k.split(".", 1)[0] for k in facts.get("values") or {}} | set(facts.get("top_keys") or ())
     keys |= memo["\0sites"].get(rel, set())
     memo[rel] = None
     for entry in catalogue.data("tool_configs.yaml").get("tool_configs", []):

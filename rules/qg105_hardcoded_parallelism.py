@@ -1,6 +1,7 @@
 """QG105 hardcoded-parallelism: a consumer gets a literal count no configuration reaches."""
 
 import re
+from collections import Counter
 
 from auditor.keys import holder_of
 from auditor.lint import idioms
@@ -615,7 +616,7 @@ v}` and handed on as `**kwargs` passes its keys."""
         in one pipeline where another passes `data_args.preprocessing_num_workers` to the same map.
         The settings object the siblings take the count from is read right here, so the count the
         user sets was at hand and this call drops it."""
-        routed: dict[tuple, list] = {}
+        routed: dict[tuple, list] = {}  # (backend, param) -> [(site, holder)] of calls routing the count
         for s in result.sites:
             d = s.detail
             if s.role != "consume" or s.kind != "python" or is_test_site(s) or d.get("omitted") \
@@ -624,11 +625,8 @@ v}` and handed on as `**kwargs` passes its keys."""
             holder = holder_of(str(d["expr"]))
             if holder and holder not in ("self", "cls"):
                 routed.setdefault((d["backend"], d.get("param")), []).append((s, holder))
-        routes_of: dict[tuple, int] = {}  # (backend, param, holder) -> calls routing it
-        for (backend, param), sites in routed.items():
-            for _s, holder in sites:
-                routes_of[(backend, param, holder)] = routes_of.get((backend, param, holder), 0) + 1
-        serial_beside: dict[tuple, int] = {}  # the same -> calls leaving it serial with that holder at hand
+        routes_of = Counter((*call, holder) for call, sites in routed.items() for _s, holder in sites)
+        serial_beside: Counter = Counter()  # the same key -> calls leaving it serial with that holder at hand
         candidates = []
         for site in result.sites:
             d = site.detail
@@ -640,25 +638,19 @@ v}` and handed on as `**kwargs` passes its keys."""
                 continue
             facts = result.meta.get(site.file)
             at_hand = set((facts.get("holders") or {}).get(d.get("function"), ())) if isinstance(facts, dict) else set()
-            for holder in at_hand:
-                key = (d.get("backend"), d.get("param"), holder)
-                if key in routes_of:
-                    serial_beside[key] = serial_beside.get(key, 0) + 1
-            candidates.append((site, at_hand))
-        for site, at_hand in candidates:
+            call = (d.get("backend"), d.get("param"))
+            serial_beside.update((*call, h) for h in at_hand if (*call, h) in routes_of)
+            candidates.append((site, call, at_hand, omitted))
+        for site, call, at_hand, omitted in candidates:
             d = site.detail
-            omitted = bool(d.get("omitted"))
             sibling = next((
-                (other, holder) for other, holder in routed.get((d.get("backend"), d.get("param")), ())
+                (other, holder) for other, holder in routed.get(call, ())
                 if holder in at_hand and other is not site
                 # routing is the norm: as many calls take it from this holder as leave it serial beside it
-                and routes_of[(d.get("backend"), d.get("param"), holder)]
-                >= serial_beside[(d.get("backend"), d.get("param"), holder)]
-                # across files, only a holder named as settings (`data_config`, `data_args`): an `args`
-                # or `cfg` of another script may hold other settings; a literal stands apart from a
+                and routes_of[(*call, holder)] >= serial_beside[(*call, holder)]
+                # across files, only a holder named as settings; a literal stands apart from a
                 # sibling in its own function (a small eval loader beside the training one)
-                and (other.file == site.file or _SETTINGS_HOLDER.search(holder.rsplit(".", 1)[-1])
-                     and holder.rsplit(".", 1)[-1].lower() not in _GENERIC_HOLDERS)
+                and (other.file == site.file or _names_settings(holder))
                 and (omitted or other.file != site.file or other.detail.get("function") != d.get("function"))), None)
             if sibling is None or idioms.runs_in_worker(site):
                 continue
@@ -703,6 +695,13 @@ v}` and handed on as `**kwargs` passes its keys."""
                         f"at {where(example)}): a value set there never reaches this one",
                     flow=[{"file": site.file, "line": site.line, "column": site.column, "kind": "define",
                            "role": "source", "key": site.key, "value": site.value, "text": site.source}])
+
+
+def _names_settings(holder: str) -> bool:
+    """`data_config`, `self.cfg.data_args`: named as a settings object, and not one of the names
+    (`args`, `cfg`) that every script gives its own, different settings."""
+    last = holder.rsplit(".", 1)[-1]
+    return bool(_SETTINGS_HOLDER.search(last)) and last.lower() not in _GENERIC_HOLDERS
 
 
 def _never_passed(result) -> dict[tuple, list]:

@@ -85,8 +85,8 @@ class ConsumeMixin:
                 common["guard"] = guard[-1]
         if consumer.pool:
             common["pool"] = True
-        if self.guard_announced():
-            common["guard_announced"] = True
+        if any("is_initialized" in c for c in self.function().conds) and self.guard_announced():
+            common["guard_announced"] = True  # the if nodes are read only under such a guard
         sites: list[Site] = []
 
         def site(key: str, where: ast.AST, value: Any, param: str, count_serial: Any, **extra: Any) -> Site:
