@@ -1,5 +1,6 @@
 """QG101 unread-config-key: a parallelism key is set in configuration but no code reads it."""
 
+import ast
 import re
 
 from auditor.flow import values
@@ -73,6 +74,19 @@ A literal written into a configuration
 object's key that nothing reads (`cfg.num_envs = 1` where the program reads
 `cfg.num_envs_per_worker`) changes nothing: a note."""
     VALID = [
+        Example({"train.py": "import argparse\n"
+                             "from multiprocessing import Pool\n"
+                             "def run(n_parallel, num_workers):\n"
+                             "    return list(range(n_parallel)), Pool(num_workers)\n"
+                             "if __name__ == '__main__':\n"
+                             "    p = argparse.ArgumentParser()\n"
+                             "    p.add_argument('--n_parallel', type=int, default=2, help='number of sampler workers')\n"
+                             "    p.add_argument('--scale_lr', action='store_true', help='scale the lr by the number of GPUs')\n"
+                             "    p.add_argument('--num_workers', type=int, default=2)\n"
+                             "    args = p.parse_args()\n"
+                             "    run(args.n_parallel, args.num_workers)\n"},
+                "a flag that counts workers by its help text alone, read in its file; a switch whose "
+                "help mentions a count is no count"),
         Example({"conf/rlvr.yaml": "actor_train:\n  strategy_args:\n    strategy_config:\n      tiled_num_shards: 8\n",
                  "strategy.py": "class Strategy:\n"
                                 "    def build(self):\n"
@@ -270,6 +284,29 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                             "    return vecenv.num_envs\n"},
                 "a variant sets the key in a section where the base configuration does not have it",
                 expect=[("config/box2d.ini", 2)], severity="warning"),
+        Example({"config.py": "import argparse\n"
+                              "def get_config():\n"
+                              "    p = argparse.ArgumentParser()\n"
+                              "    p.add_argument('--n_rollout_threads', type=int, default=8)\n"
+                              "    p.add_argument('--pytorch_threads', type=int, default=1, help='Number of torch threads')\n"
+                              "    return p\n",
+                 "train.py": "from multiprocessing import Pool\n"
+                             "from config import get_config\n"
+                             "def main():\n"
+                             "    args = get_config().parse_args()\n"
+                             "    return Pool(args.n_rollout_threads)\n"},
+                "a command-line flag for a count that no code reads: users set it on the command line",
+                expect=[("config.py", 5)], severity="warning"),
+        Example({"train.py": "import argparse\n"
+                             "from multiprocessing import Pool\n"
+                             "from simlab import launch\n"
+                             "p = argparse.ArgumentParser()\n"
+                             "p.add_argument('--num_gpus', type=int, default=1)\n"
+                             "p.add_argument('--num_workers', type=int, default=2)\n"
+                             "args = p.parse_args()\n"
+                             "launch(args, Pool(args.num_workers))\n"},
+                "a parsed namespace handed whole to another package, which may read the flag: a note",
+                expect=[("train.py", 5)], severity="note"),
     ]
 
     def check(self, result):
@@ -556,6 +593,7 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                      and not (s.role == "consume" and s.detail.get("literal"))} if any(
             _init_setting(s) for s in result.sites if s.role == "define") else read_keys
         dead = _dead_copies(result)
+        handing = _namespaces_handed(result)
 
         def reads(site) -> bool:
             return _really_reads(site) and (site.file, site.line) not in dead
@@ -593,7 +631,7 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                 yield self.finding(field, knob=knob.name, related=[field, *users[:3]], flow=_path(result, field, None),
                                    subject=f"{knob.name} is declared here as a setting users set ({kind})",
                                    effect="setting it changes nothing", near=set_by,
-                                   **({} if users else {"severity": "note", "confidence": "low"}))
+                                   **({} if users or _flag_counts(field, handing) else {"severity": "note", "confidence": "low"}))
 
     def _misplaced(self, result, read_keys, splats, handed, reported):
         """A key a config variant sets in a section where the base configuration does not have
@@ -634,6 +672,42 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
 
 
 _COPY = re.compile(r"^\s*self\.(\w+)\s*(?::[^=]+)?=\s*[\w.]+\s*$")
+
+
+def _flag_counts(site, handing: set[str]) -> bool:
+    """A command-line flag named as a count is a setting users set by definition: no config file
+    has to set it. Not one known by its help text alone (its reads in other files are unseen),
+    nor one of a file that hands a parsed namespace whole to another package (read there, maybe:
+    `launch_simulation(cfg, args)`)."""
+    return site.detail.get("via") in ("argparse", "click") and not site.detail.get("counts_by_help") \
+        and site.file not in handing
+
+
+def _namespaces_handed(result) -> set[str]:
+    """Files that pass a settings variable whole (`args`, `cfg`, no attribute of it) to a
+    callee of another package."""
+    ours = {m["flow"]["module"].split(".")[0] for m in result.meta.values()
+            if isinstance(m, dict) and isinstance(m.get("flow"), dict) and m["flow"].get("module")}
+    out = set()
+    for rel, meta in result.meta.items():
+        flow = meta.get("flow") if isinstance(meta, dict) else None
+        for edge in (flow or {}).get("calls", ()):
+            if all(c.split(".")[0] in ours for c in edge.get("callee", ())):
+                continue
+            if any(idioms.is_config_name(name) or "parser" in name.lower() for name in _bare_arguments(edge.get("text"))):
+                out.add(rel)
+    return out
+
+
+def _bare_arguments(call_text) -> list[str]:
+    """The arguments of a call's text that are bare names: `launch_simulation(cfg, args)` -> cfg, args."""
+    try:
+        call = ast.parse(str(call_text or "").strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    if not isinstance(call, ast.Call):
+        return []
+    return [a.id for a in [*call.args, *(k.value for k in call.keywords)] if isinstance(a, ast.Name)]
 
 
 def _dead_copies(result) -> dict[tuple, str]:

@@ -17,6 +17,55 @@ PYDANTIC_BASES = {"BaseModel", "BaseSettings"}
 MAX_PARSER_FLAGS = 300  # flags recorded per function that builds a parser
 
 
+def flag_names(node: ast.Call, via: str = "argparse"):
+    """(flags, dest, every name the flag goes by, keywords) of an add_argument / click.option
+    call, or None when it names no flag."""
+    flags = [s for a in node.args if (s := const_str(a)) is not None]
+    if not flags:
+        return None
+    kws = {k.arg: k.value for k in node.keywords if k.arg}
+    longs = [f for f in flags if f.startswith("--")]
+    dest = const_str(kws.get("dest"))
+    if via == "click":
+        dest = click_name(flags)
+        flags = [f for f in flags if f.startswith("-")] or flags
+    if dest is None:
+        dest = (longs[0] if longs else flags[0]).lstrip("-")
+        if flags[0].startswith("-"):
+            dest = dest.replace("-", "_")
+    return flags, dest, [dest] + [f.lstrip("-").replace("-", "_") for f in flags], kws
+
+
+_NOT_A_COUNT = {"store_true", "store_false", "store_const", "append_const", "count", "version", "help"}
+
+
+def counts_by_help(kws: dict, help_text: str) -> bool:
+    """Does a flag count workers by its help text ("number of sampler workers")? Not a switch
+    (`--scale_lr`, store_true: "scale the learning rate by the number of GPUs") or a float."""
+    action = kws.get("action")
+    if const_str(action) in _NOT_A_COUNT or (isinstance(action, ast.Attribute) and action.attr == "BooleanOptionalAction"):
+        return False
+    kind = kws.get("type")
+    if isinstance(kind, (ast.Name, ast.Attribute)) and ("bool" in ast.unparse(kind).lower() or ast.unparse(kind) == "float"):
+        return False  # type=bool, str2bool, distutils.util.strtobool
+    if isinstance(kws.get("default"), ast.Constant) and isinstance(kws["default"].value, (bool, float)):
+        return False
+    return bool(help_text) and HELP_COUNTS.search(help_text) is not None
+
+
+def help_counted_flags(tree: ast.AST) -> set[str]:
+    """The dests of the argparse flags in TREE that count workers by their help text alone
+    (`--n_parallel`, help="number of sampler workers"): this file's reads of `args.n_parallel`
+    are reads of a knob, wherever they stand before or after the parser."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
+            named = flag_names(node)
+            if named is not None and counts_by_help(named[3], const_str(named[3].get("help")) or ""):
+                found.add(named[1])
+    return found
+
+
 class DefineMixin:
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         outer = self.frame
@@ -108,27 +157,18 @@ class DefineMixin:
     def add_argument(self, node: ast.Call, via: str = "argparse", documented: dict | None = None) -> None:
         """`parser.add_argument("--num-envs", ...)`, and (VIA "click") `@click.option("--n", ...)`:
         a flag is a knob by its name, or by a help text that says it counts workers."""
-        flags = [s for a in node.args if (s := const_str(a)) is not None]
-        if not flags:
+        named = flag_names(node, via)
+        if named is None:
             return
-        kws = {k.arg: k.value for k in node.keywords if k.arg}
-        longs = [f for f in flags if f.startswith("--")]
-        dest = const_str(kws.get("dest"))
-        if via == "click":
-            dest = click_name(flags)
-            flags = [f for f in flags if f.startswith("-")] or flags
-        if dest is None:
-            dest = (longs[0] if longs else flags[0]).lstrip("-")
-            if flags[0].startswith("-"):
-                dest = dest.replace("-", "_")
-        names = [dest] + [f.lstrip("-").replace("-", "_") for f in flags]
+        flags, dest, names, kws = named
         if via == "argparse":  # every flag of a parser built here, knob or not (QG104: args.x added, not replaced)
             own = self.meta.setdefault("parser_flags", {}).setdefault(self.function().qualname, [])
             if len(own) < MAX_PARSER_FLAGS:
                 own.append(dest)
         help_text = const_str(kws.get("help")) or (documented or {}).get(dest, "")
-        by_help = not any(self.match(n) for n in names) and HELP_COUNTS.search(help_text) is not None
-        if not by_help and not any(self.match(n) for n in names):
+        by_name = any(self.match_vocabulary(n) for n in names)
+        by_help = not by_name and counts_by_help(kws, help_text)
+        if not by_help and not by_name:
             return
         detail: dict[str, Any] = {"via": via, "flags": flags, "dest": dest}
         if by_help:
@@ -144,8 +184,8 @@ class DefineMixin:
         if const_str(kws.get("help")):
             detail["help"] = const_str(kws["help"])[:120]
         site = self.emit("define", node, dest, v, **detail)
-        if not self.match(dest):
-            site.detail["match"] = next((m for n in names if (m := self.match(n))), "exact")
+        if not self.match_vocabulary(dest):
+            site.detail["match"] = next((m for n in names if (m := self.match_vocabulary(n))), "exact")
 
     def flag_default(self, kws: dict, detail: dict) -> Any:
         """A flag's default as argparse gives it (store_true: False), its action and expression

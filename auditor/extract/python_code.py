@@ -18,13 +18,13 @@ from auditor.extract import FileResult, ParseError
 from auditor.extract import py_catalogue
 from auditor.extract.py_consume import ConsumeMixin, pool_name
 from auditor.extract.py_context import Context
-from auditor.extract.py_defines import DefineMixin, is_thread_var
+from auditor.extract.py_defines import DefineMixin, help_counted_flags, is_thread_var
 from auditor.extract.py_facts import Facts
 from auditor.extract import py_launch
 from auditor.extract.py_shadow import ShadowMixin
 from auditor.flow import local as flow_local
 from auditor.extract.py_refs import (
-    CASTS, CPU_COUNT, HANDLE, NOT_LITERAL, Source, base_name, chain, const_str, documented_params, getter_default,
+    CASTS, CPU_COUNT, HANDLE, HELP_COUNTS, NOT_LITERAL, Source, base_name, chain, const_str, documented_params, getter_default,
     getter_key,
     json_safe, literal, numeric_looking, range_arg, strip_handles, uncast,
 )
@@ -128,6 +128,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.imports_ray = False
         self.torch_imported_at: int | None = None  # the first module-level `import torch`
         self.matches = match_cache(vocab)
+        self.help_named: set[str] = set()  # this file's flags that count workers by their help text
         self.cpu_words = "cpu_count" in text or "sched_getaffinity" in text
         self.tree = None  # set by extract(); py_context.Context is built from it when first needed
         self._ctx = None
@@ -190,6 +191,13 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
     def match(self, key: str) -> str | None:
         if not key:
             return None
+        leaf = key.rsplit(".", 1)[-1]
+        if leaf in self.help_named:
+            return "exact"
+        return self.match_vocabulary(leaf)
+
+    def match_vocabulary(self, key: str) -> str | None:
+        """match() by the vocabulary alone, not by this file's help-named flags."""
         leaf = key.rsplit(".", 1)[-1]
         try:
             return self.matches[leaf]
@@ -1231,6 +1239,8 @@ def extract(text: str, path: str, vocab) -> FileResult:
     ex = Extractor(text, path, vocab)
     try:
         ex.tree = tree
+        if "add_argument" in text and HELP_COUNTS.search(text):
+            ex.help_named = {d for d in help_counted_flags(tree) if not ex.match_vocabulary(d)}
         ex.visit(tree)
     except RecursionError as exc:
         raise ParseError("expression nested too deeply to analyse") from exc
