@@ -4,7 +4,7 @@ import ast
 import re
 
 from auditor.flow import values
-from auditor.keys import one_typo
+from auditor.keys import CONFIG_CLASS, one_typo
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, Example, Rule, count_units, is_launch_override, is_test_file,
                                project_packages, show, similar, where)
@@ -74,6 +74,23 @@ A literal written into a configuration
 object's key that nothing reads (`cfg.num_envs = 1` where the program reads
 `cfg.num_envs_per_worker`) changes nothing: a note."""
     VALID = [
+        Example({"config.py": "from dataclasses import dataclass\n"
+                              "@dataclass\n"
+                              "class TrainerConfig:\n"
+                              "    nnodes: int = 1\n"
+                              "    n_gpus_per_node: int = 8\n",
+                 "conf/config.yaml": "trainer:\n  nnodes: 1\n  n_gpus_per_node: 8\n",
+                 "main.py": "def pools(config):\n"
+                            "    return [config.trainer.n_gpus_per_node] * config.trainer.nnodes\n"},
+                "a field read through the section that holds it (`config.trainer.nnodes`)"),
+        Example({"launcher.py": "from dataclasses import asdict, dataclass\n"
+                                "from joblib import Parallel\n"
+                                "@dataclass\n"
+                                "class JoblibConfig:\n"
+                                "    n_jobs: int = -1\n"
+                                "def launch(joblib_cfg, jobs, num_workers):\n"
+                                "    return Parallel(**asdict(joblib_cfg))(jobs), num_workers\n"},
+                "a settings object splatted whole (`**asdict(cfg)`) hands every field on"),
         Example({"train.py": "import argparse\n"
                              "from multiprocessing import Pool\n"
                              "def run(n_parallel, num_workers):\n"
@@ -297,6 +314,26 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                              "    return Pool(args.n_rollout_threads)\n"},
                 "a command-line flag for a count that no code reads: users set it on the command line",
                 expect=[("config.py", 5)], severity="warning"),
+        Example({"config.py": "from dataclasses import dataclass\n"
+                              "@dataclass\n"
+                              "class LearnerConfig:\n"
+                              "    num_workers: int = 4\n"
+                              "    num_prefetch_threads: int = 4\n",
+                 "learner.py": "from multiprocessing import Pool\n"
+                               "def learn(config):\n"
+                               "    return Pool(config.num_workers)\n"},
+                "a field of a settings class that no code reads: users set it where they build the settings",
+                expect=[("config.py", 5)], severity="warning"),
+        Example({"config.py": "from dataclasses import dataclass\n"
+                              "@dataclass\n"
+                              "class LearnerConfig:\n"
+                              "    num_workers: int = 4\n"
+                              "    # deprecated, kept only so old configs parse\n"
+                              "    num_actors: int = 8\n",
+                 "learner.py": "from multiprocessing import Pool\n"
+                               "def learn(config):\n"
+                               "    return Pool(config.num_workers)\n"},
+                "an unread field its comments call deprecated: a note", expect=[("config.py", 6)], severity="note"),
         Example({"train.py": "import argparse\n"
                              "from multiprocessing import Pool\n"
                              "from simlab import launch\n"
@@ -602,11 +639,14 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
             copied = {s.key.lower() for s in result.sites if (s.file, s.line) in dead}
             still = {s.key.lower() for s in result.sites if _is_reader(s) and (s.file, s.line) not in dead}
             read_keys = read_keys - (copied - still)
+        # a field is read by its name, through whatever holds it: `config.trainer.nnodes` reads
+        # TrainerConfig.nnodes
+        read_leaves = {k.rsplit(".", 1)[-1] for k in read_keys}
         for knob in result.knobs:
             fields = [s for s in knob.sites if s.role == "define" and s.kind == "python"
                       and (s.detail.get("via") in FIELD_VIAS or _init_setting(s)) and not s.detail.get("set_defaults")
                       and not is_test_file(s.file)]
-            if not fields or knob.leaf.lower() in read_keys or _is_read(knob, read_keys, splats, handed,
+            if not fields or knob.leaf.lower() in read_leaves or _is_read(knob, read_keys, splats, handed,
                                                                          reader=reads):
                 continue
             copy = next((s for s in knob.sites if (s.file, s.line) in dead), None)
@@ -620,6 +660,8 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
             for field in fields:
                 if any(b.split(".")[0] not in ours and "." in b for b in field.detail.get("bases") or ()):
                     continue
+                if _splatted_whole(field, splats):
+                    continue
                 kind = "a parser flag" if field.detail.get("via") == "argparse" else \
                     f"an attribute {field.detail.get('owner')}() sets" if _init_setting(field) else \
                     f"a field of {field.detail.get('owner')}"
@@ -631,7 +673,8 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                 yield self.finding(field, knob=knob.name, related=[field, *users[:3]], flow=_path(result, field, None),
                                    subject=f"{knob.name} is declared here as a setting users set ({kind})",
                                    effect="setting it changes nothing", near=set_by,
-                                   **({} if users or _flag_counts(field, handing) else {"severity": "note", "confidence": "low"}))
+                                   **({} if users or _flag_counts(field, handing) or _settings_field(field)
+                                      else {"severity": "note", "confidence": "low"}))
 
     def _misplaced(self, result, read_keys, splats, handed, reported):
         """A key a config variant sets in a section where the base configuration does not have
@@ -681,6 +724,22 @@ def _flag_counts(site, handing: set[str]) -> bool:
     `launch_simulation(cfg, args)`)."""
     return site.detail.get("via") in ("argparse", "click") and not site.detail.get("counts_by_help") \
         and site.file not in handing
+
+
+_SECTION_DEFAULT = re.compile(r"^(?:[\w.]+\.)?[A-Z]\w*\(")  # `DistributedConfig()`
+
+
+def _settings_field(site) -> bool:
+    """A field of a class named as settings (IMPALAConfig, TrainingArguments) with a literal
+    default: users set it where they build the settings, in code as often as in config files.
+    Not of a state record (RankInfo, RoutePlan), whose fields the program fills itself; not a
+    field without a default (a layout the code computes and passes in) or one holding a nested
+    section (`distributed: DistributedConfig = DistributedConfig()`); not one its comments call
+    deprecated."""
+    return site.detail.get("via") in ("dataclass", "pydantic", "attrs") and not site.detail.get("said_unused") \
+        and not site.detail.get("required") and not site.detail.get("factory") \
+        and not _SECTION_DEFAULT.match(str(site.detail.get("expr") or "")) \
+        and CONFIG_CLASS.search(str(site.detail.get("owner") or "").rsplit(".", 1)[-1]) is not None
 
 
 def _namespaces_handed(result) -> set[str]:
@@ -797,6 +856,26 @@ def _within(section: str, parts: list[str]) -> bool:
     """The knob's dotted PARTS lie under SECTION, matched by its last name: the code's path
     to a section (`self.engine_config.turbo_config`) seldom spells the file's (`engine.`)."""
     return section.rsplit(".", 1)[-1] in parts[:-1]
+
+
+_WHOLE = re.compile(r"^(?:dataclasses\.)?(?:asdict|vars)\((?:self\.)?(?P<obj>[\w.]+)\)$|^(?:self\.)?(?P<obj2>[\w.]+)\.__dict__$")
+
+
+def _splatted_whole(field, splats) -> bool:
+    """`Parallel(**asdict(self.joblib_cfg))` hands every field of the object on: a field of a
+    settings class is read so when the splat stands in the class's file, or names an object
+    after the class (joblib_cfg, JoblibConfig)."""
+    owner = str(field.detail.get("owner") or "").rsplit(".", 1)[-1].lower()
+    for s in splats:
+        m = _WHOLE.match(s.key)
+        if m is None:
+            continue
+        if s.file == field.file:
+            return True
+        words = [w for w in re.split(r"[._]", (m.group("obj") or m.group("obj2")).lower()) if len(w) > 2]
+        if owner and any(owner.startswith(w) for w in words):
+            return True
+    return False
 
 
 def _covers(splat_key: str, name: str) -> bool:

@@ -7,6 +7,7 @@ A mixin of the one visitor in python_code.py (it uses its emit / match / text / 
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
 from auditor.extract.py_refs import HELP_COUNTS, NOT_LITERAL, click_name, const_str, getter_default, literal
@@ -14,6 +15,8 @@ from auditor.extract.py_refs import HELP_COUNTS, NOT_LITERAL, click_name, const_
 FIELD_CALLS = {"field", "Field", "ib", "attrib"}  # dataclasses.field, pydantic.Field, attr.ib
 ATTRS_DECORATORS = {"s", "attrs", "define", "frozen", "mutable"}
 PYDANTIC_BASES = {"BaseModel", "BaseSettings"}
+UNUSED_COMMENT = re.compile(r"deprecat|\blegacy\b|backward[- ]compat|\bkept only\b|\bno longer used\b|\bunused\b",
+                            re.IGNORECASE)
 MAX_PARSER_FLAGS = 300  # flags recorded per function that builds a parser
 
 
@@ -118,12 +121,27 @@ class DefineMixin:
                 return "namedtuple"
         return "class"
 
+    def said_unused(self, lineno: int) -> bool:
+        """Do the comments of a field's paragraph (its line and the lines above it up to a blank
+        one) say it is deprecated or unused? `# Deprecated ... fields, kept only so old configs parse`."""
+        lines = self.src.lines
+        for n in range(lineno, max(0, lineno - 40), -1):
+            line = lines[n - 1] if n - 1 < len(lines) else ""
+            if not line.strip():
+                return False
+            comment = line.partition("#")[2]
+            if comment and UNUSED_COMMENT.search(comment):
+                return True
+        return False
+
     def class_field(self, stmt: ast.stmt, name: str, value: ast.AST | None, via: str, owner: str) -> None:
         if not self.match(name):
             return
         detail: dict[str, Any] = {"via": via, "owner": owner}
         if self.class_bases and via != "class":
             detail["bases"] = list(self.class_bases)
+        if self.said_unused(stmt.lineno):
+            detail["said_unused"] = True
         if value is None:
             if via == "class":
                 return  # a bare annotation on a plain class defines nothing
