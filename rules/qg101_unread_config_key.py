@@ -74,6 +74,16 @@ A literal written into a configuration
 object's key that nothing reads (`cfg.num_envs = 1` where the program reads
 `cfg.num_envs_per_worker`) changes nothing: a note."""
     VALID = [
+        Example({".github/workflows/gpu.yml": "jobs:\n  e2e:\n    strategy:\n      matrix:\n        include:\n"
+                                              "          - num_gpus: 2\n    steps:\n"
+                                              "      - run: pytest -n ${{ matrix.num_gpus }}\n",
+                 "train.py": "from multiprocessing import Pool\n"
+                             "def main(cfg):\n    return Pool(cfg.num_workers)\n"},
+                "a workflow's matrix key, read by the workflow's own `${{ matrix.num_gpus }}`"),
+        Example({"conf/train.yaml": "policy:\n  scale_loss_by_dp_size: false\n  num_workers: 4\n",
+                 "train.py": "from multiprocessing import Pool\n"
+                             "def main(cfg):\n    return Pool(cfg.policy.num_workers)\n"},
+                "a switch named after a count (`scale_loss_by_dp_size: false`) is no count"),
         Example({"config.py": "from dataclasses import dataclass\n"
                               "@dataclass\n"
                               "class TrainerConfig:\n"
@@ -391,6 +401,10 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                     continue  # an accelerate / DeepSpeed config: that tool reads its keys
                 if _environment_variable(knob.name):
                     continue  # `env_vars: {OMP_NUM_THREADS: 32}`: exported to a process, read from its environment
+                if knob.leaf in _expression_reads(result, site.file):
+                    continue  # a workflow's `matrix: {num_gpus: 2}`, read by `${{ matrix.num_gpus }}` in the file
+                if isinstance(site.value, bool) and _COUNT_NAME.search(knob.leaf):
+                    continue  # `scale_loss_by_dp_cp_size: false`: a switch named after a count, no count
                 if near is False:
                     near = _near_read(result, knob)
                 foreign = near is None and site.file not in read_files
@@ -727,6 +741,15 @@ def _flag_counts(site, handing: set[str]) -> bool:
 
 
 _SECTION_DEFAULT = re.compile(r"^(?:[\w.]+\.)?[A-Z]\w*\(")  # `DistributedConfig()`
+
+
+_COUNT_NAME = re.compile(r"(_size|_degree|_count|_num|_workers|_procs|_processes|_threads|_envs|_gpus|_nodes|_cpus)$",
+                         re.IGNORECASE)
+
+
+def _expression_reads(result, rel: str) -> list:
+    meta = result.meta.get(rel)
+    return meta.get("expression_reads") or [] if isinstance(meta, dict) else []
 
 
 def _settings_field(site) -> bool:

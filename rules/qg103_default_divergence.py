@@ -30,6 +30,9 @@ def _default_of(site):
         return None  # os.getenv("WORLD_SIZE", ""): a marker for "absent", checked before use
     if idioms.fallback_fails_loudly(site):
         return None  # n = cfg.get("n_gpus", 0); assert n > 0: a missing key stops the run
+    root = str(site.detail.get("root") or "").split(".", 1)[0]
+    if site.detail.get("via") == "getattr" and root and root not in ("self", "cls") and not idioms.is_config_name(root):
+        return None  # getattr(env, "num_envs", 1): an attribute of an object, no setting's fallback
     return as_number(site.default)
 
 
@@ -59,6 +62,13 @@ leaves out the count another call of it passes from the configuration runs the h
 warning at that call, also when the default sits in front of an `or` that would read the
 configuration (`env_num = env_num or cfg.env_num`: a default of 8 is never falsy)."""
     VALID = [
+        Example({"train.py": "import argparse\n"
+                             "p = argparse.ArgumentParser()\n"
+                             "p.add_argument('--num-envs', type=int, default=8)\n"
+                             "class Stats:\n"
+                             "    def __init__(self, env):\n"
+                             "        self.num_envs = getattr(env, 'num_envs', 1)\n"},
+                "`getattr(env, 'num_envs', 1)` reads an object's attribute, not a setting's fallback"),
 
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "n = cfg['data'].get('num_workers', 8)\n"}, "the defaults agree"),

@@ -61,6 +61,7 @@ def join_package(parent: str, child: str) -> str:
     return reroot_key(child, parent) if child else parent
 
 
+WORKFLOW_EXPRESSION = re.compile(r"\$\{\{[^}]*?\b(?:matrix|env|inputs|vars)\.([A-Za-z_][\w-]*)")
 MAX_VALUES = 2000  # scalar keys kept per file in meta["values"]
 
 
@@ -391,6 +392,10 @@ def extract(text: str, path: str, vocab) -> FileResult:
     if hydra or "hydra_self_index" in meta:
         meta["hydra_defaults"] = hydra
     meta["documents"] = len(docs)
+    if "${{" in text:  # a GitHub Actions workflow reads its matrix / env keys in `${{ matrix.num_gpus }}`
+        named = sorted(set(WORKFLOW_EXPRESSION.findall(text)))[:MAX_VALUES]
+        if named:
+            meta["expression_reads"] = named
     if walker.aliases:  # `meta: *ppo_meta`: the anchor's keys are set at these paths too (QG101)
         meta["aliases"] = {anchor: sorted(paths)[:MAX_ALIAS_PATHS] for anchor, paths in walker.aliases.items()}
     if generated:
