@@ -74,6 +74,14 @@ A literal written into a configuration
 object's key that nothing reads (`cfg.num_envs = 1` where the program reads
 `cfg.num_envs_per_worker`) changes nothing: a note."""
     VALID = [
+        Example({"template/base_config.json": '{\n  "distributed": {\n    "tp_size": 2,\n    "dp_size": 4\n  }\n}\n',
+                 "train.py": "import json\n"
+                             "from multiprocessing import Pool\n"
+                             "def main(path):\n"
+                             "    config = json.load(open(path))\n"
+                             "    tp = config['distributed']['tp_size']\n"
+                             "    return Pool(config['distributed']['dp_size'] * tp)\n"},
+                "a section whose keys code reads is read"),
         Example({".github/workflows/gpu.yml": "jobs:\n  e2e:\n    strategy:\n      matrix:\n        include:\n"
                                               "          - num_gpus: 2\n    steps:\n"
                                               "      - run: pytest -n ${{ matrix.num_gpus }}\n",
@@ -395,6 +403,8 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                     continue  # (a registry name: read by the registry's lookup, which the flow found)
                 if site.value is None and not site.detail.get("structured"):
                     continue  # `num_workers: null` / `${ref}`: a placeholder, the read decides
+                if site.detail.get("structured") and _inside_read(knob.leaf, read_keys):
+                    continue  # `"distributed": {...}` whose `distributed.tp_size` code reads
                 if site.file.rsplit("/", 1)[-1] in ("pyproject.toml", "package.json", "setup.cfg"):
                     continue
                 if _tool_config(result, site.file, tools):
@@ -745,6 +755,13 @@ _SECTION_DEFAULT = re.compile(r"^(?:[\w.]+\.)?[A-Z]\w*\(")  # `DistributedConfig
 
 _COUNT_NAME = re.compile(r"(_size|_degree|_count|_num|_workers|_procs|_processes|_threads|_envs|_gpus|_nodes|_cpus)$",
                          re.IGNORECASE)
+
+
+def _inside_read(leaf: str, read_keys) -> bool:
+    """Code reads a key inside the section LEAF names (`distributed.tp_size` reads into
+    `distributed`)."""
+    inner = f".{leaf.lower()}."
+    return any(inner in f".{k}" for k in read_keys)
 
 
 def _expression_reads(result, rel: str) -> list:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import resource
 import time
 from pathlib import Path
@@ -358,3 +359,12 @@ def test_ini_garbage_line_is_one_parse_error_with_line():
     with pytest.raises(ParseError) as info:
         ini_config.extract("[vec]\nnum_envs = 4\nthis is not ini\n", "x.ini", V)
     assert info.value.line == 3 and "invalid INI" in info.value.message
+
+
+def test_json_data_mapping_is_not_settings():
+    """A tokenizer's vocabulary maps words to ids ("threads": 28386): thousands of keys in one
+    object are data, and none of them is a setting; the file's small objects still are."""
+    vocab = {f"w{i}": i for i in range(json_config.DATA_MAPPING)} | {"threads": 28386, "_workers": 44657}
+    text = json.dumps({"model": {"vocab": vocab}, "trainer": {"num_workers": 4}})
+    r = json_config.extract(text, "tokenizer.json", V)
+    assert [s.key for s in r.sites] == ["trainer.num_workers"]

@@ -22,6 +22,9 @@ WS = re.compile(r"[ \t\n\r]*")
 SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null|NaN|-?Infinity")
 
 
+DATA_MAPPING = 2000  # keys in one object past which it is data: no settings file has that many
+
+
 def locate(text: str) -> dict[tuple, int]:
     """Map each key path (tuple; list indices as ints) -> offset of its key in TEXT.
 
@@ -83,6 +86,8 @@ def extract(text: str, path: str, vocab) -> FileResult:
 
     def walk(node: Any, keypath: tuple) -> None:
         if isinstance(node, dict):
+            if len(node) > DATA_MAPPING:
+                return  # a tokenizer's vocabulary (`"threads": 28386`), an index: data, not settings
             for k, v in node.items():
                 match = vocab.match(k)
                 if match:
