@@ -213,6 +213,14 @@ measured by verify, which says when it needs more threads."""
                            "    train(cfg)\n"},
                 "a configured thread count exported after torch read it: it never reaches this process",
                 expect=[("cli.py", 4)]),
+        Example({"train.py": "import json, os\nimport torch\n"
+                             "if __name__ == '__main__':\n"
+                             "    config = json.load(open('config.json'))\n"
+                             "    os.environ['OMP_NUM_THREADS'] = config['environment']['OMP_NUM_THREADS']\n"
+                             "    ds = load(config).map(tokenize, num_proc=config['dataset']['num_proc'])\n"
+                             "    fit(ds)\n"},
+                "exported after `import torch` in a script whose only pool is a dataset's map(): no worker "
+                "it is meant for, and the training process never gets it", expect=[("train.py", 5)], severity="warning"),
         Example({"train.py": "import os\nimport torch\n"
                              "def main():\n"
                              "    os.environ['OMP_NUM_THREADS'] = '1'\n"
@@ -251,6 +259,9 @@ measured by verify, which says when it needs more threads."""
             return True
 
         spawning = idioms.files_starting_processes(result.sites)
+        # a dataset's `map(num_proc=...)` pool preprocesses data: no worker the export is meant for
+        worker_spawning = idioms.files_starting_processes(
+            [s for s in result.sites if not str(s.detail.get("backend") or "").endswith((".map", ".filter"))])
         for site in result.sites:
             if site.role == "consume" and site.detail.get("in_thread") and not is_test_file(site.file) \
                     and site.detail.get("backend") in PIN_BACKENDS:
@@ -261,7 +272,7 @@ measured by verify, which says when it needs more threads."""
             if site.kind == "python" and site.key in THREAD_VARS and site.detail.get("after_import"):
                 # torch's OpenMP runtime read its thread count at `import torch`: too late for
                 # this process; the processes it starts inherit it (for workers: verify's policy)
-                if site.file not in spawning and first(site):
+                if site.file not in worker_spawning and first(site):
                     yield self._after_import(site)
                 continue
             if site.kind == "python" and not _in_main_process(site):
