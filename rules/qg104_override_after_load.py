@@ -71,6 +71,22 @@ or more) is a warning: a user who sets that value on purpose cannot be told from
 nothing (`model_fields_set` tells them apart). One that replaces a field by a value derived
 from other settings whenever the two disagree is a note."""
     VALID = [
+        Example({"ppo.py": "from dataclasses import dataclass\n"
+                           "import tyro\n"
+                           "@dataclass\n"
+                           "class Args:\n"
+                           "    world_size: int = 0\n",
+                 "legacy.py": "import argparse\n"
+                              "import jax\n"
+                              "def parse_args():\n"
+                              "    p = argparse.ArgumentParser()\n"
+                              "    p.add_argument('--local-num-envs', type=int, default=8)\n"
+                              "    return p.parse_args()\n"
+                              "if __name__ == '__main__':\n"
+                              "    args = parse_args()\n"
+                              "    args.world_size = jax.process_count()\n"},
+                "an attribute a script adds to its own parser's namespace (no such flag), though another "
+                "script declares a field of that name"),
         Example(_validator("'data_parallel_size' not in self.vllm.model_fields_set"),
                 "a validator filling a field only when the user left it unset"),
         Example({"launch.py": "import os\n"
@@ -279,6 +295,18 @@ from other settings whenever the two disagree is a note."""
                 "a parameter that replaces the setting only when the caller passes one"),
     ]
     INVALID = [
+        Example({"ppo.py": "from dataclasses import dataclass\n"
+                           "import jax\n"
+                           "import tyro\n"
+                           "@dataclass\n"
+                           "class Args:\n"
+                           "    local_num_envs: int = 64\n"
+                           "    num_envs: int = 0\n"
+                           "if __name__ == '__main__':\n"
+                           "    args = tyro.cli(Args)\n"
+                           "    args.num_envs = args.local_num_envs * jax.process_count()\n"},
+                "a field users can pass, recomputed in the script's `__main__` block (no condition on the value)",
+                expect=[("ppo.py", 10)], severity="warning"),
         Example({"config.py": "import argparse\n"
                               "def parser():\n"
                               "    p = argparse.ArgumentParser()\n"
@@ -485,6 +513,9 @@ from other settings whenever the two disagree is a note."""
                                        severity="note", confidence="medium")
                     continue
                 recomputed = _recomputed_field(site, knob)
+                if recomputed is not None and recomputed.file != site.file and \
+                        any(rel == site.file for rel, _ in parser_flags):
+                    recomputed = None  # `args.world_size = ...` on its own parser's namespace, which has no such flag
                 if recomputed is not None:
                     yield recomputed_finding(self, site, knob, recomputed)
                     continue
@@ -744,11 +775,13 @@ def _recomputed_field(site, knob):
     Not when its help says it is computed at run time, nor when the value mentions the field."""
     d = site.detail
     target = str(d.get("target") or "")
-    if d.get("how") not in ("expression", "reference") or d.get("condition") or "." not in target:
-        return None
+    conditions = [c for c in idioms.split_clauses(str(d.get("condition") or "")) if not idioms.is_main_guard(c)]
+    if d.get("how") not in ("expression", "reference") or conditions or "." not in target:
+        return None  # (the `if __name__ == "__main__":` guard is where a script runs, no condition)
     if not idioms.is_config_name(target.split(".", 1)[0]) or _mentions(d.get("expr") or "", site.leaf):
         return None
-    for s in knob.sites:
+    # the script's own declaration first: another script may declare a field of the same name
+    for s in sorted(knob.sites, key=lambda s: s.file != site.file):
         if s.role == "define" and s.kind == "python" and s.detail.get("via") in ("argparse", "dataclass") \
                 and s.leaf.lower() == site.leaf.lower() and not _DERIVED_HELP.search(s.detail.get("help") or "") \
                 and (s.detail.get("via") == "argparse" or CONFIG_CLASS.search(str(s.detail.get("owner") or ""))):
