@@ -332,6 +332,14 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                              "    return Pool(args.n_rollout_threads)\n"},
                 "a command-line flag for a count that no code reads: users set it on the command line",
                 expect=[("config.py", 5)], severity="warning"),
+        Example({"conf/train.yaml": "env:\n  num_envs: 8\n  async_envs: true\n",
+                 "train.py": "import gymnasium as gym\n"
+                             "def make(cfg, fns):\n"
+                             "    if cfg.env.get('async', False):\n"
+                             "        return gym.vector.AsyncVectorEnv(fns[:cfg.env.num_envs])\n"
+                             "    return gym.vector.SyncVectorEnv(fns[:cfg.env.num_envs])\n"},
+                "a switch whose name ends in a count word (`async_envs: true`) is still a setting nothing reads",
+                expect=[("conf/train.yaml", 3)]),
         Example({"config.py": "from dataclasses import dataclass\n"
                               "@dataclass\n"
                               "class LearnerConfig:\n"
@@ -753,8 +761,8 @@ def _flag_counts(site, handing: set[str]) -> bool:
 _SECTION_DEFAULT = re.compile(r"^(?:[\w.]+\.)?[A-Z]\w*\(")  # `DistributedConfig()`
 
 
-_COUNT_NAME = re.compile(r"(_size|_degree|_count|_num|_workers|_procs|_processes|_threads|_envs|_gpus|_nodes|_cpus)$",
-                         re.IGNORECASE)
+# a size, never a switch: `async_envs: true` or `use_gpus: false` chooses a backend, and stays
+_COUNT_NAME = re.compile(r"(_size|_degree|_count|_num)$", re.IGNORECASE)
 
 
 def _inside_read(leaf: str, read_keys) -> bool:
