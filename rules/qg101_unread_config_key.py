@@ -662,7 +662,7 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                      and not (s.role == "consume" and s.detail.get("literal"))} if any(
             _init_setting(s) for s in result.sites if s.role == "define") else read_keys
         dead = _dead_copies(result)
-        handing = _namespaces_handed(result)
+        handing: list[set] = []  # _namespaces_handed(result), found when a flag first needs it
 
         def reads(site) -> bool:
             return _really_reads(site) and (site.file, site.line) not in dead
@@ -705,7 +705,7 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                 yield self.finding(field, knob=knob.name, related=[field, *users[:3]], flow=_path(result, field, None),
                                    subject=f"{knob.name} is declared here as a setting users set ({kind})",
                                    effect="setting it changes nothing", near=set_by,
-                                   **({} if users or _flag_counts(field, handing) or _settings_field(field)
+                                   **({} if users or _flag_counts(field, result, handing) or _settings_field(field)
                                       else {"severity": "note", "confidence": "low"}))
 
     def _misplaced(self, result, read_keys, splats, handed, reported):
@@ -749,13 +749,16 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
 _COPY = re.compile(r"^\s*self\.(\w+)\s*(?::[^=]+)?=\s*[\w.]+\s*$")
 
 
-def _flag_counts(site, handing: set[str]) -> bool:
+def _flag_counts(site, result, handing: list) -> bool:
     """A command-line flag named as a count is a setting users set by definition: no config file
     has to set it. Not one known by its help text alone (its reads in other files are unseen),
     nor one of a file that hands a parsed namespace whole to another package (read there, maybe:
     `launch_simulation(cfg, args)`)."""
-    return site.detail.get("via") in ("argparse", "click") and not site.detail.get("counts_by_help") \
-        and site.file not in handing
+    if site.detail.get("via") not in ("argparse", "click") or site.detail.get("counts_by_help"):
+        return False
+    if not handing:
+        handing.append(_namespaces_handed(result))
+    return site.file not in handing[0]
 
 
 _SECTION_DEFAULT = re.compile(r"^(?:[\w.]+\.)?[A-Z]\w*\(")  # `DistributedConfig()`
@@ -791,19 +794,10 @@ def _settings_field(site) -> bool:
 
 
 def _namespaces_handed(result) -> set[str]:
-    """Files that pass a settings variable whole (`args`, `cfg`, no attribute of it) to a
-    callee of another package."""
-    ours = {m["flow"]["module"].split(".")[0] for m in result.meta.values()
-            if isinstance(m, dict) and isinstance(m.get("flow"), dict) and m["flow"].get("module")}
-    out = set()
-    for rel, meta in result.meta.items():
-        flow = meta.get("flow") if isinstance(meta, dict) else None
-        for edge in (flow or {}).get("calls", ()):
-            if all(c.split(".")[0] in ours for c in edge.get("callee", ())):
-                continue
-            if any(idioms.is_config_name(name) or "parser" in name.lower() for name in _bare_arguments(edge.get("text"))):
-                out.add(rel)
-    return out
+    """Files that pass a settings variable whole (`args`, `cfg`, no attribute of it) or a parser
+    to a callee of another package."""
+    return {rel for rel, edge in _foreign_calls(result)
+            if any(idioms.is_config_name(name) or "parser" in name.lower() for name in _bare_arguments(edge.get("text")))}
 
 
 def _bare_arguments(call_text) -> list[str]:
@@ -881,22 +875,28 @@ def _is_read(knob, read_keys, splats, handed, min_parts: int = 1, reader=_is_rea
     return any(_covers(s.key, knob.name) for s in splats) or any(_within(key, parts) for key in handed)
 
 
-def _handed_out(result) -> dict[str, str]:
-    """Keys of configuration sections passed whole to a callee of another package (the flow
-    layer's call edges), with that callee: `to_dataclass(cfg.engine.turbo_config)` ->
-    {"engine.turbo_config": "fsdp_turbo.config.to_dataclass"}."""
+def _foreign_calls(result):
+    """(file, call edge) of each call whose callee belongs to another package (the flow layer's
+    call edges)."""
     ours = {m["flow"]["module"].split(".")[0] for m in result.meta.values()
             if isinstance(m, dict) and isinstance(m.get("flow"), dict) and m["flow"].get("module")}
-    out: dict[str, str] = {}
-    for meta in result.meta.values():
+    for rel, meta in result.meta.items():
         flow = meta.get("flow") if isinstance(meta, dict) else None
         for edge in (flow or {}).get("calls", ()):
-            if all(c.split(".")[0] in ours for c in edge.get("callee", ())):
-                continue
-            for arg in [*edge.get("args", ()), *edge.get("kwargs", {}).values()]:
-                key = arg.get("key") if arg.get("k") in ("config", "attr") else None
-                if key and idioms.is_config_name(key.rsplit(".", 1)[-1]):
-                    out.setdefault(key.lower(), (edge.get("callee") or ["?"])[0])
+            if not all(c.split(".")[0] in ours for c in edge.get("callee", ())):
+                yield rel, edge
+
+
+def _handed_out(result) -> dict[str, str]:
+    """Keys of configuration sections passed whole to a callee of another package, with that
+    callee: `to_dataclass(cfg.engine.turbo_config)` -> {"engine.turbo_config":
+    "fsdp_turbo.config.to_dataclass"}."""
+    out: dict[str, str] = {}
+    for _rel, edge in _foreign_calls(result):
+        for arg in [*edge.get("args", ()), *edge.get("kwargs", {}).values()]:
+            key = arg.get("key") if arg.get("k") in ("config", "attr") else None
+            if key and idioms.is_config_name(key.rsplit(".", 1)[-1]):
+                out.setdefault(key.lower(), (edge.get("callee") or ["?"])[0])
     return out
 
 

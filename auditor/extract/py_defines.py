@@ -48,8 +48,8 @@ def counts_by_help(kws: dict, help_text: str) -> bool:
     action = kws.get("action")
     if const_str(action) in _NOT_A_COUNT or (isinstance(action, ast.Attribute) and action.attr == "BooleanOptionalAction"):
         return False
-    kind = kws.get("type")
-    if isinstance(kind, (ast.Name, ast.Attribute)) and ("bool" in ast.unparse(kind).lower() or ast.unparse(kind) == "float"):
+    kind = ast.unparse(kws["type"]) if isinstance(kws.get("type"), (ast.Name, ast.Attribute)) else ""
+    if "bool" in kind.lower() or kind == "float":
         return False  # type=bool, str2bool, distutils.util.strtobool
     if isinstance(kws.get("default"), ast.Constant) and isinstance(kws["default"].value, (bool, float)):
         return False
