@@ -228,6 +228,7 @@ def test_the_stack_sampler_thread_is_ended_before_the_interpreter_finalizes():
 
 COLLECT_THEN_TRAIN = r"""
 import json, time, torch, gymnasium, numpy as np, _qg_audit_phases as ph
+ph.FLUSH_NS = 10**12  # no timed flush: a cold first backward can pass 1 s on a loaded machine
 """ + TOY_ENV + r"""env = E(); env.reset()
 net = torch.nn.Linear(2, 2); opt = torch.optim.SGD(net.parameters(), lr=0.1)
 x = torch.zeros(1, 2)
