@@ -7,6 +7,11 @@ from auditor.lint.base import Example, Rule, as_number, in_examples, is_test_fil
 
 PIN_BACKENDS = ("torch.set_num_threads", "threadpoolctl.threadpool_limits", "threadpoolctl.threadpool_limits.wrap")
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+# XLA's CPU backend takes its thread settings from one string of flags: either of these makes
+# the process's XLA math single-threaded (JAX's equivalent of OMP_NUM_THREADS=1)
+XLA_VAR = "XLA_FLAGS"
+_XLA_SINGLE = re.compile(r"(?:^|\s)(?:--)?(?:xla_cpu_multi_thread_eigen=false|intra_op_parallelism_threads=1)(?:\s|$)",
+                         re.IGNORECASE)
 _WORKERISH = re.compile(r"worker|init_fn|_init\b|initializer|subproc|child|actor|rollout_proc", re.IGNORECASE)
 
 
@@ -71,6 +76,11 @@ def _fixed_count(site, value) -> bool:
         and str(site.detail.get("expr") or "").strip().isdigit()
 
 
+def _xla_threads(site):
+    """1 when XLA_FLAGS holds a flag that makes XLA's CPU backend single-threaded."""
+    return 1 if isinstance(site.value, str) and _XLA_SINGLE.search(site.value) else None
+
+
 def _thread_value(site) -> str:
     return str(site.value) if site.value is not None else f"`{site.detail.get('expr') or '?'}`"
 
@@ -91,7 +101,8 @@ class ThreadPinning(Rule):
     CONFIDENCE = "high"
     MESSAGE = "{what} {pins} {where_} to {threads}{why}"
     RATIONALE = """\
-`torch.set_num_threads(1)`, `OMP_NUM_THREADS=1` and `threadpool_limits(1)` are right inside
+`torch.set_num_threads(1)`, `OMP_NUM_THREADS=1`, `threadpool_limits(1)` and, for JAX, an `XLA_FLAGS`
+with `--xla_cpu_multi_thread_eigen=false` or `intra_op_parallelism_threads=1` are right inside
 worker processes (many workers must not oversubscribe the CPUs), but in the main or learner
 process they make every matrix multiply single-threaded: the learner silently runs at a
 fraction of its speed. Inside a worker's entry point (a function passed as `target=`,
@@ -157,6 +168,16 @@ measured by verify, which says when it needs more threads."""
                                "def launch(cmd, env):\n"
                                "    return subprocess.Popen(cmd, env={**COMMON_ENV, **env})\n"},
                 "a thread variable in the environment mapping of launched processes"),
+        Example({"learner.py": "import os\n"
+                               "os.environ['XLA_FLAGS'] = '--xla_gpu_graph_min_graph_size=1'\n"
+                               "import jax\n"},
+                "XLA flags that set no CPU thread count"),
+        Example({"actors.py": "import os\nimport multiprocessing as mp\n"
+                              "os.environ['XLA_FLAGS'] = '--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1'\n"
+                              "def act(i):\n    pass\n"
+                              "for i in range(args.num_actors):\n"
+                              "    mp.Process(target=act, args=(i,)).start()\n"},
+                "single-threaded XLA for the actor processes a script starts (they inherit it)"),
         Example({"local_search.py": "import os\nfrom numba import set_num_threads\n"
                                     "def main(num_threads=None):\n"
                                     "    set_num_threads(num_threads or min(os.cpu_count(), 32))\n"},
@@ -189,6 +210,14 @@ measured by verify, which says when it needs more threads."""
                 "the learner pinned to one thread", expect=[("train.py", 4)]),
         Example({"train.py": "import os\nos.environ['OMP_NUM_THREADS'] = '1'\nimport torch\n"},
                 "OMP_NUM_THREADS=1 set in the main process", expect=[("train.py", 2)]),
+        Example({"ppo.py": "import os\n"
+                           "os.environ['XLA_FLAGS'] = '--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1'\n"
+                           "import jax\n"
+                           "def main(args):\n"
+                           "    threading.Thread(target=rollout, args=(args,)).start()\n"
+                           "    learn(args)\n"},
+                "XLA's CPU backend made single-threaded in the process whose threads act and learn",
+                expect=[("ppo.py", 2)]),
         Example({"run.sh": "#!/bin/bash\nexport OMP_NUM_THREADS=1\npython train.py\n"},
                 "a launch script pins the learner too", expect=[("run.sh", 2)]),
         Example({"dqn_atari.py": "import torch\n"
@@ -278,7 +307,7 @@ measured by verify, which says when it needs more threads."""
             if site.kind == "python" and not _in_main_process(site):
                 continue
             backend = site.detail.get("backend") or ""
-            value = as_number(site.value)
+            value = _xla_threads(site) if site.key == XLA_VAR else as_number(site.value)
             if site.kind == "python" and site.role == "consume" and backend in PIN_BACKENDS and \
                     _fixed_count(site, value) and not in_examples(site.file):
                 if first(site):
@@ -297,6 +326,13 @@ measured by verify, which says when it needs more threads."""
                 continue
             if site.kind == "python" and site.role == "consume" and backend in PIN_BACKENDS:
                 what, why, conf = f"{backend.rsplit('.', 1)[-1]}(1)", "", "high"
+            elif site.key == XLA_VAR and site.role != "read" and site.detail.get("how") in ("environ", None):
+                # the flags of the process that sets them; processes it starts inherit them
+                if site.kind == "python" and (site.file in spawning or site.detail.get("how") != "environ"):
+                    continue
+                what, why, conf = (f"{XLA_VAR}={show(site.value)}", " for XLA's CPU computations", "high") \
+                    if site.kind == "python" else (f"{XLA_VAR}={show(site.value)} in a launch script",
+                                                   " and every process it starts", "medium")
             elif site.key in THREAD_VARS and site.kind == "python" and site.file in spawning:
                 # one thread per worker, inherited from the script that starts them: the policy
                 # verify recommends (docs/verify.md "Threads and CPUs"), never a finding

@@ -34,6 +34,7 @@ PREFILTER = scan.Prefilter(vocab.load())
     "[vec]\ncpus-per-task = 4\n",
     "tp_size: 2\n",
     "ds = ds.map(f, num_proc=8)\n",
+    "os.environ['XLA_FLAGS'] = '--xla_cpu_multi_thread_eigen=false'\n",
 ])
 def test_keeps(text):
     assert PREFILTER(text.encode())
