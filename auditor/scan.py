@@ -75,6 +75,11 @@ def consumer_keywords() -> tuple[str, ...]:
                 words.add(f"{parts[-2]}.{leaf}")  # ray.init
             else:
                 words.add(f".{leaf}(")  # ray.remote(...).options -> any ".options(" call
+    # a file that adds a library's flags, reads one, or calls a reader (whole: `initialize`
+    # alone is in every other file)
+    for entry in data.get("flag_adders", []):
+        words |= {str(entry["call"]).rsplit(".", 1)[-1], *map(str, entry.get("flags", ())),
+                  *(str(r["call"]) for r in entry.get("read_by", ()))}
     # launchers a program may start from code (torchrun): rules/workers.yaml names them
     for rule in catalogue.data("workers.yaml").get("rules", []):
         words.update(rule.get("keywords", ()))

@@ -31,6 +31,26 @@ def _entry_scripts(core_returns: str) -> dict:
             "run.sh": "python core.py --sequence_parallel_size 4\n"}
 
 
+def _deepspeed_script(initialize: str) -> dict:
+    """A training script that adds DeepSpeed's flags and builds its engine in a helper module."""
+    return {"train.py": "import argparse\nimport deepspeed\nfrom engine import build_engine\n"
+                  "def main():\n"
+                  "    parser = argparse.ArgumentParser()\n"
+                  "    parser.add_argument('--zero_stage', type=int, default=0)\n"
+                  "    parser.add_argument('--num_workers', type=int, default=2)\n"
+                  "    parser = deepspeed.add_config_arguments(parser)\n"
+                  "    args = parser.parse_args()\n"
+                  "    engine = build_engine(args, load())\n"
+                  "if __name__ == '__main__':\n"
+                  "    main()\n",
+            "engine.py": "import deepspeed\nfrom torch.utils.data import DataLoader\n"
+                         "def build_engine(args, data):\n"
+                         "    loader = DataLoader(data, num_workers=args.num_workers)\n"
+                         "    ds_config = {'zero_optimization': {'stage': args.zero_stage}}\n"
+                         f"    engine, *_ = {initialize}\n"
+                         "    return engine\n"}
+
+
 class UnreadConfigKey(Rule):
     CODE = "QG101"
     NAME = "unread-config-key"
@@ -72,8 +92,18 @@ call graph from its `__main__` block), while another does, is reported at the fi
 script: a warning when a launch script passes the flag to that script, a note otherwise.
 A literal written into a configuration
 object's key that nothing reads (`cfg.num_envs = 1` where the program reads
-`cfg.num_envs_per_worker`) changes nothing: a note."""
+`cfg.num_envs_per_worker`) changes nothing: a note.
+A flag a library adds to the script's parser (`deepspeed.add_config_arguments(parser)` adds
+`--deepspeed_config`; rules/consumers.yaml `flag_adders`) that nothing on the script's path reads
+is a warning when that path builds the library's engine without the parsed arguments
+(`deepspeed.initialize(model=m, config=ds_config)`): a DeepSpeed JSON given on the command line
+is dropped. Reads in other scripts (step 1 passes `args=args`) do not count; a path that calls
+no reader at all is a note."""
     VALID = [
+        Example(_deepspeed_script("deepspeed.initialize(args=args, model=model)"),
+                "the parsed arguments handed to deepspeed.initialize, which reads --deepspeed_config"),
+        Example(_deepspeed_script("deepspeed.initialize(model=model, config=json.load(open(args.deepspeed_config)))"),
+                "the script reads --deepspeed_config itself"),
         Example({"template/base_config.json": '{\n  "distributed": {\n    "tp_size": 2,\n    "dp_size": 4\n  }\n}\n',
                  "train.py": "import json\n"
                              "from multiprocessing import Pool\n"
@@ -205,6 +235,9 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                 "a field of a class that extends another package's: that package may read it"),
     ]
     INVALID = [
+        Example(_deepspeed_script("deepspeed.initialize(model=model, config=ds_config)"),
+                "DeepSpeed's --deepspeed_config is added, and the engine is built from another config without "
+                "the parsed arguments", expect=[("train.py", 8)]),
         Example({"conf/grpo.yaml": "generation:\n  num_workers: 4\n  vllm_serve_kwargs:\n"
                                    "    model_loader_extra_config:\n      num_threads: 8\n",
                  "serve.py": "def start(cfg):\n    return launch(cfg['generation']['num_workers'])\n"},
@@ -449,6 +482,7 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
         yield from self._dead_writes(result)
         yield from self._misspelt_keys(result)
         yield from self._unread_by_entry(result)
+        yield from self._library_flags(result)
 
     def _misspelt_keys(self, result):
         """`context_parapllel_size: 2` in a YAML config, one typo from the field
@@ -494,6 +528,58 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
                                    subject=f"`{key.rsplit('.', 1)[-1]}: {show(value)}` is set here",
                                    effect="the setting it misspells keeps its default",
                                    near=f"; it is one typo from `{near.key.rsplit('.', 1)[-1]}`, {what}")
+
+    def _library_flags(self, result):
+        """`parser = deepspeed.add_config_arguments(parser)` adds `--deepspeed_config`, and the
+        script's engines are built by `deepspeed.initialize(model=m, config=ds_config)`, which
+        reads no namespace: a DeepSpeed JSON given on the command line is dropped without a word.
+        A warning when the script's path (what its module level runs) calls such a reader
+        without the namespace and reads the flag nowhere; a note when it calls no reader at all.
+        Reads and readers elsewhere in the tree (another script's `initialize(args=args)`) do
+        not count: they run in other programs."""
+        from auditor.flow.graph import for_result
+
+        added = [s for s in result.sites if s.role == "define" and s.kind == "python" and s.detail.get("added_by")
+                 and not is_test_file(s.file)]
+        if not added:
+            return
+        graph = for_result(result)
+        reads: dict[str, list] = {}
+        for s in result.sites:
+            if s.role == "read" and s.kind == "python":
+                reads.setdefault(s.leaf.lower(), []).append(s)
+        bare = [(rel, c) for rel, m in sorted(result.meta.items()) if isinstance(m, dict)
+                for c in m.get("namespace_unread") or () if isinstance(c, dict) and isinstance(c.get("flags"), list)]
+        for site in added:
+            start = graph.of(site.file, "<module>")
+            walk = graph.reachable(start) if start else None
+            if walk is None or graph.of(site.file, str(site.detail.get("function") or "<module>")) not in walk[0]:
+                continue  # no script: a helper that adds the flags for whoever calls it
+            reached = walk[0]
+
+            def on_path(rel: str, function) -> bool:
+                return rel == site.file or graph.of(rel, str(function or "<module>")) in reached
+
+            elsewhere = reads.get(site.leaf.lower(), ())
+            if any(on_path(r.file, r.detail.get("function")) for r in elsewhere):
+                continue
+            others = f" (the reads at {where(elsewhere[0])} and elsewhere run in other scripts)" if elsewhere else ""
+            builders = [(rel, c) for rel, c in bare if site.leaf in c["flags"] and on_path(rel, c.get("function"))]
+            carries = f" (it carries {site.detail['carries']})" if site.detail.get("carries") else ""
+            adder = site.detail["added_by"]
+            if builders:
+                rel, call = builders[0]
+                more = f" and {len(builders) - 1} more" if len(builders) > 1 else ""
+                near = (f"; this script's path calls {call.get('call')} without the parsed arguments "
+                        f"({rel}:{call.get('line')}{more}), so what a user passes is dropped{others}")
+                yield self.finding(site, knob=site.key, related=[site], flow=_path(result, site, None),
+                                   subject=f"`--{site.leaf}` is added here by {adder}(){carries}",
+                                   effect="setting it changes nothing", near=near)
+            elif not walk[1]:  # (a class of a file the scan did not read may build the engine: unknown)
+                yield self.finding(site, knob=site.key, related=[site], flow=_path(result, site, None),
+                                   subject=f"`--{site.leaf}` is added here by {adder}(){carries}",
+                                   effect="setting it changes nothing", near=f"; this script's path calls no reader of it{others}",
+                                   severity="note", confidence="low")
 
     def _unread_by_entry(self, result):
         """`grpo.py` parses GRPOExperimentConfig, and nothing its `__main__` block runs reads the
@@ -677,7 +763,7 @@ object's key that nothing reads (`cfg.num_envs = 1` where the program reads
         for knob in result.knobs:
             fields = [s for s in knob.sites if s.role == "define" and s.kind == "python"
                       and (s.detail.get("via") in FIELD_VIAS or _init_setting(s)) and not s.detail.get("set_defaults")
-                      and not is_test_file(s.file)]
+                      and not s.detail.get("added_by") and not is_test_file(s.file)]  # (a library's: _library_flags)
             if not fields or knob.leaf.lower() in read_leaves or _is_read(knob, read_keys, splats, handed,
                                                                          reader=reads):
                 continue

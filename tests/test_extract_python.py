@@ -117,6 +117,30 @@ def test_parse_args_only_is_not_noted():
     assert "parse_known_args" not in sites[0].detail
 
 
+def test_library_added_flags_and_the_calls_that_read_them():
+    """`deepspeed.add_config_arguments(parser)` defines --deepspeed_config (rules/consumers.yaml
+    flag_adders); `deepspeed.initialize(args=args)` and `args.deepspeed_config` read it; a reader
+    given no namespace is a file fact, not a read."""
+    code = ("import argparse, deepspeed\n"
+            "from deepspeed import initialize as ds_init\n"
+            "def main():\n"
+            "    p = deepspeed.add_config_arguments(argparse.ArgumentParser())\n"
+            "    args = p.parse_args()\n"
+            "    deepspeed.initialize(args=args, model=m)\n"
+            "    ds_init(args, m)\n"
+            "    deepspeed.initialize(args=None, model=m, config=c)\n"
+            "    deepspeed.initialize(model=m, config=c)\n"
+            "    cfg = args.deepspeed_config\n")
+    result = python_code.extract(code, "train.py", VOCAB)
+    defines = [s for s in result.sites if s.role == "define"]
+    assert [(s.key, s.line, s.detail["added_by"], s.detail["via"]) for s in defines] == [
+        ("deepspeed_config", 4, "deepspeed.add_config_arguments", "argparse")]
+    reads = sorted((s.line, s.detail.get("via")) for s in result.sites if s.role == "read" and s.key.endswith("deepspeed_config"))
+    assert reads == [(6, "namespace"), (7, "namespace"), (10, "attribute")]
+    assert [(c["line"], c["call"]) for c in result.meta["namespace_unread"]] == [
+        (8, "deepspeed.initialize"), (9, "deepspeed.initialize")]
+
+
 # ---- typed configuration ----------------------------------------------------------------------
 
 CONFIG = "rlproj/config.py"

@@ -34,6 +34,10 @@ PREFILTER = scan.Prefilter(vocab.load())
     "[vec]\ncpus-per-task = 4\n",
     "tp_size: 2\n",
     "ds = ds.map(f, num_proc=8)\n",
+    # a library's parser flags and their readers (rules/consumers.yaml flag_adders)
+    "parser = deepspeed.add_config_arguments(parser)\n",
+    "engine, *_ = deepspeed.initialize(args=args, model=model)\n",
+    "cfg = json.load(open(args.deepspeed_config))\n",
     "os.environ['XLA_FLAGS'] = '--xla_cpu_multi_thread_eigen=false'\n",
 ])
 def test_keeps(text):

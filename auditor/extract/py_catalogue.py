@@ -62,6 +62,15 @@ class Consumer:
     pool: bool = False
 
 
+@dataclass(frozen=True)
+class FlagAdder:
+    """A call that adds a library's own flags to a parser (consumers.yaml ``flag_adders``)."""
+    call: str
+    flags: tuple[str, ...]
+    carries: str = ""
+    read_by: tuple[tuple[str, str, int | None], ...] = ()  # (call, param, position)
+
+
 @dataclass
 class Catalogue:
     by_name: dict[str, Consumer] = field(default_factory=dict)
@@ -71,6 +80,10 @@ class Catalogue:
     by_method: dict[str, list[tuple[Consumer, str]]] = field(default_factory=dict)
     starters: frozenset = frozenset()  # called names that start a worker (consumers.yaml)
     settings_parsers: frozenset = frozenset()  # parsers built from settings classes (consumers.yaml)
+    flag_adders: dict[str, FlagAdder] = field(default_factory=dict)  # by qualified name
+    # reader call -> [(param, position, flags)]: `deepspeed.initialize(args=ns)` reads ns.deepspeed_config
+    flag_readers: dict[str, list[tuple[str, int | None, tuple[str, ...]]]] = field(default_factory=dict)
+    added_flags: frozenset = frozenset()  # every flag name a flag adder adds
 
     def method(self, call, mapped=()) -> Consumer | None:
         """The consumer a method call is, by its name and a keyword only that backend takes
@@ -136,6 +149,14 @@ def load() -> Catalogue:
     data = catalogue.data("consumers.yaml")
     cat = Catalogue(starters=frozenset(data.get("starters") or ()),
                     settings_parsers=frozenset(data.get("settings_parsers") or ()))
+    for entry in data.get("flag_adders") or ():
+        adder = FlagAdder(call=entry["call"], flags=tuple(entry["flags"]), carries=entry.get("carries", ""),
+                          read_by=tuple((r["call"], r["param"], r.get("position")) for r in entry.get("read_by", ())))
+        for name in [adder.call, *entry.get("names", [])]:
+            cat.flag_adders[name] = adder
+        for call, param, position in adder.read_by:
+            cat.flag_readers.setdefault(call, []).append((param, position, adder.flags))
+        cat.added_flags |= set(adder.flags)
     for entry in data["consumers"]:
         consumer = _consumer(entry)
         if entry.get("methods"):

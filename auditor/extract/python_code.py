@@ -1023,13 +1023,38 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         # (in a method of a settings class, self.vllm.tensor_parallel_size reads the configuration)
         if skip and len(parts) == 1 and len(self.instance_reads) < MAX_SECTIONS and self.match(leaf):
             self.instance_reads.add(leaf.lower())
-        if key and leaf and self.match(leaf) and not skip and not (
+        if key and leaf and (self.match(leaf) or leaf in self.cat.added_flags) and not skip and not (
                 isinstance(root, ast.Name) and self.qual(root) and via == "attribute"
                 and self.cat.lookup(self.qual(node)) is not None):
             d = literal(default) if default is not None else None
             self.emit("read", call or node, key, default=None if d is NOT_LITERAL else d, via=via, root=root_text,
                       expr=self.text(default) if d is NOT_LITERAL else None)
         self.visit_chain_children(node)
+
+    def library_flags(self, node: ast.Call, q: str) -> None:
+        """`deepspeed.add_config_arguments(parser)` adds the library's flags: each is defined
+        here. `deepspeed.initialize(args=args)` reads them from the namespace it is given; a
+        call without one is recorded, for QG101 to say what builds the engine instead."""
+        adder = self.cat.flag_adders.get(q)
+        if adder is not None:
+            for flag in adder.flags:
+                self.emit("define", node, flag, None, via="argparse", flags=[f"--{flag}"], dest=flag,
+                          added_by=adder.call, carries=adder.carries or None, default_given=False)
+            return
+        fn = self.function()
+        for param, position, flags in self.cat.flag_readers.get(q, ()):
+            given = next((k.value for k in node.keywords if k.arg == param), None)
+            if given is None and position is not None and len(node.args) > position \
+                    and not any(isinstance(a, ast.Starred) for a in node.args[:position + 1]):
+                given = node.args[position]
+            splatted = any(k.arg is None for k in node.keywords)
+            if given is not None and not (isinstance(given, ast.Constant) and given.value is None) or splatted:
+                for flag in flags:
+                    self.emit("read", node, flag, via="namespace", reader=q,
+                              root=self.text(given) if given is not None else None)
+            elif len(self.meta.setdefault("namespace_unread", [])) < MAX_SECTIONS:
+                self.meta["namespace_unread"].append({"call": q, "function": fn.qualname, "line": node.lineno,
+                                                      "flags": list(flags)})
 
     def visit_chain_children(self, node: ast.AST) -> None:
         while True:
@@ -1093,6 +1118,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
                 return
             self.read_chain(node, via, default=getter_default(node, via), call=node)
             return
+        if q in self.cat.flag_adders or q in self.cat.flag_readers:
+            self.library_flags(node, q)
         if attr == "add_argument":
             self.add_argument(node)
         elif attr == "set_defaults":
