@@ -235,6 +235,15 @@ no reader at all is a note."""
                 "a field of a class that extends another package's: that package may read it"),
     ]
     INVALID = [
+        Example({"run.py": "from absl import app, flags\n"
+                           "FLAGS = flags.FLAGS\n"
+                           "flags.DEFINE_integer('num_envs', 8, 'Environments per actor.')\n"
+                           "flags.DEFINE_integer('num_actors', 4, 'Number of actors.')\n"
+                           "def main(argv):\n"
+                           "    run_actor(make_envs(FLAGS.num_envs))\n"
+                           "if __name__ == '__main__':\n"
+                           "    app.run(main)\n"},
+                "an absl flag that no code reads", expect=[("run.py", 4)]),
         Example(_deepspeed_script("deepspeed.initialize(model=model, config=ds_config)"),
                 "DeepSpeed's --deepspeed_config is added, and the engine is built from another config without "
                 "the parsed arguments", expect=[("train.py", 8)]),

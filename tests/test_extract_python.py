@@ -141,6 +141,30 @@ def test_library_added_flags_and_the_calls_that_read_them():
         (8, "deepspeed.initialize"), (9, "deepspeed.initialize")]
 
 
+def test_absl_flags_are_command_line_flags():
+    """`flags.DEFINE_integer("num_actors", 4, ...)` defines --num_actors as a parser flag does
+    (a knob by name, or by a help text that counts workers); `FLAGS.num_envs` and the holder's
+    `NUM_ACTORS.value` read them; a step count or a float is no knob."""
+    code = ("from absl import app, flags\n"
+            "import tensorflow as tf\n"
+            "FLAGS = flags.FLAGS\n"
+            "NUM_ACTORS = flags.DEFINE_integer('num_actors', 4, 'Number of actors.')\n"
+            "flags.DEFINE_integer(name='num_envs', default=8, help='Envs per actor.')\n"
+            "flags.DEFINE_integer('pool', 2, 'Number of worker processes.')\n"
+            "flags.DEFINE_integer('num_steps', 100, 'Number of steps.')\n"
+            "flags.DEFINE_float('pool_frac', 0.5, 'Number of worker processes, as a fraction.')\n"
+            "tf.compat.v1.flags.DEFINE_integer('num_workers', 2, 'Loader workers.')\n"
+            "def main(argv):\n"
+            "    start(NUM_ACTORS.value, FLAGS.num_envs, FLAGS.pool)\n")
+    result = python_code.extract(code, "run.py", VOCAB)
+    defines = {s.key: (s.line, s.value, s.detail["via"], s.detail["parser"], bool(s.detail.get("counts_by_help")))
+               for s in result.sites if s.role == "define"}
+    assert defines == {"num_actors": (4, 4, "argparse", "absl", False), "num_envs": (5, 8, "argparse", "absl", False),
+                       "pool": (6, 2, "argparse", "absl", True), "num_workers": (9, 2, "argparse", "absl", False)}
+    reads = sorted((s.key, s.detail.get("holder", False)) for s in result.sites if s.role == "read")
+    assert reads == [("num_actors", True), ("num_envs", False), ("pool", False)]
+
+
 # ---- typed configuration ----------------------------------------------------------------------
 
 CONFIG = "rlproj/config.py"

@@ -41,6 +41,30 @@ def flag_names(node: ast.Call, via: str = "argparse"):
 
 _NOT_A_COUNT = {"store_true", "store_false", "store_const", "append_const", "count", "version", "help"}
 
+# absl (and TF1 / gflags) flags: `flags.DEFINE_integer("num_actors", 4, "Number of actors.")`,
+# read as `FLAGS.num_actors` or through the holder it returns (`NUM_ACTORS.value`)
+_ABSL_TYPES = {"DEFINE_integer": "int", "DEFINE_multi_integer": "int", "DEFINE_float": "float",
+               "DEFINE_bool": "bool", "DEFINE_boolean": "bool", "DEFINE_string": "str", "DEFINE_enum": "str",
+               "DEFINE_list": "list", "DEFINE_multi_string": "str", "DEFINE_enum_class": "enum"}
+_ABSL_POSITIONS = ("name", "default", "help")
+
+
+def absl_flag(node: ast.Call, q: str | None):
+    """(name, keywords by parameter: name, default, help, ..., the flag's type) of an absl
+    `DEFINE_*` call (`absl.flags.DEFINE_integer`, `tf.compat.v1.flags.DEFINE_integer`,
+    `gflags.DEFINE_integer`), or None."""
+    if not q or "." not in q:
+        return None
+    module, leaf = q.rsplit(".", 1)
+    kind = _ABSL_TYPES.get(leaf)
+    if kind is None or not (module.endswith("flags") or module.startswith("absl")):
+        return None
+    kws = {k.arg: k.value for k in node.keywords if k.arg}
+    for param, arg in zip(_ABSL_POSITIONS, node.args):
+        kws.setdefault(param, arg)
+    name = const_str(kws.get("name"))
+    return (name, kws, kind) if name and name.isidentifier() else None
+
 
 def counts_by_help(kws: dict, help_text: str) -> bool:
     """Does a flag count workers by its help text ("number of sampler workers")? Not a switch
@@ -66,7 +90,16 @@ def help_counted_flags(tree: ast.AST) -> set[str]:
             named = flag_names(node)
             if named is not None and counts_by_help(named[3], const_str(named[3].get("help")) or ""):
                 found.add(named[1])
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _ABSL_TYPES:
+            flag = absl_flag(node, f"flags.{node.func.attr}")
+            if flag is not None and _absl_counts_by_help(flag):
+                found.add(flag[0])
     return found
+
+
+def _absl_counts_by_help(flag) -> bool:
+    _name, kws, kind = flag
+    return kind == "int" and HELP_COUNTS.search(const_str(kws.get("help")) or "") is not None
 
 
 class DefineMixin:
@@ -204,6 +237,28 @@ class DefineMixin:
         site = self.emit("define", node, dest, v, **detail)
         if not self.match_vocabulary(dest):
             site.detail["match"] = next((m for n in names if (m := self.match_vocabulary(n))), "exact")
+
+    def absl_define(self, node: ast.Call, flag) -> None:
+        """`flags.DEFINE_integer("num_actors", 4, "Number of actors.")`: a command-line flag as
+        argparse's are (detail `parser: absl`), a knob by its name or by a help text that says it
+        counts workers."""
+        name, kws, kind = flag
+        by_name = self.match_vocabulary(name)
+        if not by_name and not _absl_counts_by_help(flag):
+            return
+        detail: dict[str, Any] = {"via": "argparse", "parser": "absl", "flags": [f"--{name}"], "dest": name,
+                                  "type": kind}
+        if not by_name:
+            detail["counts_by_help"] = True
+        default = kws.get("default")
+        v = literal(default) if default is not None else None
+        if v is NOT_LITERAL:
+            detail["expr"] = self.text(default)
+        if const_str(kws.get("help")):
+            detail["help"] = const_str(kws["help"])[:120]
+        site = self.emit("define", node, name, None if v is NOT_LITERAL else v, **detail)
+        if not by_name:
+            site.detail["match"] = "exact"
 
     def flag_default(self, kws: dict, detail: dict) -> Any:
         """A flag's default as argparse gives it (store_true: False), its action and expression

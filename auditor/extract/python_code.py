@@ -18,7 +18,7 @@ from auditor.extract import FileResult, ParseError
 from auditor.extract import py_catalogue
 from auditor.extract.py_consume import ConsumeMixin, pool_name
 from auditor.extract.py_context import Context
-from auditor.extract.py_defines import DefineMixin, help_counted_flags, is_thread_var
+from auditor.extract.py_defines import DefineMixin, absl_flag, help_counted_flags, is_thread_var
 from auditor.extract.py_facts import Facts
 from auditor.extract import py_launch
 from auditor.extract.py_shadow import ShadowMixin
@@ -129,6 +129,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.torch_imported_at: int | None = None  # the first module-level `import torch`
         self.matches = match_cache(vocab)
         self.help_named: set[str] = set()  # this file's flags that count workers by their help text
+        self.flag_holders: dict[str, str] = {}  # NUM_ACTORS = flags.DEFINE_integer("num_actors", ...)
         self.cpu_words = "cpu_count" in text or "sched_getaffinity" in text
         self.tree = None  # set by extract(); py_context.Context is built from it when first needed
         self._ctx = None
@@ -1007,6 +1008,11 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
 
     def read_chain(self, node: ast.AST, via: str, default: ast.AST | None = None, call: ast.Call | None = None) -> None:
         parts, root = chain(node)
+        if parts == ["value"] and isinstance(root, ast.Name) and root.id in self.flag_holders:
+            name = self.flag_holders[root.id]  # NUM_ACTORS.value reads the flag --num_actors
+            if self.match(name):
+                self.emit("read", node, name, via="attribute", root=root.id, holder=True)
+            return
         key, root_text = self.key_of(node)
         leaf = parts[-1] if parts else ""
         if self.settings_root is None and parts and isinstance(root, ast.Name):
@@ -1120,7 +1126,10 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             return
         if q in self.cat.flag_adders or q in self.cat.flag_readers:
             self.library_flags(node, q)
-        if attr == "add_argument":
+        absl = absl_flag(node, q) if attr.startswith("DEFINE_") else None
+        if absl is not None:
+            self.absl_define(node, absl)
+        elif attr == "add_argument":
             self.add_argument(node)
         elif attr == "set_defaults":
             for k in node.keywords:
@@ -1261,13 +1270,27 @@ def _holders_at_serial_counts(ex) -> dict[str, list[str]]:
     return out
 
 
+def flag_holders(tree: ast.Module) -> dict[str, str]:
+    """Module-level names bound to an absl flag's holder: {"NUM_ACTORS": "num_actors"}."""
+    out = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute):
+            flag = absl_flag(stmt.value, f"flags.{stmt.value.func.attr}")
+            if flag is not None:
+                out[stmt.targets[0].id] = flag[0]
+    return out
+
+
 def extract(text: str, path: str, vocab) -> FileResult:
     tree, text = readable(text, path)
     ex = Extractor(text, path, vocab)
     try:
         ex.tree = tree
-        if "add_argument" in text and HELP_COUNTS.search(text):
+        if ("add_argument" in text or "DEFINE_" in text) and HELP_COUNTS.search(text):
             ex.help_named = {d for d in help_counted_flags(tree) if not ex.match_vocabulary(d)}
+        if "DEFINE_" in text:
+            ex.flag_holders = flag_holders(tree)
         ex.visit(tree)
     except RecursionError as exc:
         raise ParseError("expression nested too deeply to analyse") from exc
