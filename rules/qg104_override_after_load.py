@@ -37,7 +37,7 @@ It is a warning when the configured value that is lost is known (a config file, 
 default in the same file, that differs from the forced value) or when the cap is the
 machine's CPU count; otherwise a note (confidence medium). An override announced by a
 warning in its own block is reported as a note. Not reported:
-debug / sanity modes the user switches on, branches where no parallel backend exists
+debug / sanity / play-only modes the user switches on, branches where no parallel backend exists
 (`world_size = 1` without a distributed rank), a value initialised and then set, a value
 saved and restored around one call, locals computed from runtime objects, sizes derived
 from a device mesh, caps by the amount of work (`min(n, len(paths))`, GPUs per node capped by the product of the
@@ -179,6 +179,13 @@ from other settings whenever the two disagree is a note."""
                              "        num_workers = 0\n"
                              "    return num_workers\n"},
                 "a debug mode the user chose forces one process"),
+        Example({"train.py": "from absl import flags\n"
+                             "_NUM_ENVS = flags.DEFINE_integer('num_envs', 4096, 'Number of parallel envs.')\n"
+                             "_PLAY_ONLY = flags.DEFINE_boolean('play_only', False, 'Only watch a policy.')\n"
+                             "def main(argv):\n"
+                             "    num_envs = 1 if _PLAY_ONLY.value else _NUM_ENVS.value\n"
+                             "    run(num_envs)\n"},
+                "a play-only mode (watching a trained policy) runs one env"),
         Example({"eval.py": "def render_frame(env, done, max_rendered):\n"
                             "    n_render = min(max_rendered - done, env.num_envs)\n"
                             "    return [env.envs[i].render() for i in range(n_render)]\n"},

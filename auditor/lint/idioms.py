@@ -13,7 +13,7 @@ from functools import lru_cache
 from auditor.model import Site
 
 _DEBUG = re.compile(r"\b\w*(debug|sanity|smoke|dry_?run|fast_dev_run|overfit_batches|profil\w*|"
-                    r"deterministic|single_process|single_env|serial|test_mode|local_mode)\w*\b", re.IGNORECASE)
+                    r"deterministic|single_process|single_env|serial|test_mode|local_mode|play_only|eval_only)\w*\b", re.IGNORECASE)
 # a condition saying the parallel backend is absent in this branch
 _NO_BACKEND = re.compile(
     r"not\s*\(?\s*[\w.]*(is_initialized|is_available|is_distributed|distributed|accelerator|dist\b|ddp|"
@@ -27,7 +27,8 @@ _NO_BACKEND = re.compile(
 
 
 def is_debug_condition(cond: str | None) -> bool:
-    """`if args.debug:` / `if cfg.sanity_check:` / `if fast_dev_run:`: a mode the user chose."""
+    """`if args.debug:` / `if cfg.sanity_check:` / `if fast_dev_run:` / `if _PLAY_ONLY.value:` (a
+    policy watched in one env): a mode the user chose."""
     if not cond:
         return False
     return any(_DEBUG.search(clause) and not clause.startswith("not (")
