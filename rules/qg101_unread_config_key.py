@@ -572,23 +572,26 @@ no reader at all is a note."""
             elsewhere = reads.get(site.leaf.lower(), ())
             if any(on_path(r.file, r.detail.get("function")) for r in elsewhere):
                 continue
-            others = f" (the reads at {where(elsewhere[0])} and elsewhere run in other scripts)" if elsewhere else ""
+            others = f" (only other scripts read it: {where(elsewhere[0])})" if elsewhere else ""
             builders = [(rel, c) for rel, c in bare if site.leaf in c["flags"] and on_path(rel, c.get("function"))]
-            carries = f" (it carries {site.detail['carries']})" if site.detail.get("carries") else ""
-            adder = site.detail["added_by"]
+            carries = f", which carries {site.detail['carries']}," if site.detail.get("carries") else ""
             if builders:
                 rel, call = builders[0]
                 more = f" and {len(builders) - 1} more" if len(builders) > 1 else ""
-                near = (f"; this script's path calls {call.get('call')} without the parsed arguments "
-                        f"({rel}:{call.get('line')}{more}), so what a user passes is dropped{others}")
-                yield self.finding(site, knob=site.key, related=[site], flow=_path(result, site, None),
-                                   subject=f"`--{site.leaf}` is added here by {adder}(){carries}",
-                                   effect="setting it changes nothing", near=near)
+                why = (f"this script's path builds the engine with {call.get('call')} and no parsed arguments "
+                       f"({rel}:{call.get('line')}{more}), so what a user passes is dropped")
+                f = self.finding(site, knob=site.key, related=[site], flow=_path(result, site, None),
+                                 subject="", effect="", near="")
             elif not walk[1]:  # (a class of a file the scan did not read may build the engine: unknown)
-                yield self.finding(site, knob=site.key, related=[site], flow=_path(result, site, None),
-                                   subject=f"`--{site.leaf}` is added here by {adder}(){carries}",
-                                   effect="setting it changes nothing", near=f"; this script's path calls no reader of it{others}",
-                                   severity="note", confidence="low")
+                why = "this script's path calls no reader of it"
+                f = self.finding(site, knob=site.key, related=[site], flow=_path(result, site, None),
+                                 subject="", effect="", near="", severity="note", confidence="low")
+            else:
+                continue
+            # the usual "no scanned code reads it" would be untrue when another script reads it
+            f.message = (f"`--{site.leaf}`{carries} is added here by {site.detail['added_by']}(), but nothing on "
+                         f"this script's path reads it{others}: {why}")
+            yield f
 
     def _unread_by_entry(self, result):
         """`grpo.py` parses GRPOExperimentConfig, and nothing its `__main__` block runs reads the
