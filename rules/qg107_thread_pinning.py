@@ -76,6 +76,19 @@ def _fixed_count(site, value) -> bool:
         and str(site.detail.get("expr") or "").strip().isdigit()
 
 
+def _multi_process_launches(sites) -> set[str]:
+    """Launch scripts that start several processes through a launcher (`torchrun
+    --nproc_per_node=8`, `deepspeed --num_gpus 8`, `mpirun -np 4`): a count other than a
+    literal 1."""
+    out = set()
+    for s in sites:
+        if s.kind == "shell" and s.detail.get("launcher") and s.detail.get("launcher_option"):
+            n = as_number(s.value)
+            if n is None or (not isinstance(n, bool) and n > 1):
+                out.add(s.file)
+    return out
+
+
 def _xla_threads(site):
     """1 when XLA_FLAGS holds a flag that makes XLA's CPU backend single-threaded."""
     return 1 if isinstance(site.value, str) and _XLA_SINGLE.search(site.value) else None
@@ -131,6 +144,9 @@ worker processes it is for them, and not reported. So is a thread variable in a 
 launches, not of the program.
 A learner or inference process is the math, whatever else its name says (sample-factory's
 `LearnerWorker`): a pin there is reported.
+A launch script that exports it and then starts several ranks with a launcher (`torchrun
+--nproc_per_node=8`, `deepspeed`, `mpirun -np 4`) gives each rank one thread, torchrun's own
+default for several ranks: not reported.
 An environment variable set in a script that starts worker processes is for them (they
 inherit it): one thread per busy worker is the policy `qg-audit verify` recommends
 (docs/verify.md, "Threads and CPUs"), so it is not reported; the learner it pins too is
@@ -178,6 +194,9 @@ measured by verify, which says when it needs more threads."""
                               "for i in range(args.num_actors):\n"
                               "    mp.Process(target=act, args=(i,)).start()\n"},
                 "single-threaded XLA for the actor processes a script starts (they inherit it)"),
+        Example({"speedrun.sh": "#!/bin/bash\nexport OMP_NUM_THREADS=1\n"
+                                "torchrun --standalone --nproc_per_node=8 -m scripts.base_train\n"},
+                "one thread for each of the ranks a launcher starts (torchrun's own default for several ranks)"),
         Example({"local_search.py": "import os\nfrom numba import set_num_threads\n"
                                     "def main(num_threads=None):\n"
                                     "    set_num_threads(num_threads or min(os.cpu_count(), 32))\n"},
@@ -288,6 +307,7 @@ measured by verify, which says when it needs more threads."""
             return True
 
         spawning = idioms.files_starting_processes(result.sites)
+        launching = None  # launch scripts that start several ranks, found when first needed
         # a dataset's `map(num_proc=...)` pool preprocesses data: no worker the export is meant for
         worker_spawning = idioms.files_starting_processes(
             [s for s in result.sites if not str(s.detail.get("backend") or "").endswith((".map", ".filter"))])
@@ -342,6 +362,10 @@ measured by verify, which says when it needs more threads."""
             elif site.key in THREAD_VARS and site.kind == "python":
                 what, why, conf = f"{site.key}=1", " (set before the libraries load)", "high"
             elif site.key in THREAD_VARS and site.kind == "shell" and site.role == "define":
+                if launching is None:
+                    launching = _multi_process_launches(result.sites)
+                if site.file in launching:
+                    continue  # one thread per rank of torchrun / deepspeed / mpirun: torchrun's own default
                 what, why, conf = f"{site.key}=1 in a launch script", " and every process it starts", "medium"
             else:
                 continue
