@@ -229,6 +229,11 @@ from other settings whenever the two disagree is a note."""
                                 "        num_workers = len(remote) if remote else 0\n"
                                 "    return num_workers\n"},
                 "capped by the work to do; one env for evaluation; a single-env mode; a default filled in"),
+        Example({"run_utils.py": "import psutil\n"
+                                 "def call_experiment(thunk, num_cpu=1):\n"
+                                 "    num_cpu = psutil.cpu_count(logical=False) if num_cpu == 'auto' else num_cpu\n"
+                                 "    mpi_fork(num_cpu)\n"},
+                "the machine's count where the user asked for it (`num_cpu='auto'`)"),
         Example({"zero_to_fp32.py": "def parse(state):\n"
                                     "    world_size = state['world_size']\n"
                                     "    if type(world_size) is list:\n"
@@ -884,7 +889,8 @@ def _intended(site) -> bool:
         return True
     if site.detail.get("accumulates"):
         return True  # tp_size = max(tp_size, tp_rank + 1) over a loop: a size found, not a value capped
-    return (idioms.is_debug_condition(cond) or idioms.is_no_backend_branch(site)
+    return (idioms.is_debug_condition(cond) or idioms.fills_a_missing_value(cond or "", site.leaf)
+            or idioms.is_no_backend_branch(site)
             or idioms.is_option_without_workers(site) or idioms.is_initialised_then_set(site) or idioms.is_computed_local(site)
             or idioms.is_derived_size(site) or idioms.restates_condition(site)
             or idioms.is_eval_path(site) or idioms.is_capped_by_work(site) or idioms.is_reduction(site))
