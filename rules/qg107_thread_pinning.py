@@ -84,7 +84,8 @@ def _multi_process_launches(sites) -> set[str]:
     for s in sites:
         if s.kind == "shell" and s.detail.get("launcher") and s.detail.get("launcher_option"):
             n = as_number(s.value)
-            if n is None or (not isinstance(n, bool) and n > 1):
+            # `$NGPUS`, `auto`: a count decided at run time, as a rule several
+            if not isinstance(n, (int, float)) or (not isinstance(n, bool) and n > 1):
                 out.add(s.file)
     return out
 
@@ -195,7 +196,8 @@ measured by verify, which says when it needs more threads."""
                               "    mp.Process(target=act, args=(i,)).start()\n"},
                 "single-threaded XLA for the actor processes a script starts (they inherit it)"),
         Example({"speedrun.sh": "#!/bin/bash\nexport OMP_NUM_THREADS=1\n"
-                                "torchrun --standalone --nproc_per_node=8 -m scripts.base_train\n"},
+                                "torchrun --standalone --nproc_per_node=8 -m scripts.base_train\n"
+                                "torchrun --nproc_per_node=auto -m scripts.base_eval\n"},
                 "one thread for each of the ranks a launcher starts (torchrun's own default for several ranks)"),
         Example({"local_search.py": "import os\nfrom numba import set_num_threads\n"
                                     "def main(num_threads=None):\n"
