@@ -560,9 +560,8 @@ no reader at all is a note."""
         bare = [(rel, c) for rel, m in sorted(result.meta.items()) if isinstance(m, dict)
                 for c in m.get("namespace_unread") or () if isinstance(c, dict) and isinstance(c.get("flags"), list)]
         for site in added:
-            start = graph.of(site.file, "<module>")
-            walk = graph.reachable(start) if start else None
-            if walk is None or graph.of(site.file, str(site.detail.get("function") or "<module>")) not in walk[0]:
+            walk = _script_path(graph, site.file, site.detail.get("function"))
+            if walk is None:
                 continue  # no script: a helper that adds the flags for whoever calls it
             reached = walk[0]
 
@@ -623,9 +622,8 @@ no reader at all is a note."""
         for rel, parse in parses:
             # the script's path is what its module level runs (`if __name__ == "__main__": main(...)`),
             # when that builds this parser (directly or through `make_parser()`)
-            start = graph.of(rel, "<module>")
-            walk = graph.reachable(start) if start else None
-            if walk is None or graph.of(rel, parse["function"]) not in walk[0]:
+            walk = _script_path(graph, rel, parse["function"])
+            if walk is None:
                 continue
             reached = walk[0]
             module = graph.module_of.get(rel, "")
@@ -845,6 +843,16 @@ no reader at all is a note."""
 
 
 _COPY = re.compile(r"^\s*self\.(\w+)\s*(?::[^=]+)?=\s*[\w.]+\s*$")
+
+
+def _script_path(graph, rel: str, function) -> tuple | None:
+    """(functions, unknown names) that REL's module level runs (`if __name__ == "__main__":
+    main()`), when they include FUNCTION; None otherwise, or past the graph's bound."""
+    start = graph.of(rel, "<module>")
+    walk = graph.reachable(start) if start else None
+    if walk is None or graph.of(rel, str(function or "<module>")) not in walk[0]:
+        return None
+    return walk
 
 
 def _flag_counts(site, result, handing: list) -> bool:
