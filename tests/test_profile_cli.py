@@ -90,7 +90,10 @@ def test_known_cost_sampler_profiled_within_tolerance():
     # samples/s = 8 samples per ~7 ms step
     assert near_rate(doc["samples_per_s"], 8 / 0.007)
     assert doc["target"]["returncode"] == 0
-    assert doc["diagnosis"][0]["verdict"] == "env-bound"
+    # env is 4 of ~7 ms (57%), close enough to the 50% threshold that late wake-ups of the
+    # fwd/xfer sleeps on a loaded box can cross it: the verdict must follow the share it reports
+    expected = "env-bound" if phases["env"]["share"] >= doc["thresholds"]["env_share"] else "not-env-bound"
+    assert doc["diagnosis"][0]["verdict"] == expected
 
 
 def test_a_slow_step_is_flagged_with_its_window_and_phase():
@@ -202,13 +205,19 @@ def test_offline_skips_a_torn_line_with_a_warning(tmp_path):
 
 
 def test_thresholds_from_pyproject_and_flags(tmp_path):
+    """The thresholds sit either side of the recorded env share, so a loaded box cannot flip them."""
     path = record_run(tmp_path, "known_cost.py", "--steps", "40")
-    (tmp_path / "pyproject.toml").write_text("[tool.qg-audit.profile]\nenv_share = 0.9\nwindow = 10\n")
+    measured = json.loads(run_cli("profile", "--format", "json", "--window", "10", "--from", path).stdout)
+    share = next(p["share"] for p in measured["phases"] if p["name"] == "env")
+    above, below = round((share + 1) / 2, 3), round(share / 2, 3)
+    (tmp_path / "pyproject.toml").write_text(f"[tool.qg-audit.profile]\nenv_share = {above}\nwindow = 10\n")
     proc = run_cli("profile", "--format", "json", "--from", path, cwd=tmp_path)
     doc = json.loads(proc.stdout)
-    assert doc["thresholds"]["env_share"] == 0.9 and doc["window"] == 10
+    assert doc["thresholds"]["env_share"] == above and doc["window"] == 10
     assert doc["diagnosis"][0]["verdict"] == "not-env-bound"
-    doc = json.loads(run_cli("profile", "--format", "json", "--from", path, "--env-share", "0.5", cwd=tmp_path).stdout)
+    doc = json.loads(run_cli("profile", "--format", "json", "--from", path, "--env-share", str(below),
+                             cwd=tmp_path).stdout)
+    assert doc["thresholds"]["env_share"] == below
     assert doc["diagnosis"][0]["verdict"] == "env-bound"
 
 
