@@ -110,10 +110,15 @@ def code_fingerprint() -> str:
 
     By content, not mtime: a CI job that installs the same qg-audit afresh must find its
     restored cache valid, and an edited extractor or catalogue must not (~0.6 MB, ~2 ms)."""
-    package = Path(__file__).resolve().parent
+    return tree_fingerprint(Path(__file__).resolve().parent)
+
+
+def tree_fingerprint(package: Path) -> str:
     h = blake2b(digest_size=16)
     h.update(f"{__version__}\0{sys.version_info[:2]}\0".encode())
-    for dirpath, dirnames, filenames in os.walk(package):
+    # followlinks: in a source checkout auditor/rules is a link to the top-level rules/, and an
+    # edited rule must not be answered from a cache its old text wrote
+    for dirpath, dirnames, filenames in os.walk(package, followlinks=True):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         for name in sorted(filenames):
             if name.endswith((".py", ".yaml", ".yml", ".toml", ".json")):

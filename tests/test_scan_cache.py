@@ -579,3 +579,20 @@ def test_a_round_is_reused_only_after_rounds_that_were(tmp_path):
     doc = agrees_with_cold(root, cache)
     assert ("conf/extra.yaml", "define", "sizes.rollout_width") in site_keys(doc)  # now chosen by rollout_width
     assert not any(k[2] == "sizes.warmup_width" for k in site_keys(doc))
+
+
+def test_the_code_fingerprint_covers_rules_behind_a_link(tmp_path):
+    """In a source checkout auditor/rules links to the top-level rules/: an edited rule there
+    must change the fingerprint, or a rescan answers with the old rule's findings."""
+    from auditor.cache import tree_fingerprint
+
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "qg999.py").write_text("OLD = 1\n")
+    package = tmp_path / "auditor"
+    package.mkdir()
+    (package / "scan.py").write_text("x = 1\n")
+    (package / "rules").symlink_to(rules, target_is_directory=True)
+    before = tree_fingerprint(package)
+    (rules / "qg999.py").write_text("OLD = 2\n")
+    assert tree_fingerprint(package) != before
