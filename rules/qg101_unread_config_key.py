@@ -3,11 +3,12 @@
 import ast
 import re
 
+from auditor import catalogue
 from auditor.flow import values
 from auditor.keys import CONFIG_CLASS, one_typo
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, Example, Rule, count_units, is_launch_override, is_test_file,
-                               project_packages, show, similar, where)
+                               is_test_site, project_packages, show, similar, where)
 
 FIELD_VIAS = ("dataclass", "pydantic", "attrs", "argparse")
 MISSPELT_MIN = 10  # a key this long one typo from a parallelism field is a misspelling, not a name of its own
@@ -49,6 +50,40 @@ def _deepspeed_script(initialize: str) -> dict:
                          "    ds_config = {'zero_optimization': {'stage': args.zero_stage}}\n"
                          f"    engine, *_ = {initialize}\n"
                          "    return engine\n"}
+
+
+def _engine_project(build: str, settings: str = "    vllm_pipeline_parallel_size: int = 1\n") -> dict:
+    """A settings class, a project engine over vLLM and a subclass that inherits its __init__,
+    and a trainer that builds the subclass with BUILD (the body of `_prepare_engine(args)`)."""
+    return {"args.py": "from dataclasses import dataclass\n"
+                       "@dataclass\n"
+                       "class VllmArguments:\n"
+                       "    vllm_tensor_parallel_size: int = 1\n" + settings,
+            "engine.py": "from vllm import LLM\n"
+                         "class VllmEngine:\n"
+                         "    def __init__(self, model, tensor_parallel_size=1, pipeline_parallel_size=1):\n"
+                         "        self.llm = LLM(model, tensor_parallel_size=tensor_parallel_size,\n"
+                         "                       pipeline_parallel_size=pipeline_parallel_size)\n"
+                         "class RolloutEngine(VllmEngine):\n"
+                         "    def generate(self, prompts):\n"
+                         "        return self.llm.generate(prompts)\n",
+            "trainer.py": "from engine import RolloutEngine\n"
+                          "def _prepare_engine(args):\n" + build}
+
+
+def _sglang_worker(extra: str) -> dict:
+    return {"config/rollout.yaml": "rollout:\n  model_path: /models/m\n  tensor_parallel_size: 2\n"
+                                   "  pipeline_parallel_size: 2\n",
+            "worker.py": "from sglang.srt.server_args import ServerArgs\n"
+                         "class RolloutWorker:\n"
+                         "    def __init__(self, cfg):\n"
+                         "        self._cfg_rollout = cfg.rollout\n"
+                         "    def server_args(self):\n"
+                         "        return ServerArgs(model_path=self._cfg_rollout.model_path,\n"
+                         "                          tp_size=self._cfg_rollout.tensor_parallel_size" + extra + ")\n"
+                         "def world(cfg):\n"
+                         "    return cfg.rollout.tensor_parallel_size * cfg.rollout.pipeline_parallel_size, "
+                         "cfg.rollout.model_path\n"}
 
 
 class UnreadConfigKey(Rule):
@@ -98,8 +133,50 @@ A flag a library adds to the script's parser (`deepspeed.add_config_arguments(pa
 is a warning when that path builds the library's engine without the parsed arguments
 (`deepspeed.initialize(model=m, config=ds_config)`): a DeepSpeed JSON given on the command line
 is dropped. Reads in other scripts (step 1 passes `args=args`) do not count; a path that calls
-no reader at all is a note."""
+no reader at all is a note.
+An engine built with one parallel dimension from the settings and without another that the
+same settings define (`VllmEngine(model, tensor_parallel_size=args.vllm_tensor_parallel_size)`
+beside the field `vllm_pipeline_parallel_size`) runs the engine's default for the missing one: a
+warning at the call, unless the function reads that setting itself (a check that rejects it).
+The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/knobs.yaml
+`dimensions`."""
     VALID = [
+        Example({"generation.py": "from dataclasses import dataclass\n"
+                                  "from vllm import LLM\n"
+                                  "@dataclass\n"
+                                  "class GenerationArgs:\n"
+                                  "    tensor_parallel_size: int = 1\n"
+                                  "def generate(model, gen_args: GenerationArgs):\n"
+                                  "    return LLM(model=model, tensor_parallel_size=gen_args.tensor_parallel_size)\n",
+                 "sample_logits.py": "from dataclasses import dataclass\n"
+                                     "from vllm import LLM\n"
+                                     "@dataclass\n"
+                                     "class SampleArgs:\n"
+                                     "    tensor_parallel_size: int = 1\n"
+                                     "    pipeline_parallel_size: int = 1\n"
+                                     "def sample(model, args: SampleArgs):\n"
+                                     "    return LLM(model=model, tensor_parallel_size=args.tensor_parallel_size,\n"
+                                     "               pipeline_parallel_size=args.pipeline_parallel_size)\n"},
+                "another script's settings class defines the pipeline dimension, not the one this call uses"),
+        Example(_sglang_worker(", pp_size=self._cfg_rollout.pipeline_parallel_size"),
+                "a server given both dimensions its config section defines"),
+        Example(_engine_project("    return RolloutEngine(args.model, tensor_parallel_size=args.vllm_tensor_parallel_size,\n"
+                                "                         pipeline_parallel_size=args.vllm_pipeline_parallel_size)\n"),
+                "an engine given both dimensions the settings define"),
+        Example(_engine_project("    if args.vllm_pipeline_parallel_size > 1:\n"
+                                "        raise ValueError('colocate mode runs no pipeline parallelism')\n"
+                                "    return RolloutEngine(args.model, tensor_parallel_size=args.vllm_tensor_parallel_size)\n"),
+                "the function rejects the dimension it does not pass: loud, not silent"),
+        Example(_engine_project("    return RolloutEngine(args.model, tensor_parallel_size=args.vllm_tensor_parallel_size)\n",
+                                settings=""),
+                "settings that define no pipeline dimension: the engine's default is all there is"),
+        Example(_engine_project("    extra = {'enable_lora': True}\n"
+                                "    extra.update(args.engine_kwargs)\n"
+                                "    return RolloutEngine(args.model, tensor_parallel_size=args.vllm_tensor_parallel_size,"
+                                " **extra)\n"
+                                "def gpus(args):\n"
+                                "    return args.vllm_tensor_parallel_size * args.vllm_pipeline_parallel_size\n"),
+                "keyword arguments splatted from a mapping that code may fill with any key"),
         Example(_deepspeed_script("deepspeed.initialize(args=args, model=model)"),
                 "the parsed arguments handed to deepspeed.initialize, which reads --deepspeed_config"),
         Example(_deepspeed_script("deepspeed.initialize(model=model, config=json.load(open(args.deepspeed_config)))"),
@@ -235,6 +312,20 @@ no reader at all is a note."""
                 "a field of a class that extends another package's: that package may read it"),
     ]
     INVALID = [
+        Example(_sglang_worker(""),
+                "a server sized on the tensor dimension from a config section that also sets the pipeline "
+                "dimension, which it never gets", expect=[("worker.py", 7)]),
+        Example(_engine_project("    return RolloutEngine(args.model, tensor_parallel_size=args.vllm_tensor_parallel_size)\n"),
+                "an engine sized on the tensor dimension from the settings and not on the pipeline dimension "
+                "they also define: its default 1 runs (the subclass inherits the engine's __init__)",
+                expect=[("trainer.py", 3)]),
+        Example(_engine_project("    lora = {}\n"
+                                "    if args.lora:\n"
+                                "        lora = {'enable_lora': True}\n"
+                                "    return RolloutEngine(args.model, tensor_parallel_size=args.vllm_tensor_parallel_size,"
+                                " **lora)\n"),
+                "a splat of a mapping whose every key is written here adds none of the missing dimension",
+                expect=[("trainer.py", 6)]),
         Example({"run.py": "from absl import app, flags\n"
                            "FLAGS = flags.FLAGS\n"
                            "flags.DEFINE_integer('num_envs', 8, 'Environments per actor.')\n"
@@ -492,6 +583,66 @@ no reader at all is a note."""
         yield from self._misspelt_keys(result)
         yield from self._unread_by_entry(result)
         yield from self._library_flags(result)
+        yield from self._dimension_dropped(result)
+
+    def _dimension_dropped(self, result):
+        """`GRPOVllmEngine(model, tensor_parallel_size=self.vllm_tensor_parallel_size, ...)`
+        with no pipeline_parallel_size, while the settings that size the tensor dimension also
+        define `vllm_pipeline_parallel_size`: on this path the engine runs its default for the
+        pipeline dimension and the user's value is dropped. Only for a call whose callee takes
+        the omitted dimension (the flow made a site for it), a sibling setting of the routed
+        one (the same name and section with the dimension swapped) that the user can set, and
+        a function that does not read that setting itself (a check that rejects it is loud)."""
+        calls: dict[tuple, list] = {}
+        for s in result.sites:
+            d = s.detail
+            if s.role == "consume" and s.kind == "python" and d.get("via") == "helper" and not is_test_site(s):
+                calls.setdefault((s.file, d.get("function"), d.get("helper"), s.source), []).append(s)
+        settable: dict[str, list] = {}
+        joined = {id(s): knob for knob in result.knobs for s in knob.sites if s.role == "consume"}
+        for knob in result.knobs:
+            if any(s.role == "define" and not s.detail.get("generated") and
+                   (s.kind in CONFIG_KINDS or s.detail.get("via") in FIELD_VIAS) for s in knob.sites):
+                settable.setdefault(knob.leaf.lower(), []).append(knob)
+        reads: dict[tuple, set] = {}  # (file, leaf) -> the functions (qualified names) that read it
+        for s in result.sites:
+            if _is_reader(s):
+                reads.setdefault((s.file, s.leaf.lower()), set()).add(str(s.detail.get("function") or "<module>"))
+        dropped = []  # (the site to report, the routed site, the omitted parameter, its default or None)
+        for sites in calls.values():
+            # the knob the routed value joined: its name is the setting's (`rollout.tensor_parallel_size`,
+            # not the holder's `args.x`)
+            routed = [s for s in sites if not s.detail.get("omitted") and s.detail.get("flow_key") and id(s) in joined]
+            for omitted in (s for s in sites if s.detail.get("omitted")):
+                dropped.extend((omitted, r, str(omitted.detail.get("helper_param") or omitted.key), omitted.value)
+                               for r in routed)
+        for r in result.sites:  # `ServerArgs(tp_size=cfg.rollout.tensor_parallel_size, ...)`, no pp_size
+            if r.role == "consume" and r.detail.get("omits") and not r.detail.get("literal") and id(r) in joined \
+                    and not is_test_site(r):
+                dropped.extend((r, r, str(param), None) for param in r.detail["omits"])
+        done = set()
+        for at, source, param, default in dropped:
+            if (at.file, at.line, param) in done:
+                continue
+            routed_knob = joined[id(source)]
+            knob = _sibling_setting(str(source.detail.get("helper_param") or source.detail.get("param") or ""),
+                                    param, routed_knob.name, settable)
+            if knob is None or ("." not in routed_knob.name and not _declared_together(routed_knob, knob, at.file)):
+                continue
+            # a derived site names its function in full (`pkg.mod.Cls.build`), a read by its
+            # qualified name (`Cls.build`)
+            function = str(at.detail.get("function") or "<module>")
+            if any(function == q or function.endswith("." + q) for q in reads.get((at.file, knob.leaf.lower()), ())):
+                continue
+            done.add((at.file, at.line, param))
+            define = next(s for s in knob.sites if s.role == "define" and not s.detail.get("generated"))
+            callee = at.detail.get("helper") or str(at.detail.get("backend") or "the backend").rsplit(".", 1)[-1]
+            f = self.finding(at, knob=knob.name, related=[at, source, define], subject="", effect="", near="")
+            f.message = (f"{callee}() gets {source.detail.get('helper_param') or source.detail.get('param')} from "
+                         f"`{source.detail.get('expr')}` but no {param}, so its default"
+                         f"{' ' + show(default) if default is not None else ''} runs: {knob.name}, which the same "
+                         f"settings define ({where(define)}), never reaches this call")
+            yield f
 
     def _misspelt_keys(self, result):
         """`context_parapllel_size: 2` in a YAML config, one typo from the field
@@ -843,6 +994,65 @@ no reader at all is a note."""
 
 
 _COPY = re.compile(r"^\s*self\.(\w+)\s*(?::[^=]+)?=\s*[\w.]+\s*$")
+
+
+def _dimensions() -> list[tuple[str, list[list[str]]]]:
+    """rules/knobs.yaml ``dimensions``: each dimension's spellings as word lists, longest first."""
+    if _DIMENSIONS is None:
+        data = catalogue.data("knobs.yaml").get("dimensions") or {}
+        globals()["_DIMENSIONS"] = [(dim, sorted((w.split("_") for w in spellings), key=len, reverse=True))
+                                    for dim, spellings in data.items()]
+    return _DIMENSIONS
+
+
+_DIMENSIONS = None
+
+
+def _dimension_at(words: list[str], start_only: bool) -> tuple[str, int, int] | None:
+    """(dimension, first word, word count) of the first dimension spelling in WORDS."""
+    for i in range(1 if start_only else len(words)):
+        for dim, spellings in _dimensions():
+            for sp in spellings:
+                if words[i:i + len(sp)] == sp:
+                    return dim, i, len(sp)
+    return None
+
+
+def _sibling_setting(routed_param: str, omitted_param: str, key: str, settable: dict):
+    """The settable knob that sizes OMITTED_PARAM's dimension beside KEY, which sizes
+    ROUTED_PARAM's: `vllm_tensor_parallel_size` -> `vllm_pipeline_parallel_size`, the
+    section kept (`rollout.tensor_parallel_size` -> `rollout.pipeline_parallel_size`)."""
+    a = _dimension_at(routed_param.lower().split("_"), True)
+    b = _dimension_at(omitted_param.lower().split("_"), True)
+    if a is None or b is None or a[0] == b[0]:
+        return None
+    section, _, leaf = key.lower().rpartition(".")
+    words = leaf.split("_")
+    at = _dimension_at(words, False)
+    if at is None or at[0] != a[0]:
+        return None
+    spellings = dict(_dimensions())[b[0]]
+    # `self._cfg_rollout.tensor_parallel_size` holds the `rollout` section
+    part = _SETTINGS_AFFIX.sub("", section.rsplit(".", 1)[-1]) if section else ""
+    for sp in spellings:
+        name = "_".join([*words[:at[1]], *sp, *words[at[1] + at[2]:]])
+        for knob in settable.get(name, ()):
+            if not section or knob.name.lower().endswith(f"{part}.{name}"):
+                return knob
+    return None
+
+
+def _declared_together(routed, sibling, rel: str) -> bool:
+    """Two knobs with no section are one settings object's when a class declares both (the
+    fields of `VllmArguments`) or one file sets both: not two scripts' fields of one name. When
+    the calling file REL declares the routed one itself, that declaration is the one it uses."""
+    def places(knob, only=None):
+        return {(s.detail.get("owner") or s.file) for s in knob.sites
+                if s.role == "define" and not s.detail.get("generated") and (only is None or s.file == only)}
+    return bool((places(routed, rel) or places(routed)) & places(sibling))
+
+
+_SETTINGS_AFFIX = re.compile(r"^_*(?:(?:cfg|conf|config|args)_)?|_(?:cfg|conf|config|args)$")
 
 
 def _script_path(graph, rel: str, function) -> tuple | None:

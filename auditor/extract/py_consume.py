@@ -105,9 +105,12 @@ class ConsumeMixin:
             return s
 
         explicit = []
+        omits = []  # counts the call leaves to the backend's default (none when a mapping is splatted)
         for count in consumer.counts:
             a = arg(count.param, count.position)
             if a is None:
+                if not splats:
+                    omits.append(count.param)
                 fn = self.function()
                 if count.loop and fn.loops:
                     loop = fn.loops[-1]
@@ -158,6 +161,10 @@ class ConsumeMixin:
                 key = self.ref_key(a, knob_only=True) or sel.param
                 site(key, a, None if v is NOT_LITERAL else v, sel.param, serial, literal=v is not NOT_LITERAL,
                      expr=self.text(a), resolves_to=self.qual(a))
+        if omits and explicit:
+            for s in sites:
+                if s.detail.get("param") in explicit:
+                    s.detail["omits"] = omits
         for m in splats:
             key = self.ref_key(m) or self.text(m)
             site(key, m, None, "**", serial, splat=True, expr=self.text(m))

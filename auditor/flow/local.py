@@ -9,7 +9,9 @@ for calls that are no catalogued backend. The result (``FileResult.flow``) holds
 - ``sinks``: ``[{"site": i, "fn": qualname, "tree": value tree of the count}]``
 - ``calls``: call edges to functions that may be the project's own, with a value tree per
   argument (``[{"fn", "callee": [dotted candidates], "line", "col", "text", "args": [...],
-  "kwargs": {...}, "star": bool}]``)
+  "kwargs": {...}, "star": bool}]``); a ``**name`` of a local mapping that is only ever a dict
+  display with literal keys adds those keys and leaves ``star`` false, so what it omits is
+  known to be omitted
 - ``functions``: ``{qualname: {"params": [...], "defaults": {name: tree}, "line": n}}``
   (``self``/``cls`` left out of methods' params) and ``classes``: ``{qualname: line}``
 - ``config``: scalar literals of module-level config dicts (``dict(...)``, ``{...}``,
@@ -18,6 +20,9 @@ for calls that are no catalogued backend. The result (``FileResult.flow``) holds
 - ``returns``: ``{qualname: {"params": [...], "tree": value tree}}`` of functions that return a
   capped count (``return max(min(cpus // 2, 4), 1)``); a ``call`` node keeps its few positional
   arguments' trees in ``argv`` so the flow layer can put them in for the parameters.
+- ``bases``: ``{class: [base candidates]}``, ``inherits_init``: the classes among them with no
+  ``__init__`` of their own and no decorator (a call runs the base's), and ``registry``: the
+  string names classes are registered under.
 - ``imports``: the modules the file's import statements name, anywhere in it (well-known
   libraries left out): which config modules a script loads (QG106, through
   ``auditor.lint.base.modules_to_files``).
@@ -663,11 +668,13 @@ def _structure(b: Builder, facts: dict) -> None:
     class's project bases and the string names it is registered under
     (`@REGISTRY.register("base")`, `{"base": BaseManager, ...}`)."""
     module = b.scopes["<module>"]
-    bases, registered = {}, []
+    bases, registered, inherits = {}, [], []
     for qual, node in b.class_nodes.items():
         found = [c for base in node.bases for c in b.callees(base, module)[:1]]
         if found:
             bases[b.full(qual)] = found
+            if _inherits_init(node):
+                inherits.append(b.full(qual))
         for dec in node.decorator_list:
             if isinstance(dec, ast.Call) and dec.args and const_str(dec.args[0]):
                 registered.append({"group": b.src.text(dec.func, 60), "name": const_str(dec.args[0]),
@@ -684,8 +691,18 @@ def _structure(b: Builder, facts: dict) -> None:
                               for k, c in entries)
     if bases:
         facts["bases"] = bases
+    if inherits:
+        facts["inherits_init"] = inherits
     if registered:
         facts["registry"] = registered
+
+
+def _inherits_init(node: ast.ClassDef) -> bool:
+    """A class whose call runs its base's __init__: none of its own, and no decorator (a
+    dataclass writes one from the fields)."""
+    return not node.decorator_list and not any(
+        isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in ("__init__", "__new__")
+        for stmt in node.body)
 
 
 def _edges(b: Builder, calls: list[tuple], sinks: list[dict], keep: set[str] = frozenset()) -> tuple[list[dict], set[str]]:
@@ -759,6 +776,7 @@ def _edge(b: Builder, fn: str, scope: _Scope, call: ast.Call, callees: list[str]
         args.append(_pruned(b.trace(a, scope, EDGE_DEPTH)))
     kwargs = {}
     splats = []
+    closed_splats = 0
     lines = {}  # keyword -> its line, in a call written over several lines
     for k in call.keywords:
         if k.arg is None:
@@ -769,10 +787,20 @@ def _edge(b: Builder, fn: str, scope: _Scope, call: ast.Call, callees: list[str]
             for key, value in _mapping_entries(k.value, scope):
                 if key not in kwargs:
                     kwargs[key] = _pruned(b.trace(value, scope, EDGE_DEPTH))
+            closed = _closed_mapping(k.value, scope)
+            if closed is not None:
+                # `lora_kwargs = {}` or `{"enable_lora": ...}` and nothing else ever writes to
+                # it: the splat passes those keys and no other, so what it omits is omitted
+                for key, value in closed.items():
+                    if key not in kwargs:
+                        kwargs[key] = _pruned(b.trace(value, scope, EDGE_DEPTH))
+                closed_splats += 1
         else:
             kwargs[k.arg] = _pruned(b.trace(k.value, scope, EDGE_DEPTH))
             if k.value.lineno != call.lineno:
                 lines[k.arg] = k.value.lineno
+    if star and splats and closed_splats == len(splats) and not any(isinstance(a, ast.Starred) for a in call.args):
+        star = False
     edge = {"fn": b.full(fn) if fn != "<module>" else "<module>", "callee": callees, "line": call.lineno,
             "col": b.src.column(call), "text": b.src.text(call, TEXT_LIMIT), "args": args, "kwargs": kwargs,
             "star": star}
@@ -798,6 +826,47 @@ def _mapping_entries(expr: ast.AST, scope: _Scope) -> list[tuple[str, ast.AST]]:
         return [(k.value, v) for k, v in zip(value.keys, value.values)
                 if isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value.isidentifier()]
     return []
+
+
+_READ_ONLY = frozenset({"get", "keys", "items", "values", "copy"})
+
+
+def _closed_mapping(expr: ast.AST, scope: _Scope) -> dict[str, ast.AST] | None:
+    """Every key a local mapping may hold, when each binding of the name in SCOPE is a dict
+    display or `dict(k=v)` with literal keys and the scope only reads it or splats it; None
+    when anything else may write to it (a subscript store, `update`, a call it is passed to)."""
+    if not isinstance(expr, ast.Name) or expr.id in scope.params:
+        return None
+    defs = scope.bindings().get(expr.id, [])
+    if not defs:
+        return None
+    entries: dict[str, ast.AST] = {}
+    for _end, how, value, _stmt, _branch in defs:
+        if how != "assign":
+            return None
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict" \
+                and not value.args and all(kw.arg is not None for kw in value.keywords):
+            pairs = [(kw.arg, kw.value) for kw in value.keywords]
+        elif isinstance(value, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str)
+                                                 for k in value.keys):
+            pairs = list(zip((k.value for k in value.keys), value.values))
+        else:
+            return None
+        entries.update(pairs)
+    for node in ast.walk(scope.node):
+        for child in ast.iter_child_nodes(node):
+            if not (isinstance(child, ast.Name) and child.id == expr.id and isinstance(child.ctx, ast.Load)):
+                continue
+            if isinstance(node, ast.keyword) and node.arg is None:
+                continue
+            if isinstance(node, ast.Attribute) and node.attr in _READ_ONLY:
+                continue
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+                continue
+            if isinstance(node, ast.Compare) and child is not node.left:
+                continue  # `"k" in kwargs`
+            return None
+    return entries
 
 
 def _pruned(tree: dict) -> dict:

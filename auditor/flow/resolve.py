@@ -24,6 +24,7 @@ from auditor.keys import norm_key
 from auditor.model import ScanResult, Site
 
 MAX_ROUNDS = 4  # helper levels followed from a sink
+MAX_BASES = 3  # base classes followed up for an inherited __init__
 MAX_HELPER_WORDS = 32  # helper names the second parse pass looks for (bounds its cost)
 MAX_DERIVED = 40  # consume sites one sink may create at its helpers' callers, per level
 KEY_KINDS = ("config", "env")
@@ -50,14 +51,50 @@ class _Functions:
         self.info: dict[str, dict] = {}
         self.suffix: dict[str, list[str]] = defaultdict(list)
         self.classes: set[str] = set()
+        # class -> its bases (dotted candidates), for the classes that inherit their __init__
+        self.bases: dict[str, list[str]] = {}
         for rel, f in facts.items():
             for name, info in f.get("functions", {}).items():
                 self.info[name] = info
                 for tail in _tails(name):
                     self.suffix[tail].append(name)
             self.classes |= set(f.get("classes", {}))
+            inherits = f.get("inherits_init") or ()
+            self.bases.update((c, b) for c, b in (f.get("bases") or {}).items() if c in inherits)
+        self.class_suffix: dict[str, list[str]] = defaultdict(list)
+        for c in self.bases:
+            for tail in (*_tails(c), c.rsplit(".", 1)[-1]):
+                self.class_suffix[tail].append(c)
 
-    def resolve(self, candidates: list[str]) -> str | None:
+    def resolve(self, candidates: list[str], depth: int = 0) -> str | None:
+        found = self._own(candidates)
+        if found is None and depth < MAX_BASES and self.bases:
+            # `GRPOVllmEngine(model, tensor_parallel_size=...)` of `class GRPOVllmEngine(VllmEngine)`
+            # with no __init__ of its own runs VllmEngine.__init__
+            for cls in self._classes(candidates):
+                for base in self.bases[cls]:
+                    init = self.resolve([base], depth + 1)
+                    if init is not None and init.endswith(".__init__"):
+                        return init
+        return found
+
+    def _classes(self, candidates: list[str]) -> list[str]:
+        """The project classes that inherit __init__ and that the candidates name: the full name,
+        else a dotted suffix or, for a re-export, the class name, when it names one class."""
+        out = []
+        for c in candidates:
+            if c in self.bases:
+                names = [c]
+            else:
+                parts = c.split(".")
+                names = next((found for tail in (".".join(parts[-2:]), parts[-1])
+                              if len(found := self.class_suffix.get(tail, ())) == 1), [])
+                # a re-export by its class name only within the same top package
+                names = [n for n in names if n.split(".")[0] == parts[0]]
+            out.extend(names)
+        return out
+
+    def _own(self, candidates: list[str]) -> str | None:
         for c in candidates:
             for name in (c, f"{c}.__init__"):
                 if name in self.info:
