@@ -627,7 +627,9 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
             routed_knob = joined[id(source)]
             knob = _sibling_setting(str(source.detail.get("helper_param") or source.detail.get("param") or ""),
                                     param, routed_knob.name, settable)
-            if knob is None or ("." not in routed_knob.name and not _declared_together(routed_knob, knob, at.file)):
+            routed_param = str(source.detail.get("helper_param") or source.detail.get("param") or "")
+            if knob is None or ("." not in routed_knob.name
+                                and not _declared_together(routed_knob, knob, at.file, routed_param)):
                 continue
             # a derived site names its function in full (`pkg.mod.Cls.build`), a read by its
             # qualified name (`Cls.build`)
@@ -1042,14 +1044,19 @@ def _sibling_setting(routed_param: str, omitted_param: str, key: str, settable: 
     return None
 
 
-def _declared_together(routed, sibling, rel: str) -> bool:
+def _declared_together(routed, sibling, rel: str, param: str) -> bool:
     """Two knobs with no section are one settings object's when a class declares both (the
     fields of `VllmArguments`) or one file sets both: not two scripts' fields of one name. When
-    the calling file REL declares the routed one itself, that declaration is the one it uses."""
+    the calling file REL declares the routed one itself, that declaration is the one it uses; a
+    routed knob named as the callee's own parameter (`tensor_parallel_size`, which many scripts'
+    settings declare and the join merges) counts only when REL declares it."""
     def places(knob, only=None):
         return {(s.detail.get("owner") or s.file) for s in knob.sites
                 if s.role == "define" and not s.detail.get("generated") and (only is None or s.file == only)}
-    return bool((places(routed, rel) or places(routed)) & places(sibling))
+    own = places(routed, rel)
+    if not own and routed.leaf.lower() == param.lower():
+        return False
+    return bool((own or places(routed)) & places(sibling))
 
 
 _SETTINGS_AFFIX = re.compile(r"^_*(?:(?:cfg|conf|config|args)_)?|_(?:cfg|conf|config|args)$")
