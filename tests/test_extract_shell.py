@@ -116,6 +116,14 @@ def test_flag_value_is_not_a_following_override_or_flag():
                         ("define", 1, "vec_env", True, None), ("define", 1, "num_threads", 2, None)}
 
 
+def test_a_command_line_in_one_string_is_no_override():
+    """`screen -X stuff "CUDA_VISIBLE_DEVICES=0 python3 -m worker ..."` hands a whole command to
+    screen: not an override of CUDA_VISIBLE_DEVICES (FastChat's scripts/build-api.sh)."""
+    r = sh('screen -DRRS w0 -X stuff "CUDA_VISIBLE_DEVICES=0 python3 -m serve.worker --port 21002 \\r"\n'
+           "python m.py 'trainer.num_workers=4'\n")
+    assert table(r) == {("define", 2, "trainer.num_workers", 4, None)}
+
+
 def test_hydra_override_forms():
     text = ("python m.py a.b.num_workers=4 +x.n_envs=2 ++y.num_threads=1 ~z.world_size rollout/pool@p.nproc=3"
             " 'q.max_workers=${oc.env:N}'\n")

@@ -432,6 +432,10 @@ class _Script:
             o = OVERRIDE.match(text)
             if o and o.group(2).isupper() and i and words[i - 1][0].text.startswith("-"):
                 self.note_word(words[i])  # `--env OMP_NUM_THREADS=8`: an option's NAME=VALUE, not a config key
+            elif o and o.group(2).isupper() and o.group(4) is not None and any(c.isspace() for c in o.group(4)):
+                # `screen -X stuff "CUDA_VISIBLE_DEVICES=0 python3 -m worker ..."`: a command line
+                # handed to another program as one string, not an override of a key
+                self.note_word(words[i])
             elif o and (o.group(4) is not None or o.group(1) == "~"):
                 self.override(words[i], o, launcher, script)
             else:
