@@ -2,6 +2,7 @@
 
 import collections
 import posixpath
+import re
 
 from auditor.join import composed, hydra_includes
 from auditor.lint import idioms
@@ -60,8 +61,16 @@ section but leave the key out: the fallback is their value, by design. A call of
 leaves out the count another call of it passes from the configuration runs the helper's default
 (`collector = Collector(cfg); collector.collect()` while `train()` passes `env_num=cfg...`): a
 warning at that call, also when the default sits in front of an `or` that would read the
-configuration (`env_num = env_num or cfg.env_num`: a default of 8 is never falsy)."""
+configuration (`env_num = env_num or cfg.env_num`: a default of 8 is never falsy).
+A function's fallback for its own keyword arguments (`kwargs.pop("num_workers", 1)` in a
+library class) is compared only with config files in its own top-level folder: an example
+script's config elsewhere reaches it through a call, not by name."""
     VALID = [
+        Example({"examples/redq/config.yaml": "num_workers: 2\n",
+                 "rllib/envs/gym.py": "class GymEnv:\n"
+                                      "    def __init__(self, env_name, **kwargs):\n"
+                                      "        self.num_workers = kwargs.pop('num_workers', 1)\n"},
+                "a library function's own keyword default, against an example script's config in another folder"),
         Example({"train.py": "import argparse\n"
                              "p = argparse.ArgumentParser()\n"
                              "p.add_argument('--num-envs', type=int, default=8)\n"
@@ -199,6 +208,7 @@ configuration (`env_num = env_num or cfg.env_num`: a default of 8 is never falsy
 
     def check(self, result):
         self._meta = result.meta
+        self._near: dict[tuple, tuple] = {}  # (id(summary), folder) -> (summary kept alive, cut summary)
         keys_by_file: dict[str, set[str]] = {}  # config file -> every dotted key it sets
         for s in result.sites:
             if s.role == "define" and s.kind in CONFIG_KINDS:
@@ -235,7 +245,8 @@ configuration (`env_num = env_num or cfg.env_num`: a default of 8 is never falsy
                         f.severity, f.confidence = "note", "low"
                     yield f
             for site, default in reads:
-                yield from self._against(knob, site, default, sets.for_read(site))
+                summary = sets.for_read(site)
+                yield from self._against(knob, site, default, self._near_only(site, summary))
             if configured:
                 continue
             # no configured default: code paths that read the same setting disagree. Dotted
@@ -312,6 +323,20 @@ configuration (`env_num = env_num or cfg.env_num`: a default of 8 is never falsy
                                other=f"the configuration sets {show(first.value)} at {where(first)}, which "
                                      f"{where(other)} passes to it")
 
+    def _near_only(self, read, summary):
+        """SUMMARY cut to the configs in READ's top-level folder, for an API default: a config of
+        example scripts elsewhere (`sota-implementations/redq/config.yaml`) reaches a library
+        function's `num_workers=1` only through a call, which the flow would show, not by name.
+        Memoised per summary and folder: a library pops the same key in many functions."""
+        if summary is None or not _api_default(read):
+            return summary
+        top = read.file.split("/", 1)[0] if "/" in read.file else ""
+        key = (id(summary), top)
+        if key not in self._near:
+            near = [s for s in summary.sites if (s.file.split("/", 1)[0] if "/" in s.file else "") == top]
+            self._near[key] = (summary, summary if len(near) == len(summary.sites) else _Summary(near))
+        return self._near[key][1]
+
     def _against(self, knob, site, default, summary):
         if summary is None or not summary.sites or summary.holds(default):
             return
@@ -341,6 +366,17 @@ configuration (`env_num = env_num or cfg.env_num`: a default of 8 is never falsy
                            other=f"the {len(configured)} configurations that set it disagree ({counts}{more}; "
                                  f"e.g. {where(first)})",
                            severity="note", confidence="low")
+
+
+_KWARGS = re.compile(r"^_*(kw|kwds|kwarg|kwargs|\w+_kwargs)$")
+
+
+def _api_default(site) -> bool:
+    """A function's own default, not a setting's fallback: what it pops from its keyword
+    arguments (`num_workers = kwargs.pop("num_workers", 1)`). (A parameter's default is compared
+    with config files on its own terms: `def collect(self, env_num=8)` under `collector.env_num`.)"""
+    root = str(site.detail.get("root") or "").split(".", 1)[0]
+    return site.detail.get("via") in ("get", "pop") and bool(_KWARGS.match(root))
 
 
 def _siblings_without(files_by_folder, configured) -> int:

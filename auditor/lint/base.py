@@ -118,7 +118,8 @@ def knob_sites(result: ScanResult) -> Iterator[tuple[Knob, Site]]:
 def is_test_file(path: str) -> bool:
     parts = path.replace("\\", "/").split("/")
     name = parts[-1]
-    return (any(p in ("test", "tests", "testing") for p in parts[:-1]) or name.startswith("test_")
+    # (`.github/unittest/linux/scripts/run_all.sh`: a CI job's test runner)
+    return (any(p in ("test", "tests", "testing", "unittest", "unittests") for p in parts[:-1]) or name.startswith("test_")
             or name.endswith("_test.py") or name == "conftest.py")
 
 
