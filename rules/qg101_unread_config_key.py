@@ -141,6 +141,15 @@ warning at the call, unless the function reads that setting itself (a check that
 The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/knobs.yaml
 `dimensions`."""
     VALID = [
+        Example({"launch.py": "import argparse\n"
+                              "parser = argparse.ArgumentParser()\n"
+                              "parser.add_argument('--num_workers', type=int, default=2)\n"
+                              "parser.add_argument('--slurm_gpus_per_task', default=1, type=int, "
+                              "help='Number of GPUs per node.')\n"
+                              "args = parser.parse_args()\n"
+                              "executor(args.num_workers, gpus=args.slurm_gpus_per_task)\n",
+                 "config_submitit.yaml": "num_workers: 2\nslurm_config:\n  slurm_cpus_per_task: 8\n"},
+                "a key one letter from a read field that counts another unit (cpus, gpus) is no typo of it"),
         Example({"generation.py": "from dataclasses import dataclass\n"
                                   "from vllm import LLM\n"
                                   "@dataclass\n"
@@ -674,9 +683,11 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                 leaf = key.rsplit(".", 1)[-1].lower()
                 if len(leaf) < MISSPELT_MIN or leaf in knob_leaves or value is None:
                     continue
+                # (`slurm_cpus_per_task` is no typo of `slurm_gpus_per_task`: it counts another unit)
                 near = next((t for n in (len(leaf) - 1, len(leaf), len(leaf) + 1)
                              for name, t in targets.get(n, {}).items()
-                             if name[0] == leaf[0] and one_typo(leaf, name)), None)
+                             if name[0] == leaf[0] and one_typo(leaf, name)
+                             and count_units(leaf) == count_units(name)), None)
                 if near is None or _tool_config(result, rel, tools):
                     continue
                 what = (f"a field of {near.detail.get('owner')} ({where(near)})"
