@@ -49,14 +49,23 @@ def _only_on_gpu(site) -> bool:
     """`if torch.cuda.is_available(): torch.set_num_threads(1)`: the math runs on the GPU, and
     one CPU thread keeps the data path from contending with it (habitat-baselines' own switch)."""
     condition = str(site.detail.get("condition") or "")
+    if _GPU_FUNCTION.search(str(site.detail.get("function") or "").rsplit(".", 1)[-1]):
+        return True  # `Actor._gpu_inference_loop`: the function says where its math runs
     return bool(_ON_GPU.search(condition)) and "not " not in condition
+
+
+_GPU_FUNCTION = re.compile(r"(^|_)(gpu|cuda)(_|$)", re.IGNORECASE)
 
 
 def _in_worker(site) -> bool:
     d = site.detail
     function = d.get("function") or ""
-    if _MATH_PROCESS.search(function):
-        return False  # LearnerWorker.init, InferenceWorker.init: a process of its own, doing the math
+    if d.get("worker_copies"):
+        return True  # one of N processes started in a loop (an inference loop per env): busy workers
+    # a process target is named by its own function (`LearnerComm._send_model_loop` sends models);
+    # anything else by its whole name (LearnerWorker.init, InferenceWorker.init: the math)
+    if _MATH_PROCESS.search(function.rsplit(".", 1)[-1] if d.get("in_worker") else function):
+        return False
     if d.get("in_worker"):
         return True
     return bool(function) and bool(_WORKERISH.search(function))
@@ -146,7 +155,10 @@ worker processes it is for them, and not reported. So is a thread variable in a 
 (`DEFAULT_ENV = {"OMP_NUM_THREADS": "1"}`): it is the environment of processes the program
 launches, not of the program.
 A learner or inference process is the math, whatever else its name says (sample-factory's
-`LearnerWorker`): a pin there is reported.
+`LearnerWorker`): a pin there is reported. A process target is named by its own function
+(`LearnerComm._send_model_loop` sends models), and a target started once per turn of a loop
+(an inference loop per env) is one of N busy workers; a function named for the GPU
+(`_gpu_inference_loop`) runs its math there.
 A launch script that exports it and then starts several ranks with a launcher (`torchrun
 --nproc_per_node=8`, `deepspeed`, `mpirun -np 4`) gives each rank one thread, torchrun's own
 default for several ranks: not reported.
@@ -155,6 +167,35 @@ inherit it): one thread per busy worker is the policy `qg-audit verify` recommen
 (docs/verify.md, "Threads and CPUs"), so it is not reported; the learner it pins too is
 measured by verify, which says when it needs more threads."""
     VALID = [
+        Example({"actor.py": "import multiprocessing as mp\n"
+                             "import torch\n"
+                             "class Actor:\n"
+                             "    def _inference_loop(self, env_id, pipe):\n"
+                             "        torch.set_num_threads(1)\n"
+                             "        serve(self.model, pipe)\n"
+                             "    def start(self, env_num):\n"
+                             "        ctx = mp.get_context('fork')\n"
+                             "        for env_id in range(env_num):\n"
+                             "            ctx.Process(target=self._inference_loop, args=(env_id, None)).start()\n"},
+                "an inference loop started once per env: one thread each for N busy processes"),
+        Example({"learner_comm.py": "import torch\n"
+                                    "import torch.multiprocessing as tm\n"
+                                    "class LearnerComm:\n"
+                                    "    def __init__(self):\n"
+                                    "        self.mp_fork_context = tm.get_context('fork')\n"
+                                    "    def start_send_model(self):\n"
+                                    "        self.mp_fork_context.Process(target=self._send_model_loop).start()\n"
+                                    "    def _send_model_loop(self):\n"
+                                    "        torch.set_num_threads(1)\n"
+                                    "        send_models()\n"},
+                "a model-sender process of the learner, started through a context held by the object"),
+        Example({"actor.py": "import torch\n"
+                             "class Actor:\n"
+                             "    def _gpu_inference_loop(self):\n"
+                             "        torch.set_num_threads(1)\n"
+                             "        self.model.cuda()\n"
+                             "        serve(self.model)\n"},
+                "an inference loop whose name says it runs on the GPU"),
         Example({"sampler.py": "import torch\nimport multiprocessing as mp\n"
                                "def worker_main(q):\n"
                                "    torch.set_num_threads(1)\n"

@@ -237,7 +237,8 @@ class ConsumeMixin:
             else:
                 self.facts.add_worker(fn.qualname, fn.cls, node.func, closures=True)
         else:
-            self.facts.add_worker(fn.qualname, fn.cls, node)
+            # `for i in range(env_num): Process(target=self._inference_loop, ...)`: N copies
+            self.facts.add_worker(fn.qualname, fn.cls, node, copies=fn.loop_depth > 0)
 
     def local_backends(self, name: str) -> list:
         for f in reversed(self.frames):

@@ -39,13 +39,16 @@ class Facts:
     # (function, pool variable or None, id(receiver), submitted callable node, class)
     pool_calls: list[tuple] = field(default_factory=list)
     threads: set[str] = field(default_factory=set)  # qualnames run as a threading.Thread target
+    copies: set[str] = field(default_factory=set)  # worker qualnames started inside a loop: N processes
 
     def add_thread(self, scope: str, cls: str, ref: ast.AST) -> None:
         self.threads.update(candidates(scope, cls, ref))
 
-    def add_worker(self, scope: str, cls: str, ref: ast.AST, closures: bool = False) -> None:
+    def add_worker(self, scope: str, cls: str, ref: ast.AST, closures: bool = False, copies: bool = False) -> None:
         for name in candidates(scope, cls, ref):
             (self.closures if closures else self.workers).add(name)
+            if copies:
+                self.copies.add(name)
 
     def finish(self, sites: list) -> None:
         self.resolve_pools()
@@ -54,6 +57,8 @@ class Facts:
             if any(fn == w or fn.startswith(w + ".") for w in self.workers) or any(
                     fn.startswith(c + ".") for c in self.closures):
                 site.detail["in_worker"] = True
+                if any(fn == w or fn.startswith(w + ".") for w in self.copies):
+                    site.detail["worker_copies"] = True  # one of N processes started in a loop
             if site.role == "consume" and "trains" not in site.detail:
                 trains = sorted(n for n in self.calls.get(fn, ()) if n.rsplit(".", 1)[-1] in TRAINING_CALLS)
                 if trains:

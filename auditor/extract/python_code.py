@@ -133,6 +133,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.cpu_words = "cpu_count" in text or "sched_getaffinity" in text
         self.tree = None  # set by extract(); py_context.Context is built from it when first needed
         self._ctx = None
+        self.self_modules: dict[tuple, str] = {}  # (class, attribute) -> module it holds (self.ctx = get_context())
         self.flow_sinks: list[tuple] = []  # (site index, count argument, function): auditor.flow.local
         self.flow_calls: list[tuple] = []  # (function, class, call) of calls that are no backend
         self.flow_defs: list[tuple] = []  # functions, classes, imports in visiting order
@@ -329,6 +330,10 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
                     return f.aliases[node.id][len("module:"):]
             return None
         if isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id == "self" and self.self_modules:
+                module = self.self_modules.get((self.function().cls, node.attr))
+                if module:
+                    return module
             base = self.qual(node.value)
             return f"{base}.{node.attr}" if base else None
         if isinstance(node, ast.Call):
@@ -682,6 +687,11 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
 
     def assign(self, target: ast.AST, value: ast.AST) -> None:
         fn = self.function()
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self" \
+                and fn.cls and isinstance(value, ast.Call) and self.qual(value) == "multiprocessing":
+            # `self.ctx = mp.get_context("fork")`, then `self.ctx.Process(target=self._loop)` in
+            # another method: the attribute is the multiprocessing module
+            self.self_modules[(fn.cls, target.attr)] = "multiprocessing"
         if isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
                 if isinstance(elt, ast.Name):
