@@ -6,8 +6,8 @@ import re
 
 from auditor.join import composed, hydra_includes
 from auditor.lint import idioms
-from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, is_config_define, is_literal, is_test_file, show,
-                               where)
+from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, in_examples, is_config_define, is_literal,
+                               is_test_file, show, where)
 
 _READ_VIAS = ("get", "getattr", "pop", "environ", "param", "dataclass", "subscript", "attribute")
 
@@ -63,9 +63,14 @@ leaves out the count another call of it passes from the configuration runs the h
 warning at that call, also when the default sits in front of an `or` that would read the
 configuration (`env_num = env_num or cfg.env_num`: a default of 8 is never falsy).
 A function's fallback for its own keyword arguments (`kwargs.pop("num_workers", 1)` in a
-library class) is compared only with config files in its own top-level folder: an example
-script's config elsewhere reaches it through a call, not by name."""
+library class) is compared only with config files in its own top-level folder, and a
+parameter's default not with the configs of example scripts in another top-level folder
+(`examples/`, `sota-implementations/`): those reach it through a call, not by name."""
     VALID = [
+        Example({"sota-implementations/redq/config.yaml": "num_workers: 2\n",
+                 "rllib/datasets/d4rl.py": "def load(name, num_workers=0):\n    return fetch(name, num_workers)\n"},
+                "a library function's parameter default, against an example script's config in a folder no "
+                "package can be named"),
         Example({"examples/redq/config.yaml": "num_workers: 2\n",
                  "rllib/envs/gym.py": "class GymEnv:\n"
                                       "    def __init__(self, env_name, **kwargs):\n"
@@ -240,7 +245,7 @@ script's config elsewhere reaches it through a call, not by name."""
             in_configs = _Summary([s for s in configured if s.kind in CONFIG_KINDS
                                    and (s.file, s.line) not in target_args]) if params else None
             for site, default in params:
-                for f in self._against(knob, site, default, in_configs):
+                for f in self._against(knob, site, default, self._near_only(site, in_configs)):
                     if "." in knob.name:  # a function parameter matched to a nested config key by its leaf
                         f.severity, f.confidence = "note", "low"
                     yield f
@@ -324,16 +329,19 @@ script's config elsewhere reaches it through a call, not by name."""
                                      f"{where(other)} passes to it")
 
     def _near_only(self, read, summary):
-        """SUMMARY cut to the configs in READ's top-level folder, for an API default: a config of
-        example scripts elsewhere (`sota-implementations/redq/config.yaml`) reaches a library
-        function's `num_workers=1` only through a call, which the flow would show, not by name.
-        Memoised per summary and folder: a library pops the same key in many functions."""
-        if summary is None or not _api_default(read):
+        """SUMMARY without the configs that cannot reach READ by name. For a function's fallback
+        for its own keyword arguments: every config outside READ's top-level folder. For a
+        parameter's default: the configs of example scripts in another top-level folder
+        (`sota-implementations/redq/config.yaml`, `examples/x.yaml`), which reach a library
+        function's `num_workers=1` only through a call, which the flow would show. Memoised per
+        summary and folder: a library reads the same key in many functions."""
+        api = _api_default(read)
+        if summary is None or not (api or read.detail.get("via") == "param"):
             return summary
-        top = read.file.split("/", 1)[0] if "/" in read.file else ""
-        key = (id(summary), top)
+        top = _top(read.file)
+        key = (id(summary), top, api)
         if key not in self._near:
-            near = [s for s in summary.sites if (s.file.split("/", 1)[0] if "/" in s.file else "") == top]
+            near = [s for s in summary.sites if _top(s.file) == top or not api and not _script_folder(s.file)]
             self._near[key] = (summary, summary if len(near) == len(summary.sites) else _Summary(near))
         return self._near[key][1]
 
@@ -369,6 +377,17 @@ script's config elsewhere reaches it through a call, not by name."""
 
 
 _KWARGS = re.compile(r"^_*(kw|kwds|kwarg|kwargs|\w+_kwargs)$")
+
+
+def _top(path: str) -> str:
+    return path.split("/", 1)[0] if "/" in path else ""
+
+
+def _script_folder(path: str) -> bool:
+    """A config of example or demo scripts: under examples/, tutorials/, ... or a top-level
+    folder no package can be named (`sota-implementations/`)."""
+    top = _top(path)
+    return in_examples(path) or bool(top) and not top.isidentifier()
 
 
 def _api_default(site) -> bool:
