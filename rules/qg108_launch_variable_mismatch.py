@@ -16,6 +16,10 @@ def _vars(result):
     return out
 
 
+# the launcher option that says how many nodes the job spans, for launchers that default to one
+_NODE_FLAGS = {"torchrun": "nnodes"}
+
+
 def _line(v):
     return v[0] if isinstance(v, (list, tuple)) else v
 
@@ -33,7 +37,11 @@ back to its default, and the script reads as if 16 were used. The same happens w
 script defines a variable it never uses, or reads an environment variable spelled
 differently from its sibling scripts (`N_GPUS` here, `NUM_GPUS` everywhere else).
 
-Exported variables are not reported as unused: a child process may read them."""
+Exported variables are not reported as unused: a child process may read them.
+
+A SLURM batch script that asks for several nodes (`#SBATCH --nodes=2`) and starts torchrun on
+them without `--nnodes` runs torchrun's default of one node per job: each node's ranks train
+apart, or the later nodes wait and the job trains on one."""
     VALID = [
         Example({"run.sh": "#!/bin/bash\nNUM_WORKERS=16\npython train.py --num-workers $NUM_WORKERS\n"},
                 "defined and passed"),
@@ -54,6 +62,9 @@ Exported variables are not reported as unused: a child process may read them."""
         Example({"run.sh": "#!/bin/bash\nNUM_WORKERS=16\n# python train.py --num-workers $NUM_WORKER\n"
                            "python train.py --num-workers $NUM_WORKERS\n"},
                 "a commented-out command does not count"),
+        Example({"multi_node.slurm": "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks=2\n"
+                                     "srun torchrun --nnodes 2 --nproc_per_node 4 --rdzv_backend c10d train.py\n"},
+                "torchrun told how many nodes the batch job has"),
     ]
     INVALID = [
         Example({"run.sh": "#!/bin/bash\nNUM_WORKERS=16\npython train.py --num-workers $NUM_WORKER\n"},
@@ -63,6 +74,9 @@ Exported variables are not reported as unused: a child process may read them."""
                  "scripts/train_c.sh": "#!/bin/bash\npython train.py --num-gpus $N_GPUS\n"},
                 "one script reads an environment variable its siblings spell differently",
                 expect=[("scripts/train_c.sh", 2)]),
+        Example({"multi_node.slurm": "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks=2\n"
+                                     "srun torchrun --nproc_per_node 4 --rdzv_backend c10d train.py\n"},
+                "two nodes asked of SLURM, torchrun left at its one-node default", expect=[("multi_node.slurm", 4)]),
     ]
 
     def check(self, result):
@@ -97,6 +111,25 @@ Exported variables are not reported as unused: a child process may read them."""
                     continue  # reported at the use above
                 yield self.finding(None, file=path, line=_line(line), column=1, knob=var,
                                    problem=f"{var} is set here but never used or exported, so it changes nothing")
+        yield from self._nodes_unused(result)
+
+    def _nodes_unused(self, result):
+        """`#SBATCH --nodes=2`, then `srun torchrun --nproc_per_node 4 ...` with no --nnodes."""
+        launches: dict[tuple, list] = {}
+        for s in result.sites:
+            if s.kind == "shell" and s.detail.get("launcher_option") and s.detail.get("launcher") in _NODE_FLAGS:
+                launches.setdefault((s.file, s.line, s.detail["launcher"]), []).append(s)
+        for (rel, line, launcher), options in sorted(launches.items()):
+            meta = result.meta.get(rel)
+            nodes = meta.get("sbatch_nodes") if isinstance(meta, dict) else None
+            if not nodes or not isinstance(nodes[1], int) or nodes[1] < 2:
+                continue
+            if any(o.leaf.lower() == _NODE_FLAGS[launcher] for o in options):
+                continue
+            yield self.finding(options[0], knob=_NODE_FLAGS[launcher],
+                               problem=f"#SBATCH asks for {nodes[1]} nodes (line {nodes[0]}), but {launcher} here gets "
+                                       f"no --{_NODE_FLAGS[launcher]}, so it runs its default of 1 node: the nodes "
+                                       f"do not form one job")
 
     @staticmethod
     def _siblings(files, path):

@@ -302,3 +302,12 @@ def test_values_are_typed_like_hydra_overrides():
     assert {s.key: s.value for s in r.sites} == {
         "a.num_workers": 8, "b.n_envs": 1.5, "c.nproc": "on", "d.num_cpus": "1:30", "e.serial_mode": False,
         "f.n_envs": None, "g.num_gpus": 1000.0}
+
+
+def test_a_slurm_batch_script_is_a_shell_script_with_its_node_count():
+    assert kind_of("jobs/multi_node.slurm") == kind_of("jobs/train.sbatch") == "shell"
+    r = sh("#!/bin/bash\n#SBATCH --job-name=x\n#SBATCH --nodes=2\nsrun torchrun --nproc_per_node 4 t.py\n",
+           "multi_node.slurm")
+    assert r.meta["sbatch_nodes"] == [3, 2]
+    assert sh("#!/bin/bash\n#SBATCH -N 4\nsrun python t.py\n").meta["sbatch_nodes"] == [2, 4]
+    assert "sbatch_nodes" not in sh("#!/bin/bash\n# SBATCH --nodes=2 (a note, no directive)\n").meta

@@ -33,6 +33,8 @@ SUFFIX_KINDS = {
     ".ini": "ini",
     ".sh": "shell",
     ".bash": "shell",
+    ".slurm": "shell",  # SLURM batch scripts: bash with #SBATCH directives
+    ".sbatch": "shell",
 }
 MODULES = {
     "python": "auditor.extract.python_code",

@@ -549,9 +549,21 @@ class _Script:
                     if name not in SYSTEM_VARS:
                         self.used.setdefault(name, line + doc.body.count("\n", 0, m.start()))
         self.result.meta["shell_vars"] = {"defined": self.defined, "used": self.used, "exported": self.exported}
+        sbatch = _sbatch_nodes(self.text)
+        if sbatch is not None:
+            self.result.meta["sbatch_nodes"] = sbatch
         if self.generated:
             self.result.meta["generated"] = True
         return self.result
+
+
+_SBATCH_NODES = re.compile(r"^#SBATCH[ \t]+(?:--nodes[= \t]+|-N[ \t]*)(\d+)(?:-\d+)?[ \t]*(?:#.*)?$", re.MULTILINE)
+
+
+def _sbatch_nodes(text: str) -> list | None:
+    """[line, count] of a `#SBATCH --nodes=2` (or `-N 2`) directive: the nodes the batch job gets."""
+    m = _SBATCH_NODES.search(text) if "#SBATCH" in text else None
+    return [text.count("\n", 0, m.start()) + 1, int(m.group(1))] if m else None
 
 
 def _starts_a_command(word: str) -> bool:
