@@ -311,3 +311,12 @@ def test_a_slurm_batch_script_is_a_shell_script_with_its_node_count():
     assert r.meta["sbatch_nodes"] == [3, 2]
     assert sh("#!/bin/bash\n#SBATCH -N 4\nsrun python t.py\n").meta["sbatch_nodes"] == [2, 4]
     assert "sbatch_nodes" not in sh("#!/bin/bash\n# SBATCH --nodes=2 (a note, no directive)\n").meta
+
+
+def test_names_in_an_arithmetic_for_loop_are_used():
+    """`for ((i = 1; i <= WORKER_COUNT; i++))` reads WORKER_COUNT without a `$` (open-r1's
+    serve_r1_vllm.slurm): not a variable set and never used."""
+    r = sh("#!/bin/bash\nWORKER_COUNT=$((SLURM_JOB_NUM_NODES - 1))\n"
+           "for ((i = 1; i <= WORKER_COUNT; i++)); do\n  echo $i\ndone\n(( NUM_GPUS > 1 )) && echo many\n")
+    used = r.meta["shell_vars"]["used"]
+    assert used["WORKER_COUNT"] == 3 and used["NUM_GPUS"] == 6 and "i" in used

@@ -36,6 +36,8 @@ EXPANSION = re.compile(
     r"|(?P<name>[A-Za-z_]\w*))"
 )
 ARITH_NAME = re.compile(r"\b([A-Za-z_]\w*)\b")
+# an arithmetic command or for-loop header, not a `$((...))` expansion (resolved with its words)
+ARITH_COMMAND = re.compile(r"(?<![$\w])\(\((.*?)\)\)", re.DOTALL)
 QUOTED_HEREDOC = re.compile(r"<<-?[ \t]*(['\"])(?P<delim>\w+)\1.*?^[ \t]*(?P=delim)[ \t]*$", re.DOTALL | re.MULTILINE)
 FLAG = re.compile(r"^(--?)([A-Za-z][\w.\-]*)(?:=(.*))?$", re.DOTALL)
 OVERRIDE = re.compile(r"^(~|\+\+|\+)?([A-Za-z_][\w\-]*(?:[./][\w\-]+)*)(?:@([\w.\-]+))?(?:=(.*))?$", re.DOTALL)
@@ -548,6 +550,12 @@ class _Script:
                     name = m.group("bname") or m.group("name")
                     if name not in SYSTEM_VARS:
                         self.used.setdefault(name, line + doc.body.count("\n", 0, m.start()))
+        for m in ARITH_COMMAND.finditer(self.text):
+            # `for ((i = 1; i <= WORKER_COUNT; i++))`, `(( n > 1 ))`: names without a `$` are read
+            line, _ = self.pos(m.start())
+            for name in ARITH_NAME.findall(m.group(1)):
+                if not name.isdigit() and name not in SYSTEM_VARS:
+                    self.used.setdefault(name, line)
         self.result.meta["shell_vars"] = {"defined": self.defined, "used": self.used, "exported": self.exported}
         sbatch = _sbatch_nodes(self.text)
         if sbatch is not None:
