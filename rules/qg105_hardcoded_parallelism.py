@@ -30,6 +30,9 @@ _GENERIC_HOLDERS = frozenset({"args", "cfg", "config", "conf", "opt", "opts", "o
 _COUNT_FLAG = re.compile(r"n(um_?)?nodes|nproc|num_?proc|gpus|np$|ntasks", re.IGNORECASE)
 
 
+_EVAL_NAME = re.compile(r"(^|_)(eval|evaluation|test|val|valid|validation|render|video|viz)(_|$)", re.IGNORECASE)
+
+
 def _int(value):
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -138,7 +141,9 @@ count was at hand and this call drops it. Across files only for a holder named a
 (`data_config`, `data_args`; not a bare `args` or `cfg`, which every script has its own of),
 and a literal only when the routing call is in another function (an eval loader given 0 beside
 the training loader of its own function is usually on purpose). A DataLoader with no
-`num_workers` is otherwise reported only where its file reads the knob or its section.
+`num_workers` is otherwise reported only where its file reads the knob or its section. One env
+or worker bound to an evaluation name (`eval_env = ParallelEnv(1, ...)`, `test_envs`, `val_loader`)
+is a note.
 
 In configuration, a file that writes a literal where most files of its folder route the
 user's setting (`numEnvs: 128` among task configs that say `numEnvs: ${...num_envs}`, at least
@@ -205,6 +210,14 @@ v}` and handed on as `**kwargs` passes its keys."""
                 "a helper whose caller passes the configured value"),
     ]
     INVALID = [
+        Example({"config.yaml": "collector:\n  num_workers: 8\n",
+                 "train.py": "from torchrl.envs import ParallelEnv\n"
+                             "def make_envs(cfg, make):\n"
+                             "    train_env = ParallelEnv(cfg.collector.num_workers, make)\n"
+                             "    eval_env = ParallelEnv(1, make)\n"
+                             "    return train_env, eval_env\n"},
+                "one env bound to an evaluation name beside the configured training envs: a note",
+                expect=[("train.py", 4)], severity="note"),
         Example({"pipelines/rlvr.py": "def build(self, ds):\n"
                                       "    return ds.map(tag, num_proc=self.config.data_args.preprocessing_num_workers)\n",
                  "pipelines/rollout.py": "def build(self, ds):\n"
@@ -449,8 +462,10 @@ v}` and handed on as `**kwargs` passes its keys."""
                            if same_file else
                            f"; {other.key} is configured at {where(other)}: if it is meant for this call, "
                            f"it never reaches it")
-                    # a helper called with 1 is usually a probe or eval env (make_env(num_envs=1))
-                    probe = d.get("via") == "helper" and not defaulted and value <= 1
+                    # a helper called with 1 is usually a probe or eval env (make_env(num_envs=1)), and
+                    # so is one env bound to an eval name (`eval_env = ParallelEnv(1, ...)`)
+                    probe = (d.get("via") == "helper" and not defaulted or _EVAL_NAME.search(str(d.get("bound_to") or ""))) \
+                        and value <= 1
                     if worker:
                         why += " (this function runs as a worker: nested workers may be avoided on purpose)"
                     reported.add((site.file, site.line))

@@ -91,6 +91,8 @@ class ConsumeMixin:
 
         def site(key: str, where: ast.AST, value: Any, param: str, count_serial: Any, **extra: Any) -> Site:
             d = dict(common)
+            if self._binding:
+                d["bound_to"] = self._binding  # `eval_env = ParallelEnv(1, ...)`: what the backend is for
             if count_serial == "single":
                 d["serial_for_single"] = True
                 count_serial = value == 1

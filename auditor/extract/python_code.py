@@ -143,6 +143,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.flow_returns: list[tuple] = []  # (function, returned expression) of helpers that cap a count
         self.class_bases: list[str] = []  # the bases of the class whose body is being visited
         self._assigning: str | None = None  # the name an Assign being visited binds
+        self._binding: str | None = None  # the name or attribute whose value is being visited (`eval_env = ...`)
         self.sections: set[str] = set()  # config sections this file reads keys of (rules cite them)
         self.settings_root: str | None = None  # the first settings object read here (`args`, `self.cfg`)
         self.instance_reads: set[str] = set()  # knob-named instance attributes read here (`self.num_envs`)
@@ -654,7 +655,11 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
 
     # ---- assignments ------------------------------------------------------------------------------
     def visit_Assign(self, node: ast.Assign) -> None:
+        target = node.targets[0]
+        outer, self._binding = self._binding, (target.id if isinstance(target, ast.Name) else
+                                               target.attr if isinstance(target, ast.Attribute) else None)
         self.visit(node.value)
+        self._binding = outer
         for target in node.targets:
             self._assigning = target.id if isinstance(target, ast.Name) else None
             self.assign(target, node.value)
