@@ -138,20 +138,30 @@ def end_tree(census: Census, root: subprocess.Popen | None, *, int_grace: float 
         for row in running():
             _signal(row, signal.SIGTERM)
         _wait(census, root, lambda: not running(), term_grace)
-    for _ in range(3):  # SIGKILL again for anything forked while we were killing
-        if not running():
-            break
-        for row in running():
-            _signal(row, signal.SIGKILL)
-        _wait(census, root, lambda: not running(), kill_grace / 3)
+    _kill_all(census, root, running, kill_grace)
     if root is not None:
         try:
             root.wait(timeout=kill_grace)
         except subprocess.TimeoutExpired:
             pass
-    # Last: collect the exit status of zombies re-parented to us, so none is left behind.
+    # Last: collect the exit status of zombies re-parented to us, so none is left behind. A
+    # daemon forked by a process in its last moments is re-parented to us only now (seen on a
+    # loaded box: a setsid daemon outlived the run): whatever appears is killed too.
     _wait(census, root, lambda: not census.live, 1.0)
+    if running():
+        _kill_all(census, root, running, kill_grace)
+        _wait(census, root, lambda: not census.live, 1.0)
     return [f"process {r.pid} ({r.name}) survived SIGKILL (status {r.status})" for r in running()]
+
+
+def _kill_all(census: Census, root, running, limit: float) -> None:
+    """SIGKILL every running process of the tree, again for anything forked or re-parented to
+    us meanwhile, until none runs or LIMIT seconds pass."""
+    deadline = time.monotonic() + limit
+    while running() and time.monotonic() < deadline:
+        for row in running():
+            _signal(row, signal.SIGKILL)
+        _wait(census, root, lambda: not running(), min(0.5, max(deadline - time.monotonic(), 0.0)))
 
 
 def _in_group(row, pgrp: int) -> bool:
