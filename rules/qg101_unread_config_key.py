@@ -2,6 +2,7 @@
 
 import ast
 import re
+from functools import lru_cache
 
 from auditor import catalogue
 from auditor.flow import values
@@ -634,9 +635,8 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
             if (at.file, at.line, param) in done:
                 continue
             routed_knob = joined[id(source)]
-            knob = _sibling_setting(str(source.detail.get("helper_param") or source.detail.get("param") or ""),
-                                    param, routed_knob.name, settable)
             routed_param = str(source.detail.get("helper_param") or source.detail.get("param") or "")
+            knob = _sibling_setting(routed_param, param, routed_knob.name, settable)
             if knob is None or ("." not in routed_knob.name
                                 and not _declared_together(routed_knob, knob, at.file, routed_param)):
                 continue
@@ -649,7 +649,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
             define = next(s for s in knob.sites if s.role == "define" and not s.detail.get("generated"))
             callee = at.detail.get("helper") or str(at.detail.get("backend") or "the backend").rsplit(".", 1)[-1]
             f = self.finding(at, knob=knob.name, related=[at, source, define], subject="", effect="", near="")
-            f.message = (f"{callee}() gets {source.detail.get('helper_param') or source.detail.get('param')} from "
+            f.message = (f"{callee}() gets {routed_param} from "
                          f"`{source.detail.get('expr')}` but no {param}, so its default"
                          f"{' ' + show(default) if default is not None else ''} runs: {knob.name}, which the same "
                          f"settings define ({where(define)}), never reaches this call")
@@ -1009,22 +1009,17 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
 _COPY = re.compile(r"^\s*self\.(\w+)\s*(?::[^=]+)?=\s*[\w.]+\s*$")
 
 
-def _dimensions() -> list[tuple[str, list[list[str]]]]:
+@lru_cache(maxsize=None)
+def _dimensions() -> dict[str, list[list[str]]]:
     """rules/knobs.yaml ``dimensions``: each dimension's spellings as word lists, longest first."""
-    if _DIMENSIONS is None:
-        data = catalogue.data("knobs.yaml").get("dimensions") or {}
-        globals()["_DIMENSIONS"] = [(dim, sorted((w.split("_") for w in spellings), key=len, reverse=True))
-                                    for dim, spellings in data.items()]
-    return _DIMENSIONS
-
-
-_DIMENSIONS = None
+    data = catalogue.data("knobs.yaml").get("dimensions") or {}
+    return {dim: sorted((w.split("_") for w in spellings), key=len, reverse=True) for dim, spellings in data.items()}
 
 
 def _dimension_at(words: list[str], start_only: bool) -> tuple[str, int, int] | None:
     """(dimension, first word, word count) of the first dimension spelling in WORDS."""
     for i in range(1 if start_only else len(words)):
-        for dim, spellings in _dimensions():
+        for dim, spellings in _dimensions().items():
             for sp in spellings:
                 if words[i:i + len(sp)] == sp:
                     return dim, i, len(sp)
@@ -1044,7 +1039,7 @@ def _sibling_setting(routed_param: str, omitted_param: str, key: str, settable: 
     at = _dimension_at(words, False)
     if at is None or at[0] != a[0]:
         return None
-    spellings = dict(_dimensions())[b[0]]
+    spellings = _dimensions()[b[0]]
     # `self._cfg_rollout.tensor_parallel_size` holds the `rollout` section
     part = _SETTINGS_AFFIX.sub("", section.rsplit(".", 1)[-1]) if section else ""
     for sp in spellings:

@@ -30,9 +30,6 @@ _GENERIC_HOLDERS = frozenset({"args", "cfg", "config", "conf", "opt", "opts", "o
 _COUNT_FLAG = re.compile(r"n(um_?)?nodes|nproc|num_?proc|gpus|np$|ntasks", re.IGNORECASE)
 
 
-_EVAL_NAME = re.compile(r"(^|_)(eval|evaluation|test|val|valid|validation|render|video|viz)(_|$)", re.IGNORECASE)
-
-
 def _int(value):
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -464,8 +461,7 @@ v}` and handed on as `**kwargs` passes its keys."""
                            f"it never reaches it")
                     # a helper called with 1 is usually a probe or eval env (make_env(num_envs=1)), and
                     # so is one env bound to an eval name (`eval_env = ParallelEnv(1, ...)`)
-                    probe = (d.get("via") == "helper" and not defaulted or _EVAL_NAME.search(str(d.get("bound_to") or ""))) \
-                        and value <= 1
+                    probe = value <= 1 and (d.get("via") == "helper" and not defaulted or idioms.bound_for_evaluation(site))
                     if worker:
                         why += " (this function runs as a worker: nested workers may be avoided on purpose)"
                     reported.add((site.file, site.line))

@@ -29,6 +29,11 @@ IO_PREFIXES = ("requests.", "urllib.", "http.", "httpx.", "aiohttp.", "boto3.", 
 TRAINING_CALLS = {"train", "learn", "fit", "train_loop", "run_training"}
 
 
+def _within(fn: str, names) -> bool:
+    """FN is one of NAMES or a function nested in one."""
+    return any(fn == n or fn.startswith(n + ".") for n in names)
+
+
 @dataclass
 class Facts:
     workers: set[str] = field(default_factory=set)  # qualnames whose body runs in a worker
@@ -54,16 +59,15 @@ class Facts:
         self.resolve_pools()
         for site in sites:
             fn = site.detail.get("function", "")
-            if any(fn == w or fn.startswith(w + ".") for w in self.workers) or any(
-                    fn.startswith(c + ".") for c in self.closures):
+            if _within(fn, self.workers) or any(fn.startswith(c + ".") for c in self.closures):
                 site.detail["in_worker"] = True
-                if any(fn == w or fn.startswith(w + ".") for w in self.copies):
+                if _within(fn, self.copies):
                     site.detail["worker_copies"] = True  # one of N processes started in a loop
             if site.role == "consume" and "trains" not in site.detail:
                 trains = sorted(n for n in self.calls.get(fn, ()) if n.rsplit(".", 1)[-1] in TRAINING_CALLS)
                 if trains:
                     site.detail["trains"] = trains[0]
-            if any(fn == t or fn.startswith(t + ".") for t in self.threads):
+            if _within(fn, self.threads):
                 # a thread of the calling process: what it sets process-wide (torch's intra-op
                 # threads) it sets for the whole process, the learner included
                 site.detail["in_thread"] = True

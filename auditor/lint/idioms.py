@@ -179,6 +179,15 @@ def is_eval_path(site: Site) -> bool:
         and _at_most_one(site.value)
 
 
+_EVAL_BINDING = re.compile(r"(^|_)(eval|evaluation|test|val|valid|validation|render|video|viz)(_|$)", re.IGNORECASE)
+
+
+def bound_for_evaluation(site: Site) -> bool:
+    """The backend's value is assigned to an evaluation name (`eval_env = ParallelEnv(1, ...)`,
+    `test_envs`, `val_loader`): one env or worker there is a deliberate size."""
+    return bool(_EVAL_BINDING.search(str(site.detail.get("bound_to") or "")))
+
+
 _PARALLEL_SIZE = re.compile(r"^(dp|tp|pp|cp|ep|sp|\w*_(parallel_size|degree))$", re.IGNORECASE)
 
 
