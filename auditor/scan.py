@@ -327,7 +327,8 @@ def parse_file(cand: Candidate, vocab, prefilter: Prefilter, digests: dict | Non
     if nul >= 0:
         return cand.rel, [], None, FileError(cand.rel, _line_at(data, nul),
                                              f"binary file (NUL byte at byte {nul}); skipped"), False
-    if not prefilter(data) and not (cand.kind == "yaml" and _hydra_primary(data)) and \
+    entry = cand.kind == "python" and _hydra_entry(data)
+    if not prefilter(data) and not entry and not (cand.kind == "yaml" and _hydra_primary(data)) and \
             not (cand.kind in ("yaml", "ini") and prefilter.misspelt(data)):
         return cand.rel, [], None, None, False
     try:
@@ -338,7 +339,7 @@ def parse_file(cand: Candidate, vocab, prefilter: Prefilter, digests: dict | Non
     collecting = gc.isenabled()
     gc.disable()  # see NO_GC_DURING_EXTRACTION
     try:
-        if cand.kind == "python" and not prefilter.in_code(data):
+        if cand.kind == "python" and not entry and not prefilter.in_code(data):
             extractor(cand.kind).check_syntax(text, cand.rel)  # what extract() would report
             return cand.rel, [], GATED, None, True
         result = extractor(cand.kind).extract(text, cand.rel, vocab)
@@ -371,6 +372,12 @@ def _hydra_primary(data: bytes) -> bool:
     """A top-level Hydra ``defaults:`` list: the join needs it to place the group files it
     composes (``env/atari.yaml`` holds ``env.num_envs``), even when it sets no knob itself."""
     return data.startswith(b"defaults:") or b"\ndefaults:" in data
+
+
+def _hydra_entry(data: bytes) -> bool:
+    """A ``@hydra.main`` script: which config file it loads and what it runs decide whether
+    that file's keys are read (QG101), even when the script names no knob itself."""
+    return b"hydra.main" in data
 
 
 def _line_at(data: bytes, offset: int) -> int:

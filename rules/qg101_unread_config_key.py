@@ -33,6 +33,22 @@ def _entry_scripts(core_returns: str) -> dict:
             "run.sh": "python core.py --sequence_parallel_size 4\n"}
 
 
+def _hydra_scripts(td3_collector: str) -> dict:
+    """Two Hydra scripts in folders of their own, each with a config.yaml and a utils.py; td3's
+    make_collector returns TD3_COLLECTOR (examples)."""
+    script = ("import hydra\nfrom utils import make_collector\n"
+              "@hydra.main(config_path='', config_name='config', version_base='1.3')\n"
+              "def main(cfg):\n    make_collector(cfg)\nif __name__ == '__main__':\n    main()\n")
+    return {"td3/config.yaml": "collector:\n  frames_per_batch: 1000\n  num_workers: 4\n",
+            "td3/td3.py": script,
+            "td3/utils.py": "from torch.utils.data import DataLoader\n"
+                            f"def make_collector(cfg):\n    return {td3_collector}\n",
+            "impala/config.yaml": "collector:\n  num_workers: 12\n",
+            "impala/impala.py": script,
+            "impala/utils.py": "from multiprocessing import Pool\n"
+                               "def make_collector(cfg):\n    return Pool(cfg.collector.num_workers)\n"}
+
+
 def _deepspeed_script(initialize: str) -> dict:
     """A training script that adds DeepSpeed's flags and builds its engine in a helper module."""
     return {"train.py": "import argparse\nimport deepspeed\nfrom engine import build_engine\n"
@@ -126,6 +142,13 @@ package's to read), nor for `parser.set_defaults(...)`. A field of a settings cl
 parsers in rules/consumers.yaml) and that one of them never reads on its path (the project's
 call graph from its `__main__` block), while another does, is reported at the field, naming the
 script: a warning when a launch script passes the flag to that script, a note otherwise.
+A key of the config file a Hydra script loads (`@hydra.main(config_path=..., config_name=...)`)
+that nothing the script runs reads, while another script reads the same key of its own config
+(`collector.num_workers` of td3/config.yaml, read only by impala.py), is reported at the key: the
+name is shared, the setting is not. Not for a file with a `_target_` node or a script that
+calls `instantiate` (the class reads the keys), nor for a key that a file beside the script
+names in a string (`_cfg_get(cfg.collector, "num_workers")`). `from utils import make_collector`
+in a script resolves to the utils.py beside it first, as Python does.
 A literal written into a configuration
 object's key that nothing reads (`cfg.num_envs = 1` where the program reads
 `cfg.num_envs_per_worker`) changes nothing: a note.
@@ -320,6 +343,18 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                  "train.py": "from torch.utils.data import DataLoader\n"
                              "loader = DataLoader(ds, num_workers=cfg.num_workers)\n"},
                 "a field of a class that extends another package's: that package may read it"),
+        Example(_hydra_scripts("DataLoader([], num_workers=cfg.collector.num_workers)"),
+                "each Hydra script reads the collector.num_workers of its own config"),
+        Example(_hydra_scripts("DataLoader([], num_workers=cfg_get(cfg.collector, 'num_workers'))"),
+                "the script asks a helper for the key by name"),
+        Example({**_hydra_scripts("DataLoader([], num_workers=2, batch_size=cfg.collector.frames_per_batch)\n"
+                                  "def start(cfg):\n    return Collectors(collector_cfg=cfg.collector)"),
+                 "td3/utils.py": "from torch.utils.data import DataLoader\nfrom lib.workers import Collectors\n"
+                                 "def make_collector(cfg):\n    return Collectors(collector_cfg=cfg.collector)\n",
+                 "lib/workers.py": "from multiprocessing import Pool\nclass Collectors:\n"
+                                   "    def __init__(self, collector_cfg):\n"
+                                   "        self.pool = Pool(collector_cfg.num_workers)\n"},
+                "td3.py hands its collector section whole to a class that reads the key"),
     ]
     INVALID = [
         Example(_sglang_worker(""),
@@ -513,6 +548,9 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                              "launch(args, Pool(args.num_workers))\n"},
                 "a parsed namespace handed whole to another package, which may read the flag: a note",
                 expect=[("train.py", 5)], severity="note"),
+        Example(_hydra_scripts("DataLoader([], num_workers=2, batch_size=cfg.collector.frames_per_batch)"),
+                "td3.py loads td3/config.yaml, and only impala's code reads collector.num_workers",
+                expect=[("td3/config.yaml", 3)]),
     ]
 
     def check(self, result):
@@ -592,6 +630,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
         yield from self._dead_writes(result)
         yield from self._misspelt_keys(result)
         yield from self._unread_by_entry(result)
+        yield from self._unread_by_hydra_script(result, splats)
         yield from self._library_flags(result)
         yield from self._dimension_dropped(result)
 
@@ -818,6 +857,87 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                                  f"reads it (only {other.detail.get('function')}() does, at {where(other)}), so "
                                  f"setting it for {rel.rsplit('/', 1)[-1]} changes nothing")
                     yield f
+
+    def _unread_by_hydra_script(self, result, splats):
+        """td3/config.yaml sets `collector.num_workers: 1`, td3.py loads it (`@hydra.main(
+        config_name="config")`), and nothing td3.py runs reads the key, which impala.py reads
+        of its own config: the key is shared by name only, and setting it for td3.py changes
+        nothing. Only keys some other script reads (the unread ones are check()'s), of a
+        config file no `_target_` node fills, loaded by scripts that instantiate nothing."""
+        from auditor.flow.graph import for_result
+
+        loaders: dict[str, list[tuple[str, dict]]] = {}  # config file -> (script, hydra.main entry)
+        for rel, meta in sorted(result.meta.items()):
+            for entry in (meta.get("hydra_main") or ()) if isinstance(meta, dict) else ():
+                path = _hydra_config_file(rel, entry)
+                if path is not None and not is_test_file(rel):
+                    loaders.setdefault(path, []).append((rel, entry))
+        if not loaders:
+            return
+        defines: dict[str, list] = {}
+        instantiated: set[str] = set()  # files with a `_target_` node: an installed class takes their keys
+        for s in result.sites:
+            if s.kind in CONFIG_KINDS and s.file in loaders:
+                if s.detail.get("via") == "_target_":
+                    instantiated.add(s.file)
+                elif s.role == "define" and s.value is not None and not isinstance(s.value, bool):
+                    defines.setdefault(s.file, []).append(s)
+        readers: dict[str, list] = {}
+        for s in result.sites:
+            if s.kind == "python" and _is_reader(s) and not is_test_file(s.file) and s.key.count(".") >= 1:
+                readers.setdefault(s.leaf.lower(), []).append(s)
+        other_folders: dict[str, set[str]] = {}  # key (less its first name) -> folders of scripts whose config sets it
+        for path, sites in defines.items():
+            for s in sites:
+                for rel, _ in loaders[path]:
+                    other_folders.setdefault(s.key.lower().split(".", 1)[-1], set()).add(rel.rpartition("/")[0])
+        graph = None
+        for path, sites in sorted(defines.items()):
+            if path in instantiated:
+                continue
+            graph = graph or for_result(result)
+            reached: set[str] = set()
+            for rel, entry in loaders[path]:
+                walk = graph.reachable(graph.of(rel, str(entry.get("function") or "<module>")) or "")
+                if walk is None or not graph.of(rel, "<module>"):
+                    reached = set()
+                    break
+                reached |= walk[0]
+            if not reached or any(t.rsplit(".", 1)[-1] == "instantiate" for fn in reached
+                                  for _m, _q, t in graph.edges.get(fn, ())):
+                continue  # past the graph's bound, or a node instantiated: its class reads the keys
+            # keys the scripts' folders ask for by name (`_cfg_get(cfg.env, "num_envs")`), and
+            # sections they hand on whole (`Cluster(cluster_cfg=cfg.cluster)`)
+            folders = {rel.rpartition("/")[0] for rel, _ in loaders[path]}
+            beside = [meta for rel, meta in result.meta.items()
+                      if rel.rpartition("/")[0] in folders and isinstance(meta, dict)]
+            named = {k.lower() for meta in beside for k in meta.get("quoted_keys") or ()}
+            handed = _sections_handed(beside)
+            for site in sites:
+                key = site.key.lower()
+                reads = [r for r in readers.get(site.leaf.lower(), ()) if _same_key(r.key.lower(), key)]
+                # (a key the extractor knows when code names it: a flow-made read is no proof)
+                if not any(r.role == "read" and r.detail.get("via") != "flow" for r in reads) or \
+                        any(graph.of(r.file, r.detail.get("function") or "<module>") in reached
+                                    for r in reads) or any(_covers(sp.key, site.key) for sp in splats):
+                    continue
+                if site.leaf.lower() in named or key.rsplit(".", 2)[-2] in handed:
+                    continue
+                # the readers are other scripts' own: code beside another Hydra script whose
+                # config sets the key too (shared code, a worker class, reads for every script)
+                if not all(r.file.rpartition("/")[0] in other_folders.get(key.split(".", 1)[-1], ())
+                           for r in reads):
+                    continue
+                script, entry = loaders[path][0]
+                other = reads[0]
+                f = self.finding(site, knob=site.key, related=[site, other], flow=_path(result, site, None),
+                                 subject="", effect="", near="")
+                f.message = (f"{site.key} = {show(site.value)} is set in {path}, which {script}:{entry['line']} "
+                             f"loads (@hydra.main), but nothing that script runs reads it (only "
+                             f"{other.detail.get('function') or 'the module'}() in {other.file} does, at "
+                             f"{where(other)}, of its own config), so setting it for "
+                             f"{script.rsplit('/', 1)[-1]} changes nothing")
+                yield f
 
     def _unused_params(self, result):
         """`def convert(path, num_workers=None)` whose body never reads num_workers: the count a
@@ -1076,6 +1196,38 @@ def _script_path(graph, rel: str, function) -> tuple | None:
     if walk is None or graph.of(rel, str(function or "<module>")) not in walk[0]:
         return None
     return walk
+
+
+def _hydra_config_file(rel: str, entry: dict) -> str | None:
+    """The primary config file a `@hydra.main(config_path=..., config_name=...)` of REL loads."""
+    import posixpath
+
+    folder, name = entry.get("config_path"), entry.get("config_name")
+    if not isinstance(folder, str) or not isinstance(name, str) or not name or ":" in folder:
+        return None  # no search path (None), or a package path (pkg://): not a file beside the script
+    path = posixpath.normpath(posixpath.join(posixpath.dirname(rel), folder, name))
+    return path if path.endswith((".yaml", ".yml")) else path + ".yaml"
+
+
+def _sections_handed(metas) -> set[str]:
+    """Last names of the config sections the files of METAS pass whole to a call
+    (`Cluster(cluster_cfg=cfg.cluster)` -> "cluster"), lowercased."""
+    out: set[str] = set()
+    for meta in metas:
+        flow = meta.get("flow")
+        for edge in (flow or {}).get("calls", ()) if isinstance(flow, dict) else ():
+            for tree in [*edge.get("args", ()), *edge.get("kwargs", {}).values()]:
+                for leaf in values.leaves(tree) if isinstance(tree, dict) else ():
+                    if leaf.get("k") in ("config", "attr") and isinstance(leaf.get("key"), str):
+                        out.add(leaf["key"].rsplit(".", 1)[-1].lower())
+    return out
+
+
+def _same_key(read: str, define: str) -> bool:
+    """`cfg.collector.num_workers` (read as collector.num_workers) reads the file's
+    collector.num_workers: the read's names end the define's, two of them at least."""
+    return read.count(".") >= 1 and define.count(".") >= 1 and \
+        (define == read or define.endswith("." + read) or read.endswith("." + define))
 
 
 def _flag_counts(site, result, handing: list) -> bool:

@@ -532,7 +532,7 @@ def test_hydra_main_is_noted():
     code = ('import hydra\n@hydra.main(config_path="conf", config_name="ppo", version_base=None)\n'
             'def main(cfg):\n    return cfg.trainer.nnodes\n')
     result = python_code.extract(code, "m.py", VOCAB)
-    assert result.meta["hydra_main"] == [{"line": 2, "config_path": "conf", "config_name": "ppo",
+    assert result.meta["hydra_main"] == [{"line": 2, "function": "main", "config_path": "conf", "config_name": "ppo",
                                           "version_base": None}]
     assert [(s.role, s.key, s.detail["in_main"]) for s in result.sites] == [("read", "trainer.nnodes", True)]
 

@@ -479,7 +479,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
                 self.add_argument(dec, via="click", documented=documented)
             if q in ("hydra.main",) and isinstance(dec, ast.Call):
                 self.meta.setdefault("hydra_main", []).append(
-                    {"line": dec.lineno, **{k.arg: literal(k.value) for k in dec.keywords
+                    {"line": dec.lineno, "function": qualname, **{k.arg: literal(k.value) for k in dec.keywords
                                             if k.arg and literal(k.value) is not NOT_LITERAL}})
         args = node.args
         positional = args.posonlyargs + args.args
@@ -1297,6 +1297,9 @@ def flag_holders(tree: ast.Module) -> dict[str, str]:
     return out
 
 
+QUOTED_KEY = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]{2,40})["']""")
+
+
 def extract(text: str, path: str, vocab) -> FileResult:
     tree, text = readable(text, path)
     ex = Extractor(text, path, vocab)
@@ -1321,14 +1324,20 @@ def extract(text: str, path: str, vocab) -> FileResult:
     if holders:
         meta["holders"] = holders
     # the call graph's facts, for a file that holds a parallelism site: one without any is no
-    # node of it (as a file the prefilter or the code gates skip: bench/check_gates.py)
-    if ex.sites:
+    # node of it (as a file the prefilter or the code gates skip: bench/check_gates.py), but a
+    # Hydra entry script, which the prefilter keeps: what it runs decides what its config reads
+    if ex.sites or "hydra_main" in ex.meta:
         if ex.frames[0].reaches:
             ex.reaches["<module>"] = sorted(ex.frames[0].reaches)
         if ex.reaches:
             meta["reaches"] = ex.reaches
         if ex.parses:
             meta["parses"] = ex.parses
+    # keys asked for by name (`_cfg_get(cfg.env, "num_envs")`): QG101 does not call a Hydra
+    # config's key unread by a script whose folder names it so
+    quoted = sorted({k for k in QUOTED_KEY.findall(text) if ex.match_vocabulary(k)})[:MAX_SECTIONS]
+    if quoted:
+        meta["quoted_keys"] = quoted
     native = sorted({root for root in (m.split(".") for m in ex.imports.values()) for root in root
                      if root in NATIVE_VECTOR_ENVS})
     if native:

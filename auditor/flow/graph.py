@@ -90,6 +90,11 @@ class CallGraph:
         if "." in token:
             if token in self.names:
                 return {token} | self.members.get(token, set())
+            # `from utils import make_env` in td3/td3.py: the script's folder comes first on
+            # sys.path, so td3/utils.py, not every other folder's utils.py
+            sibling = f"{module.rpartition('.')[0]}.{token}" if "." in module else None
+            if sibling in self.names:
+                return {sibling} | self.members.get(sibling, set())
             suffix = self.by_suffix(token)
             if suffix:
                 return suffix | {m for n in suffix for m in self.members.get(n, ())}
