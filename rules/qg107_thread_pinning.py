@@ -104,11 +104,58 @@ def _xla_threads(site):
     return 1 if isinstance(site.value, str) and _XLA_SINGLE.search(site.value) else None
 
 
+# a function that does the learner's math, by its name (never `main`: a launcher's main may
+# start a league, a coordinator or a server in its own process)
+_LEARNER_CALLER = re.compile(r"learner|trainer|(^|[._])(train\w*|learn|fit)$", re.IGNORECASE)
+
+
+def _direct_callers(result) -> dict[str, list[str]]:
+    """Project callee (full name) -> the functions that call it (full names), from the flow
+    layer's call edges: calls only, never a function passed on (`Process(target=f)`)."""
+    out: dict[str, list[str]] = {}
+    for meta in result.meta.values():
+        flow = meta.get("flow") if isinstance(meta, dict) else None
+        for edge in (flow or {}).get("calls", ()) if isinstance(flow, dict) else ():
+            for callee in edge.get("callee", ()):
+                out.setdefault(callee, []).append(str(edge.get("fn") or ""))
+    return out
+
+
+def _learner_caller(site, callers, meta) -> str | None:
+    """`SLDataloader.__init__` pins torch, and `SLLearner._setup_dataloader` builds the
+    SLDataloader: the pin runs in the learner, which does the math. The one caller that
+    places it (learner / trainer by its name, no worker), if every caller is such a one."""
+    if site.role != "consume" or site.detail.get("backend") not in PIN_BACKENDS or site.detail.get("condition"):
+        return None
+    function = str(site.detail.get("function") or "")
+    flow = meta.get("flow") if isinstance(meta, dict) else None
+    module = str(flow.get("module") or "") if isinstance(flow, dict) else ""
+    if not function or not module:
+        return None
+    target = f"{module}.{function[:-len('.__init__')] if function.endswith('.__init__') else function}"
+    found = callers.get(target) or []
+    if not found or any(not _LEARNER_CALLER.search(c.rsplit(".", 2)[-2] + "." + c.rsplit(".", 1)[-1]
+                                                   if c.count(".") >= 1 else c)
+                        or _WORKERISH.search(c.rsplit(".", 1)[-1]) for c in found):
+        return None
+    return found[0]
+
+
+def _placed(site, caller: str):
+    """SITE, placed in the main process by CALLER (for the finding's text)."""
+    import dataclasses
+
+    return dataclasses.replace(site, detail={**site.detail, "placed_by": caller})
+
+
 def _thread_value(site) -> str:
     return str(site.value) if site.value is not None else f"`{site.detail.get('expr') or '?'}`"
 
 
-def _where(function: str | None) -> str:
+def _where(function: str | None, placed_by: str | None = None) -> str:
+    if placed_by:
+        caller = ".".join(placed_by.rsplit(".", 2)[-2:]) if placed_by.count(".") >= 2 else placed_by
+        return f"the learner's process (in {function}(), which {caller}() calls), which does the model's math,"
     m = _MATH_PROCESS.search(function or "")
     if m:
         return f"the {m.group(0).lower()} process (in {function}()), which does the model's math,"
@@ -145,7 +192,10 @@ So does a count capped at a few threads (`max(min(cpus // 2, 4), 1)`), written i
 returned by a helper (ML-Agents' `get_num_threads_to_use()`): a warning, confidence medium,
 that names the setting which lifts the cap when one exists. A bound above 4 (`min(cpu_count(),
 32)`) is a sizing choice. A `Runner` class (rl_games' Runner) runs the training: the main
-process.
+process. A pin in a helper whose every direct caller is the learner's (`SLDataloader.__init__`,
+built by `SLLearner._setup_dataloader`: a learner or trainer by its name) runs in the learner's
+process too: a warning that names the caller. A helper built elsewhere (a league, a launcher's
+`main`), or passed on as a process target, stays unplaced and unreported.
 A thread variable set after the module imported torch (`import torch` at the top, then
 `os.environ["OMP_NUM_THREADS"] = str(cfg.num_threads)` in a function) does not act on this
 process: torch's OpenMP runtime read the count at import; only processes started afterwards
@@ -250,6 +300,16 @@ measured by verify, which says when it needs more threads."""
                              "def main(args):\n"
                              "    torch.set_num_threads(min(args.threads, os.cpu_count()))\n"},
                 "the user's count, bounded by the machine"),
+        Example({"loader.py": "import torch\n"
+                              "class ReplayLoader:\n"
+                              "    def __init__(self, cfg, num_workers=2):\n"
+                              "        torch.set_num_threads(1)\n"
+                              "        self.pool = spawn_decoders(cfg, num_workers)\n",
+                 "league.py": "from loader import ReplayLoader\n"
+                             "class League:\n"
+                             "    def __init__(self, cfg):\n"
+                             "        self.replays = ReplayLoader(cfg, num_workers=cfg.league.num_workers)\n"},
+                "a helper's pin built by a league, which does no model math"),
     ]
     INVALID = [
         Example({"learner.py": "import threading\nimport torch\n"
@@ -336,6 +396,19 @@ measured by verify, which says when it needs more threads."""
                                     "            n = max(1, min(4, (os.cpu_count() or 1) // self.world_size))\n"
                                     "        torch.set_num_threads(n)\n"},
                 "the default path caps the runner's threads at 4", expect=[("torch_runner.py", 8)]),
+        Example({"loader.py": "import torch\n"
+                              "class ReplayLoader:\n"
+                              "    def __init__(self, cfg, num_workers=2):\n"
+                              "        torch.set_num_threads(1)\n"
+                              "        self.pool = spawn_decoders(cfg, num_workers)\n",
+                 "learner.py": "from loader import ReplayLoader\n"
+                              "class SLLearner:\n"
+                              "    def _setup_dataloader(self, cfg):\n"
+                              "        self.loader = ReplayLoader(cfg, num_workers=cfg.data.num_workers)\n"
+                              "    def train(self, batch):\n"
+                              "        return self.model(batch).backward()\n"},
+                "a pin in a helper class that the learner builds: it runs in the learner's process",
+                expect=[("loader.py", 4)]),
     ]
 
     def finding(self, site, **fields):
@@ -352,6 +425,7 @@ measured by verify, which says when it needs more threads."""
             seen.add((site.file, site.line))
             return True
 
+        callers = None  # callee -> the functions that call it directly, built when first needed
         spawning = idioms.files_starting_processes(result.sites)
         launching = None  # launch scripts that start several ranks, found when first needed
         # a dataset's `map(num_proc=...)` pool preprocesses data: no worker the export is meant for
@@ -371,7 +445,12 @@ measured by verify, which says when it needs more threads."""
                     yield self._after_import(site)
                 continue
             if site.kind == "python" and not _in_main_process(site):
-                continue
+                if callers is None:
+                    callers = _direct_callers(result)
+                caller = _learner_caller(site, callers, result.meta.get(site.file))
+                if caller is None:
+                    continue
+                site = _placed(site, caller)
             backend = site.detail.get("backend") or ""
             value = _xla_threads(site) if site.key == XLA_VAR else as_number(site.value)
             if site.kind == "python" and site.role == "consume" and backend in PIN_BACKENDS and \
@@ -420,7 +499,7 @@ measured by verify, which says when it needs more threads."""
             function = site.detail.get("function")
             yield self.finding(site, knob=site.key, related=[site], what=what, confidence=conf,
                                **({"severity": "note"} if conf == "medium" and site.kind == "python" else {}),
-                               where_=_where(function), threads="1 thread",
+                               where_=_where(function, site.detail.get("placed_by")), threads="1 thread",
                                why=why + "; its math runs single-threaded")
 
     def _after_import(self, site):
