@@ -156,7 +156,10 @@ usually on purpose). So is a literal in a script that hands a settings class wit
 that name to its parser (`HfArgumentParser((Args, DatasetConfig))` and `DatasetConfig.num_proc`,
 then `ds.map(fmt, num_proc=4)`): the user sets that field on this script's command line, and
 it never reaches the call. So is one given where other
-calls of the same function pass a configured value for that keyword. Not when the literal
+calls of the same function pass a configured value for that keyword, also a function of
+another package (`LeRobotDataset.create(image_writer_threads=10)` in one conversion script,
+`image_writer_threads=dataset_config.image_writer_threads` in its sibling); such a function's
+literal is not compared with the project's own fields of that name. Not when the literal
 equals the field's default, nor in a file that writes the key as a literal 3 or more times
 (a table of per-model settings in code), nor for another package's function or a method of an
 object of unknown class (they have knobs of their own), nor for a call that builds a
@@ -205,6 +208,20 @@ v}` and handed on as `**kwargs` passes its keys."""
                            "cfg = yaml.safe_load(open('conf.yaml'))\n"
                            "pool = start_pool(cfg['rollout']['procs'])\n"},
                 "a helper whose caller passes the configured value"),
+        Example({"aloha/convert.py": "import dataclasses\n"
+                                    "import tyro\n"
+                                    "from lerobot.datasets import LeRobotDataset\n"
+                                    "@dataclasses.dataclass\n"
+                                    "class DatasetConfig:\n"
+                                    "    image_writer_threads: int = 10\n"
+                                    "def main(repo, dataset_config: DatasetConfig):\n"
+                                    "    return LeRobotDataset.create(repo, image_writer_threads=dataset_config.image_writer_threads)\n"
+                                    "if __name__ == '__main__':\n"
+                                    "    tyro.cli(main)\n",
+                 "libero/convert.py": "from huggingface_hub import snapshot_download\n"
+                                      "def main(repo):\n"
+                                      "    return snapshot_download(repo, max_workers=8)\n"},
+                "another package's knob given a literal that no call of the project routes"),
     ]
     INVALID = [
         Example({"config.yaml": "collector:\n  num_workers: 8\n",
@@ -370,6 +387,21 @@ v}` and handed on as `**kwargs` passes its keys."""
                              "        return DataLoader(ds, num_workers=0)\n"},
                 "a loader inside a worker process, or a function taking a worker id (a note)",
                 expect=[("analyzer.py", 7), ("merge.py", 6)], severity="note"),
+        Example({"aloha/convert.py": "import dataclasses\n"
+                                    "import tyro\n"
+                                    "from lerobot.datasets import LeRobotDataset\n"
+                                    "@dataclasses.dataclass\n"
+                                    "class DatasetConfig:\n"
+                                    "    image_writer_threads: int = 10\n"
+                                    "def main(repo, dataset_config: DatasetConfig):\n"
+                                    "    return LeRobotDataset.create(repo, image_writer_threads=dataset_config.image_writer_threads)\n"
+                                    "if __name__ == '__main__':\n"
+                                    "    tyro.cli(main)\n",
+                 "libero/convert.py": "from lerobot.datasets import LeRobotDataset\n"
+                                      "def main(repo):\n"
+                                      "    return LeRobotDataset.create(repo, image_writer_threads=10)\n"},
+                "a literal to another package's function whose sibling call passes the user's setting",
+                expect=[("libero/convert.py", 3)]),
     ]
 
     def check(self, result):
@@ -551,15 +583,18 @@ v}` and handed on as `**kwargs` passes its keys."""
                 continue  # `init_process_group(world_size=1)`: one process on purpose, as for consumers
             callee_q = str(d.get("callee") or "")
             kind = d.get("callee_kind")
-            if kind == "method" or (kind == "import" and callee_q.split(".")[0] not in ours and callee_q != "dict"):
-                continue  # another package's function (snapshot_download(max_workers=8)) has knobs of its own
+            if kind == "method":
+                continue
+            # another package's function (snapshot_download(max_workers=8)) has knobs of its own,
+            # unless the project's other calls of it pass that keyword a configured value
+            foreign = kind == "import" and callee_q.split(".")[0] not in ours and callee_q != "dict"
             if CONSTRUCTS_CONFIG.search(callee_q.rsplit(".", 1)[-1]):
                 continue  # ParallelismConfig(tensor_parallel_degree=8): a preset, the configuration itself
             callee = str(d.get("callee") or "the call").rsplit(".", 1)[-1]
             knob = knob_of.get(id(site))
             example = in_examples(site.file)
             declared = [f for f in fields.get(site.leaf.lower(), ()) if f.file != site.file
-                        and as_number(f.value) != value]
+                        and as_number(f.value) != value] if not foreign else []
             routed = [] if declared else [r for r in routes.get((_tail(d.get("callee")), site.leaf), ())
                                           if r[0] != site.file or r[1] != site.line]
             if declared:
@@ -570,7 +605,8 @@ v}` and handed on as `**kwargs` passes its keys."""
                 related = [field, site]
             elif routed:
                 file, line, text = routed[0]
-                why = (f", while {len(routed)} other call{'s' if len(routed) > 1 else ''} of {callee}() pass a "
+                why = (f", while {len(routed)} other call{'s' if len(routed) > 1 else ''} of {callee}() "
+                       f"pass{'' if len(routed) > 1 else 'es'} a "
                        f"configured value (`{text}` at {file}:{line}): on this path the user's setting never arrives")
                 related = [site]
             else:
