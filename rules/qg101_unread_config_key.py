@@ -142,6 +142,10 @@ package's to read), nor for `parser.set_defaults(...)`. A field of a settings cl
 parsers in rules/consumers.yaml) and that one of them never reads on its path (the project's
 call graph from its `__main__` block), while another does, is reported at the field, naming the
 script: a warning when a launch script passes the flag to that script, a note otherwise.
+A field of a settings class that a function copies onto another object field by field
+(`def set_megatron_cfg(cfg: BaseConfig): for f in fields(cfg): setattr(args, f.name, ...)`,
+the class or a base named by the parameter's annotation) is read there: neither the field
+nor a config key that fills it is reported.
 A key of the config file a Hydra script loads (`@hydra.main(config_path=..., config_name=...)`)
 that nothing the script runs reads, while another script reads the same key of its own config
 (`collector.num_workers` of td3/config.yaml, read only by impala.py), is reported at the key: the
@@ -355,6 +359,23 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                                    "    def __init__(self, collector_cfg):\n"
                                    "        self.pool = Pool(collector_cfg.num_workers)\n"},
                 "td3.py hands its collector section whole to a class that reads the key"),
+        Example({"configs.py": "from dataclasses import dataclass\n"
+                               "@dataclass\n"
+                               "class BaseConfig:\n"
+                               "    num_workers: int = 2\n"
+                               "@dataclass\n"
+                               "class MegatronConfig(BaseConfig):\n"
+                               "    virtual_pipeline_model_parallel_size: int = 1\n",
+                 "megatron_module.py": "from dataclasses import fields\n"
+                                       "from torch.utils.data import DataLoader\n"
+                                       "from configs import BaseConfig\n"
+                                       "def loader(ds, cfg):\n    return DataLoader(ds, num_workers=cfg.num_workers)\n"
+                                       "def set_megatron_cfg(args, cfg: BaseConfig):\n"
+                                       "    for field in fields(cfg):\n"
+                                       "        if hasattr(args, field.name):\n"
+                                       "            setattr(args, field.name, getattr(cfg, field.name))\n",
+                 "template/megatron.yaml": "models:\n  policy:\n    virtual_pipeline_model_parallel_size: 2\n"},
+                "every field of the settings class is copied onto Megatron's arguments, which read them"),
     ]
     INVALID = [
         Example(_sglang_worker(""),
@@ -578,6 +599,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                       and _is_read(k, read_keys, splats, handed, min_parts=2) for s in k.sites
                       if s.role == "define" and s.kind in CONFIG_KINDS}
         tools: dict[str, str | None] = {}
+        copiers = _field_copiers(result)
         declared = {}  # leaf -> the project's own declaration (dataclass field, flag), when unread too
         for knob in unread:
             for s in knob.sites:
@@ -608,6 +630,8 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                     near = _near_read(result, knob)
                 foreign = near is None and site.file not in read_files
                 field = declared.get(knob.leaf.lower()) if foreign else None
+                if field is not None and _copied_field_by_field(field, copiers):
+                    continue  # it fills a field that is copied on, field by field, to another program
                 if field is not None:  # the program's own field of that name, read by nobody either
                     yield self.finding(site, knob=knob.name, related=[field, site], flow=_path(result, site, None),
                                        subject=f"{knob.name} = {show(site.value) if site.value is not None else site.source}"
@@ -1054,6 +1078,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
         # a field is read by its name, through whatever holds it: `config.trainer.nnodes` reads
         # TrainerConfig.nnodes
         read_leaves = {k.rsplit(".", 1)[-1] for k in read_keys}
+        copiers = _field_copiers(result)
         for knob in result.knobs:
             fields = [s for s in knob.sites if s.role == "define" and s.kind == "python"
                       and (s.detail.get("via") in FIELD_VIAS or _init_setting(s)) and not s.detail.get("set_defaults")
@@ -1072,7 +1097,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
             for field in fields:
                 if any(b.split(".")[0] not in ours and "." in b for b in field.detail.get("bases") or ()):
                     continue
-                if _splatted_whole(field, splats):
+                if _splatted_whole(field, splats) or _copied_field_by_field(field, copiers):
                     continue
                 kind = "a parser flag" if field.detail.get("via") == "argparse" else \
                     f"an attribute {field.detail.get('owner')}() sets" if _init_setting(field) else \
@@ -1388,6 +1413,27 @@ def _within(section: str, parts: list[str]) -> bool:
 
 
 _WHOLE = re.compile(r"^(?:dataclasses\.)?(?:asdict|vars)\((?:self\.)?(?P<obj>[\w.]+)\)$|^(?:self\.)?(?P<obj2>[\w.]+)\.__dict__$")
+
+
+def _field_copiers(result) -> set[str]:
+    """Names of the settings classes (and their bases) that a function copies field by field onto
+    another object (`for f in fields(cfg): setattr(args, f.name, ...)` with `cfg: BaseConfig`).
+    One that names no type may be a settings class filling itself: it reads nothing out."""
+    out: set[str] = set()
+    for meta in result.meta.values():
+        for copier in (meta.get("field_copiers") or ()) if isinstance(meta, dict) else ():
+            out |= set(copier.get("types") or ())
+    return out
+
+
+def _copied_field_by_field(field, copied: set[str]) -> bool:
+    """A field of a class that a field-by-field copier takes (by the class's name or a base's):
+    the copy reads every field."""
+    if not copied:
+        return False
+    names = {str(field.detail.get("owner") or "").rsplit(".", 1)[-1]} | \
+        {str(b).rsplit(".", 1)[-1] for b in field.detail.get("bases") or ()}
+    return bool(names & copied)
 
 
 def _splatted_whole(field, splats) -> bool:

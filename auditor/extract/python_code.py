@@ -516,6 +516,12 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.leave_frame()
         self.facts.calls[qualname] = frame.calls
         self.reaches[qualname] = sorted(frame.reaches)  # also a function that calls nothing: a node
+        if "dataclasses.fields" in frame.reaches and "setattr" in frame.reaches:
+            # `for f in fields(cfg): setattr(args, f.name, getattr(cfg, f.name))`: every field of
+            # the settings class it is given goes on to another object (Megatron's args)
+            types = sorted({self.text(a.annotation).rsplit(".", 1)[-1] for a in positional + args.kwonlyargs
+                            if a.annotation is not None})
+            self.meta.setdefault("field_copiers", []).append({"function": qualname, "types": types})
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
