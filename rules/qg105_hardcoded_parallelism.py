@@ -69,6 +69,16 @@ def _parsed_field(site, candidates, meta):
                  and c.detail.get("owner") in parsed), None)
 
 
+def _aloha_converter() -> dict:
+    """A conversion script that passes LeRobotDataset.create its configured writer threads (examples)."""
+    return {"aloha/convert.py": "import dataclasses\nimport tyro\nfrom lerobot.datasets import LeRobotDataset\n"
+                                "@dataclasses.dataclass\nclass DatasetConfig:\n    image_writer_threads: int = 10\n"
+                                "def main(repo, dataset_config: DatasetConfig):\n"
+                                "    return LeRobotDataset.create(repo, image_writer_threads="
+                                "dataset_config.image_writer_threads)\n"
+                                "if __name__ == '__main__':\n    tyro.cli(main)\n"}
+
+
 class _Candidates:
     """The configured sites of one knob name, indexed once by file and by config section: each
     consume site asks which one to cite, and scanning the list per site was quadratic (2,000
@@ -208,16 +218,7 @@ v}` and handed on as `**kwargs` passes its keys."""
                            "cfg = yaml.safe_load(open('conf.yaml'))\n"
                            "pool = start_pool(cfg['rollout']['procs'])\n"},
                 "a helper whose caller passes the configured value"),
-        Example({"aloha/convert.py": "import dataclasses\n"
-                                    "import tyro\n"
-                                    "from lerobot.datasets import LeRobotDataset\n"
-                                    "@dataclasses.dataclass\n"
-                                    "class DatasetConfig:\n"
-                                    "    image_writer_threads: int = 10\n"
-                                    "def main(repo, dataset_config: DatasetConfig):\n"
-                                    "    return LeRobotDataset.create(repo, image_writer_threads=dataset_config.image_writer_threads)\n"
-                                    "if __name__ == '__main__':\n"
-                                    "    tyro.cli(main)\n",
+        Example({**_aloha_converter(),
                  "libero/convert.py": "from huggingface_hub import snapshot_download\n"
                                       "def main(repo):\n"
                                       "    return snapshot_download(repo, max_workers=8)\n"},
@@ -387,16 +388,7 @@ v}` and handed on as `**kwargs` passes its keys."""
                              "        return DataLoader(ds, num_workers=0)\n"},
                 "a loader inside a worker process, or a function taking a worker id (a note)",
                 expect=[("analyzer.py", 7), ("merge.py", 6)], severity="note"),
-        Example({"aloha/convert.py": "import dataclasses\n"
-                                    "import tyro\n"
-                                    "from lerobot.datasets import LeRobotDataset\n"
-                                    "@dataclasses.dataclass\n"
-                                    "class DatasetConfig:\n"
-                                    "    image_writer_threads: int = 10\n"
-                                    "def main(repo, dataset_config: DatasetConfig):\n"
-                                    "    return LeRobotDataset.create(repo, image_writer_threads=dataset_config.image_writer_threads)\n"
-                                    "if __name__ == '__main__':\n"
-                                    "    tyro.cli(main)\n",
+        Example({**_aloha_converter(),
                  "libero/convert.py": "from lerobot.datasets import LeRobotDataset\n"
                                       "def main(repo):\n"
                                       "    return LeRobotDataset.create(repo, image_writer_threads=10)\n"},
