@@ -20,6 +20,19 @@ def _validator(test: str) -> dict:
                             "            self.vllm.data_parallel_size = self.gpus_per_node\n        return self\n"}
 
 
+def _fsdp_config(fsdp_field: str) -> dict:
+    """A settings class whose post-init sets fsdp_size from num_gpu; FSDP_FIELD declares it (examples)."""
+    return {"fsdp_config.py": "from dataclasses import dataclass, field\n"
+                              "@dataclass\n"
+                              "class FSDPConfig:\n"
+                              "    num_gpu: int = 8\n"
+                              f"    fsdp_size: int = {fsdp_field}\n"
+                              "    def __post_init__(self):\n"
+                              "        if isinstance(self, FSDPConfig):\n"
+                              "            self.fsdp_size, self.seed = self.num_gpu, 1\n",
+            "train.yaml": "policy:\n  fsdp_size: 4\n  num_gpu: 8\n"}
+
+
 class OverrideAfterLoad(Rule):
     CODE = "QG104"
     NAME = "override-after-load"
@@ -55,7 +68,11 @@ None: ...num_envs...`) is a warning at the parameter: a caller passing both lose
 a default, a note. A backend switch (vec_env_class) replaced under a condition by another
 reference is a note. A field users set with a flag or dataclass field, recomputed afterwards
 from other fields (`args.num_envs = args.local_num_envs * world_size`), is a warning, unless its
-help says it is computed at run time. A setting used only as the fallback of an environment
+help says it is computed at run time. So is a field a settings class's own post-init replaces by
+another field (`self.fsdp_size, self.num_replica = self.num_gpu, 1`: each name of a tuple
+assignment gets its own value), unless it is declared `field(init=False)` (state the class
+computes) or its help (also `metadata={"help": ...}`) says it is computed; an `isinstance(self,
+...)` test that picks the subclass is no condition on the value. A setting used only as the fallback of an environment
 variable (`os.environ.get("CUDA_VISIBLE_DEVICES", ",".join(map(str, range(args.gpus))))`) is
 replaced whenever a scheduler or launcher sets that variable: a note. A function given both the
 parsed settings and a same-named parameter with a literal default that writes the parameter
@@ -305,6 +322,10 @@ from other settings whenever the two disagree is a note."""
                            "        if n_rollout_threads is not None:\n"
                            "            cfg.n_rollout_threads = n_rollout_threads\n"},
                 "a parameter that replaces the setting only when the caller passes one"),
+        Example(_fsdp_config("field(default=1, init=False)"),
+                "a field the class computes (init=False): no setting users pass"),
+        Example(_fsdp_config("field(default=1, metadata={'help': 'computed from num_gpu'})"),
+                "a field its help calls computed"),
     ]
     INVALID = [
         Example({"ppo.py": "from dataclasses import dataclass\n"
@@ -472,6 +493,9 @@ from other settings whenever the two disagree is a note."""
                              "    return loader\n"},
                 "a capped copy for a second loader while the first gets the knob (a note)",
                 expect=[("train.py", 5)], severity="note"),
+        Example(_fsdp_config("field(default=1, metadata={'help': 'FSDP parallel size'})"),
+                "a settings class's post-init replaces a field users set by another field",
+                expect=[("fsdp_config.py", 8)]),
     ]
 
     def check(self, result):
@@ -787,15 +811,23 @@ def _recomputed_field(site, knob):
     Not when its help says it is computed at run time, nor when the value mentions the field."""
     d = site.detail
     target = str(d.get("target") or "")
-    conditions = [c for c in idioms.split_clauses(str(d.get("condition") or "")) if not idioms.is_main_guard(c)]
+    # (the `if __name__ == "__main__":` guard is where a script runs, and `isinstance(self, X)`
+    # which class runs a shared post-init: neither is a condition on the value)
+    conditions = [c for c in idioms.split_clauses(str(d.get("condition") or ""))
+                  if not idioms.is_main_guard(c) and not c.strip().startswith("isinstance(self,")]
     if d.get("how") not in ("expression", "reference") or conditions or "." not in target:
-        return None  # (the `if __name__ == "__main__":` guard is where a script runs, no condition)
-    if not idioms.is_config_name(target.split(".", 1)[0]) or _mentions(d.get("expr") or "", site.leaf):
+        return None
+    root = target.split(".", 1)[0]
+    # `self.fsdp_size = self.num_gpu` in a post-init of the settings class that declares it
+    own_class = str(d.get("function") or "").rsplit(".", 1)[0] if root == "self" and d.get("config_self") else None
+    if not (idioms.is_config_name(root) or own_class) or _mentions(d.get("expr") or "", site.leaf):
         return None
     # the script's own declaration first: another script may declare a field of the same name
     for s in sorted(knob.sites, key=lambda s: s.file != site.file):
         if s.role == "define" and s.kind == "python" and s.detail.get("via") in ("argparse", "dataclass") \
                 and s.leaf.lower() == site.leaf.lower() and not _DERIVED_HELP.search(s.detail.get("help") or "") \
+                and not s.detail.get("not_init") \
+                and (own_class is None or s.detail.get("owner") == own_class) \
                 and (s.detail.get("via") == "argparse" or CONFIG_CLASS.search(str(s.detail.get("owner") or ""))):
             return s  # a dataclass of state (`_ProcessGroupState.world_size`) is no setting users pass
     return None

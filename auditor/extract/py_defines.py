@@ -186,6 +186,14 @@ class DefineMixin:
             leaf = value.func.attr if isinstance(value.func, ast.Attribute) else getattr(value.func, "id", "")
             if leaf in FIELD_CALLS:
                 kws = {k.arg: k.value for k in value.keywords if k.arg}
+                if isinstance(kws.get("init"), ast.Constant) and kws["init"].value is False:
+                    detail["not_init"] = True  # `field(init=False)`: state the class computes, no setting
+                meta = kws.get("metadata")
+                if isinstance(meta, ast.Dict):  # `metadata={"help": "FSDP parallel size"}`
+                    text = next((const_str(v) for k, v in zip(meta.keys, meta.values)
+                                 if isinstance(k, ast.Constant) and k.value == "help"), None)
+                    if text:
+                        detail["help"] = text[:120]
                 default = kws.get("default")
                 if default is None and leaf == "Field" and value.args:
                     default = value.args[0]

@@ -703,6 +703,13 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             # `self.ctx = mp.get_context("fork")`, then `self.ctx.Process(target=self._loop)` in
             # another method: the attribute is the multiprocessing module
             self.self_modules[(fn.cls, target.attr)] = "multiprocessing"
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+                and len(target.elts) == len(value.elts) \
+                and not any(isinstance(e, ast.Starred) for e in [*target.elts, *value.elts]):
+            # `self.fsdp_size, self.num_replica = self.num_gpu, 1`: each target gets its own value
+            for elt, val in zip(target.elts, value.elts):
+                self.assign(elt, val)
+            return
         if isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
                 if isinstance(elt, ast.Name):
