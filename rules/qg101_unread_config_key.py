@@ -650,7 +650,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
         yield from self._leaving(result, leaving, handed)
         yield from self._unused_params(result)
         yield from self._misplaced(result, read_keys, splats, handed, unread_ids)
-        yield from self._unread_fields(result, read_keys, splats, handed)
+        yield from self._unread_fields(result, read_keys, splats, handed, copiers)
         yield from self._dead_writes(result)
         yield from self._misspelt_keys(result)
         yield from self._unread_by_entry(result)
@@ -915,11 +915,12 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
             for s in sites:
                 for rel, _ in loaders[path]:
                     other_folders.setdefault(s.key.lower().split(".", 1)[-1], set()).add(rel.rpartition("/")[0])
-        graph = None
+        if not defines:
+            return
+        graph = for_result(result)
         for path, sites in sorted(defines.items()):
             if path in instantiated:
                 continue
-            graph = graph or for_result(result)
             reached: set[str] = set()
             for rel, entry in loaders[path]:
                 walk = graph.reachable(graph.of(rel, str(entry.get("function") or "<module>")) or "")
@@ -1054,7 +1055,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                                near=_near_text(near).replace("instead, so", "instead (") + ")" if near else "",
                                severity="note", confidence="medium")
 
-    def _unread_fields(self, result, read_keys, splats, handed):
+    def _unread_fields(self, result, read_keys, splats, handed, copiers):
         """A setting declared in code for users to set - a dataclass / pydantic field, a parser
         flag - that no scanned code reads: `preprocessing_num_workers` in a dataclass that a
         hundred configs set, while the loader computes its own count. A warning when a config
@@ -1078,7 +1079,6 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
         # a field is read by its name, through whatever holds it: `config.trainer.nnodes` reads
         # TrainerConfig.nnodes
         read_leaves = {k.rsplit(".", 1)[-1] for k in read_keys}
-        copiers = _field_copiers(result)
         for knob in result.knobs:
             fields = [s for s in knob.sites if s.role == "define" and s.kind == "python"
                       and (s.detail.get("via") in FIELD_VIAS or _init_setting(s)) and not s.detail.get("set_defaults")

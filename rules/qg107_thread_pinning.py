@@ -134,18 +134,15 @@ def _learner_caller(site, callers, meta) -> str | None:
         return None
     target = f"{module}.{function[:-len('.__init__')] if function.endswith('.__init__') else function}"
     found = callers.get(target) or []
-    if not found or any(not _LEARNER_CALLER.search(c.rsplit(".", 2)[-2] + "." + c.rsplit(".", 1)[-1]
-                                                   if c.count(".") >= 1 else c)
+    if not found or any(not _LEARNER_CALLER.search(_class_and_function(c))
                         or _WORKERISH.search(c.rsplit(".", 1)[-1]) for c in found):
         return None
     return found[0]
 
 
-def _placed(site, caller: str):
-    """SITE, placed in the main process by CALLER (for the finding's text)."""
-    import dataclasses
-
-    return dataclasses.replace(site, detail={**site.detail, "placed_by": caller})
+def _class_and_function(full: str) -> str:
+    """`pkg.sl_learner.SLLearner._setup_dataloader` -> `SLLearner._setup_dataloader`."""
+    return ".".join(full.rsplit(".", 2)[-2:])
 
 
 def _thread_value(site) -> str:
@@ -154,8 +151,8 @@ def _thread_value(site) -> str:
 
 def _where(function: str | None, placed_by: str | None = None) -> str:
     if placed_by:
-        caller = ".".join(placed_by.rsplit(".", 2)[-2:]) if placed_by.count(".") >= 2 else placed_by
-        return f"the learner's process (in {function}(), which {caller}() calls), which does the model's math,"
+        return (f"the learner's process (in {function}(), which {_class_and_function(placed_by)}() calls), "
+                f"which does the model's math,")
     m = _MATH_PROCESS.search(function or "")
     if m:
         return f"the {m.group(0).lower()} process (in {function}()), which does the model's math,"
@@ -444,13 +441,13 @@ measured by verify, which says when it needs more threads."""
                 if site.file not in worker_spawning and first(site):
                     yield self._after_import(site)
                 continue
+            placed_by = None  # the learner's function that builds the helper this pin sits in
             if site.kind == "python" and not _in_main_process(site):
                 if callers is None:
                     callers = _direct_callers(result)
-                caller = _learner_caller(site, callers, result.meta.get(site.file))
-                if caller is None:
+                placed_by = _learner_caller(site, callers, result.meta.get(site.file))
+                if placed_by is None:
                     continue
-                site = _placed(site, caller)
             backend = site.detail.get("backend") or ""
             value = _xla_threads(site) if site.key == XLA_VAR else as_number(site.value)
             if site.kind == "python" and site.role == "consume" and backend in PIN_BACKENDS and \
@@ -499,7 +496,7 @@ measured by verify, which says when it needs more threads."""
             function = site.detail.get("function")
             yield self.finding(site, knob=site.key, related=[site], what=what, confidence=conf,
                                **({"severity": "note"} if conf == "medium" and site.kind == "python" else {}),
-                               where_=_where(function, site.detail.get("placed_by")), threads="1 thread",
+                               where_=_where(function, placed_by), threads="1 thread",
                                why=why + "; its math runs single-threaded")
 
     def _after_import(self, site):
