@@ -12,6 +12,7 @@ from auditor.lint.base import (CONFIG_KINDS, Example, Rule, count_units, is_laun
                                is_test_site, project_packages, show, similar, where)
 
 FIELD_VIAS = ("dataclass", "pydantic", "attrs", "argparse")
+MAX_PARSER_SCRIPTS = 300  # scripts whose paths QG101 walks for the flags they accept
 MISSPELT_MIN = 10  # a key this long one typo from a parallelism field is a misspelling, not a name of its own
 
 _LOADER = "import yaml\ncfg = yaml.safe_load(open('conf.yaml'))\n"
@@ -47,6 +48,27 @@ def _hydra_scripts(td3_collector: str) -> dict:
             "impala/impala.py": script,
             "impala/utils.py": "from multiprocessing import Pool\n"
                                "def make_collector(cfg):\n    return Pool(cfg.collector.num_workers)\n"}
+
+
+def _parser_scripts(atari_main: str) -> dict:
+    """run.py and run_atari.py build one parser (cmd_util.common_arg_parser, which adds
+    --num_env); run.py reads the flag; run_atari.py's main runs ATARI_MAIN (examples)."""
+    return {"pkg/__init__.py": "",
+            "pkg/cmd_util.py": "import argparse\n"
+                               "def common_arg_parser():\n"
+                               "    parser = argparse.ArgumentParser()\n"
+                               "    parser.add_argument('--env', default='Pong')\n"
+                               "    parser.add_argument('--num_env', type=int, default=None)\n"
+                               "    return parser\n"
+                               "def atari_arg_parser():\n    return common_arg_parser()\n",
+            "pkg/run.py": "from multiprocessing import Pool\nfrom pkg.cmd_util import common_arg_parser\n"
+                          "def build_env(args):\n    return Pool(args.num_env or 4)\n"
+                          "def main():\n    build_env(common_arg_parser().parse_args())\n"
+                          "if __name__ == '__main__':\n    main()\n",
+            "pkg/run_atari.py": "from pkg.cmd_util import atari_arg_parser\nfrom simlab import launch\n"
+                                "def train(env_id):\n    return env_id\n"
+                                "def main():\n    args = atari_arg_parser().parse_args()\n" + atari_main +
+                                "if __name__ == '__main__':\n    main()\n"}
 
 
 def _deepspeed_script(initialize: str) -> dict:
@@ -153,6 +175,15 @@ name is shared, the setting is not. Not for a file with a `_target_` node or a s
 calls `instantiate` (the class reads the keys), nor for a key that a file beside the script
 names in a string (`_cfg_get(cfg.collector, "num_workers")`). `from utils import make_collector`
 in a script resolves to the utils.py beside it first, as Python does.
+A parser flag is judged the same way, per script: when a function that adds `--num_env` to a
+parser (`common_arg_parser()`) is surely run by two scripts (calls the code names, not every
+function of a called method's name), and nothing one of them may run reads the flag while the
+other's path does (baselines' ppo1/run_atari.py beside run.py), it is a warning at that
+script's call, naming the builder. Not when a read lies on no script's path (it may be this
+script's, reached in a way the call graph does not see), nor for a flag the script names in a
+string (`getattr(args, "num_env")`); a note when the script hands its parsed namespace whole to
+code out of sight (another package's `launch(args)`, `**vars(args)`, or a project file the scan
+did not read), which may read it.
 A literal written into a configuration
 object's key that nothing reads (`cfg.num_envs = 1` where the program reads
 `cfg.num_envs_per_worker`) changes nothing: a note.
@@ -359,6 +390,14 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                                    "    def __init__(self, collector_cfg):\n"
                                    "        self.pool = Pool(collector_cfg.num_workers)\n"},
                 "td3.py hands its collector section whole to a class that reads the key"),
+        Example(_parser_scripts("    train(args.env)\n    return args.num_env\n"),
+                "run_atari.py reads --num_env too"),
+        Example({**_parser_scripts("    train(args.env)\n"),
+                 "pkg/run.py": "from multiprocessing import Pool\nfrom pkg.cmd_util import common_arg_parser\n"
+                               "def build_env(args):\n    return Pool(args.num_env or 4)\n"
+                               "def main():\n    build_env(common_arg_parser().parse_args())\n"},
+                "the read is on no script's path (run.py is a module here): it may be run_atari.py's"),
+
         Example({"configs.py": "from dataclasses import dataclass\n"
                                "@dataclass\n"
                                "class BaseConfig:\n"
@@ -572,6 +611,21 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
         Example(_hydra_scripts("DataLoader([], num_workers=2, batch_size=cfg.collector.frames_per_batch)"),
                 "td3.py loads td3/config.yaml, and only impala's code reads collector.num_workers",
                 expect=[("td3/config.yaml", 3)]),
+        Example(_parser_scripts("    train(args.env)\n"),
+                "run_atari.py builds the parser that adds --num_env, and only run.py's path reads it",
+                expect=[("pkg/run_atari.py", 6)]),
+        Example(_parser_scripts("    train(args.env)\n    launch(args)\n"),
+                "run_atari.py hands its namespace to another package, which may read the flag: a note",
+                expect=[("pkg/run_atari.py", 6)], severity="note"),
+        Example({**_parser_scripts("    train(args.env)\n    start(args)\n"),
+                 "pkg/run_atari.py": "from pkg.cmd_util import atari_arg_parser\nfrom pkg.helpers import start\n"
+                                     "def train(env_id):\n    return env_id\n"
+                                     "def main():\n    args = atari_arg_parser().parse_args()\n"
+                                     "    train(args.env)\n    start(args)\n"
+                                     "if __name__ == '__main__':\n    main()\n",
+                 "pkg/helpers.py": "def start(options):\n    return options\n"},
+                "run_atari.py hands its namespace to a project file the scan does not read: a note",
+                expect=[("pkg/run_atari.py", 6)], severity="note"),
     ]
 
     def check(self, result):
@@ -655,6 +709,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
         yield from self._misspelt_keys(result)
         yield from self._unread_by_entry(result)
         yield from self._unread_by_hydra_script(result, splats)
+        yield from self._unread_by_parser_script(result)
         yield from self._library_flags(result)
         yield from self._dimension_dropped(result)
 
@@ -964,6 +1019,83 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                              f"{script.rsplit('/', 1)[-1]} changes nothing")
                 yield f
 
+    def _unread_by_parser_script(self, result):
+        """`common_arg_parser()` adds `--num_env`; run.py reads `args.num_env`, and
+        ppo1/run_atari.py, which builds the same parser (through `atari_arg_parser()`), reads it
+        nowhere on its path: the flag is accepted and does nothing in that script. Only flags
+        some other script reads (the unread ones are check()'s), when every read lies on the
+        path of another script that accepts the flag (a read the graph cannot place may be
+        this script's), and the script does not ask for the flag by name
+        (`getattr(args, "num_env")`). A note when the script hands its parsed namespace to
+        another package (`launch(args)`, `**vars(args)`), which may read it out of sight."""
+        from auditor.flow.graph import for_result
+
+        readers: dict[str, list] = {}
+        for s in result.sites:
+            if s.kind == "python" and _is_reader(s) and not is_test_file(s.file):
+                readers.setdefault(s.leaf.lower(), []).append(s)
+        flags = [s for s in result.sites if s.role == "define" and s.kind == "python"
+                 and s.detail.get("via") == "argparse" and not is_test_file(s.file)
+                 and s.leaf.lower() in readers]
+        if not flags:
+            return
+        graph = for_result(result)
+        builders: dict[str, list] = {}  # the function adding flags -> its knob flags read somewhere
+        for f in flags:
+            node = graph.of(f.file, str(f.detail.get("function") or "<module>"))
+            if node:
+                builders.setdefault(node, []).append(f)
+        files = {m: rel for rel, m in graph.module_of.items()}
+        scripts: dict[str, tuple] = {}  # script file -> (what its module level runs, its flags)
+        for node in sorted(graph.callers(set(builders)) if builders else ()):
+            rel = files.get(node[:-len(".<module>")]) if node.endswith(".<module>") else None
+            if rel is None or is_test_file(rel) or len(scripts) >= MAX_PARSER_SCRIPTS:
+                continue
+            walk, sure = graph.reachable(node, careful=True), graph.reachable(node, exact=True)
+            if walk is None or sure is None:
+                continue
+            # the flags it surely accepts; what it may run decides what it may read
+            own = [f for b, fs in builders.items() if b in sure[0] for f in fs]
+            if own:
+                scripts[rel] = (walk, own)
+        accepts: dict[str, list[set]] = {}  # flag name -> the paths of the scripts that accept it
+        for walk, own in scripts.values():
+            for leaf in {f.leaf.lower() for f in own}:
+                accepts.setdefault(leaf, []).append(walk[0])
+        for rel, (walk, own) in sorted(scripts.items()):
+            reached = walk[0]
+            meta = result.meta.get(rel) or {}
+            named = {k.lower() for k in meta.get("quoted_keys") or ()}
+            handed = _namespace_handed(result, graph, reached)
+            done: set[str] = set()
+            for flag in own:
+                leaf = flag.leaf.lower()
+                reads = readers[leaf]
+                if leaf in done or leaf in named or not any(r.role == "read" and r.detail.get("via") != "flow"
+                                                           for r in reads):
+                    continue
+                nodes = [graph.of(r.file, str(r.detail.get("function") or "<module>")) for r in reads]
+                if any(n in reached for n in nodes):
+                    continue
+                others = [w for w in accepts.get(leaf, ()) if w is not reached]
+                if not all(any(n in w for w in others) for n in nodes):
+                    continue  # a read no other script's path holds: this one's, for all the graph knows
+                done.add(leaf)
+                at = flag if flag.file == rel else _call_toward(result, graph, rel, flag)
+                other = reads[0]
+                f = self.finding(flag, knob=flag.key, related=[flag, other], flow=_path(result, flag, None),
+                                 subject="", effect="", near="",
+                                 **({"severity": "note", "confidence": "low"} if handed else {}))
+                if at is not None and at is not flag:
+                    f.file, f.line, f.column = rel, at["line"], at["col"] + 1
+                why = f"; it hands its parsed arguments to {handed}, out of sight, which may read it" if handed else ""
+                builder = "" if flag.file == rel else f" (through {flag.detail.get('function')}(), {where(flag)})"
+                f.message = (f"`{flag.detail.get('flags', ['--' + flag.leaf])[0]}` is accepted by {rel}{builder}, but "
+                             f"nothing that script runs reads it (only {other.detail.get('function') or 'the module'}() "
+                             f"does, at {where(other)}), so setting it for {rel.rsplit('/', 1)[-1]} changes nothing"
+                             + why)
+                yield f
+
     def _unused_params(self, result):
         """`def convert(path, num_workers=None)` whose body never reads num_workers: the count a
         caller passes is dropped. A warning when a caller passes a value the user sets (a flag,
@@ -1221,6 +1353,62 @@ def _script_path(graph, rel: str, function) -> tuple | None:
     if walk is None or graph.of(rel, str(function or "<module>")) not in walk[0]:
         return None
     return walk
+
+
+def _namespace_handed(result, graph, reached: set[str]) -> str | None:
+    """The callee out of sight (another package's, or a project function of a file the scan
+    did not read) to which a function of REACHED hands a parsed namespace whole:
+    `launch(args)` where `args = parser.parse_args()` or `args` is a parameter of that name,
+    `launch(**vars(args))`."""
+    edges = []
+    names = {"args"}  # the namespace's names: `args`, or what the script assigns parse_args() to
+    for rel, meta in result.meta.items():
+        flow = meta.get("flow") if isinstance(meta, dict) else None
+        module = (flow or {}).get("module", "")
+        for edge in (flow or {}).get("calls", ()):
+            qual = _local_name(graph, rel, str(edge.get("fn") or ""))
+            if graph.of(rel, qual) not in reached:
+                continue
+            trees = [t for t in [*edge.get("args", ()), *edge.get("kwargs", {}).values(), *edge.get("splats", ())]
+                     if isinstance(t, dict)]
+            for t in trees:
+                text = str(t.get("text") or "")
+                if t.get("k") == "unknown" and re.match(r"\w+ = .*\.parse(?:_known)?_args\(", text):
+                    names.add(text.split(" ", 1)[0])
+            edges.append((module, qual, edge, trees))
+    for module, qual, edge, trees in edges:
+        if not any(_whole_namespace(t, names) for t in trees):
+            continue
+        for callee in edge.get("callee", ()):
+            if graph.resolve(module, qual, callee, careful=True) in (None, set()):
+                return callee
+    return None
+
+
+def _whole_namespace(tree: dict, names: set[str]) -> bool:
+    text = str(tree.get("text") or "")
+    return (tree.get("k") == "unknown" and ("parse_args(" in text or "parse_known_args(" in text)
+            or tree.get("k") == "param" and tree.get("name") in names
+            or text.startswith("vars(") and text[5:-1] in names)
+
+
+def _local_name(graph, rel: str, full: str) -> str:
+    """`pkg.run.main` in pkg/run.py -> `main` (the qualified name graph.of takes)."""
+    module = graph.module_of.get(rel, "")
+    return full[len(module) + 1:] if full.startswith(module + ".") else "<module>"
+
+
+def _call_toward(result, graph, rel: str, flag) -> dict | None:
+    """The first call in REL (a call edge: line, col) whose callee leads to the function that
+    adds FLAG."""
+    leads = graph.callers({graph.of(flag.file, str(flag.detail.get("function") or "<module>"))})
+    flow = (result.meta.get(rel) or {}).get("flow") or {}
+    module = flow.get("module", "")
+    for edge in sorted(flow.get("calls", ()), key=lambda e: (e.get("line", 0), e.get("col", 0))):
+        qual = _local_name(graph, rel, str(edge.get("fn") or ""))
+        if any(not leads.isdisjoint(graph.resolve(module, qual, c, exact=True) or ()) for c in edge.get("callee", ())):
+            return edge
+    return None
 
 
 def _hydra_config_file(rel: str, entry: dict) -> str | None:

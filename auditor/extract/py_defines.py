@@ -229,6 +229,10 @@ class DefineMixin:
         by_help = not by_name and counts_by_help(kws, help_text)
         if not by_help and not by_name:
             return
+        if via == "argparse":  # the functions that add knob flags: scripts calling them are parsed (flow pass)
+            builders = self.meta.setdefault("knob_parsers", [])
+            if self.function().qualname not in builders:
+                builders.append(self.function().qualname)
         detail: dict[str, Any] = {"via": via, "flags": flags, "dest": dest}
         if by_help:
             detail["counts_by_help"] = True

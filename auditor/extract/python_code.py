@@ -1338,8 +1338,9 @@ def extract(text: str, path: str, vocab) -> FileResult:
         meta["holders"] = holders
     # the call graph's facts, for a file that holds a parallelism site: one without any is no
     # node of it (as a file the prefilter or the code gates skip: bench/check_gates.py), but a
-    # Hydra entry script, which the prefilter keeps: what it runs decides what its config reads
-    if ex.sites or "hydra_main" in ex.meta:
+    # Hydra entry script, which the prefilter keeps, or any script (`__main__`; the flow pass
+    # parses one that calls a function adding knob flags): what it runs decides what it reads
+    if ex.sites or "hydra_main" in ex.meta or "__main__" in text:
         if ex.frames[0].reaches:
             ex.reaches["<module>"] = sorted(ex.frames[0].reaches)
         if ex.reaches:

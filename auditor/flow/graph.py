@@ -48,6 +48,9 @@ class CallGraph:
             for qual, tokens in (m.get("reaches") or {}).items():
                 self.edges[self.full(module, qual)] = [(module, qual, t) for t in tokens]
         self.roots = roots
+        self._reverse: dict[str, set[str]] | None = None  # callee -> callers, built on first use
+        self._modules: set[str] | None = None  # the modules and their packages, on first use
+        self._packages: set[str] = set()
         # a class reaches its methods: its __init__ runs, the others may be called on the object
         self.members: dict[str, set[str]] = {}
         for name in self.names:
@@ -63,10 +66,14 @@ class CallGraph:
         module = self.module_of.get(rel)
         return self.full(module, qual or "<module>") if module is not None else None
 
-    def reachable(self, start: str) -> tuple[set[str], list[str]] | None:
+    def reachable(self, start: str, exact: bool = False, careful: bool = False) -> tuple[set[str], list[str]] | None:
         """(the functions a call of START may run, the project names met that the graph does not
         know: functions of files the scan did not read, which hold no knob word), or None past
-        MAX_NODES."""
+        MAX_NODES. EXACT: only calls the code names (a function of this module, or one imported
+        by name), never every project function of a called method's name: what START surely
+        runs, not what it may run. CAREFUL: a name of a module of a package the graph knows, which
+        the scan did not read (`baselines.ppo1.pposgd_simple.learn`), is unknown, not every
+        project function called `learn`."""
         seen = {start}
         unknown: list[str] = []
         todo = [start]
@@ -74,7 +81,7 @@ class CallGraph:
             if len(seen) > MAX_NODES:
                 return None
             for module, qual, token in self.edges.get(todo.pop(), ()):
-                targets = self.resolve(module, qual, token)
+                targets = self.resolve(module, qual, token, exact, careful)
                 if targets is None:
                     unknown.append(token)
                     continue
@@ -84,9 +91,35 @@ class CallGraph:
                         todo.append(t)
         return seen, unknown
 
-    def resolve(self, module: str, qual: str, token: str) -> set[str] | None:
+    def _unread_module(self, name: str) -> bool:
+        """NAME is no module the graph knows, and its package holds one it knows."""
+        if self._modules is None:
+            self._modules = set(self.module_of.values())
+            self._packages = {m.rpartition(".")[0] for m in self._modules}
+        return name not in self._modules and name.rpartition(".")[0] in self._packages
+
+    def callers(self, targets: set[str]) -> set[str]:
+        """The functions from which a call surely runs one of TARGETS (TARGETS too), up to
+        MAX_NODES: the reverse of reachable(exact=True)."""
+        if self._reverse is None:
+            self._reverse = {}
+            for fn, edges in self.edges.items():
+                for module, qual, token in edges:
+                    for t in self.resolve(module, qual, token, exact=True) or ():
+                        self._reverse.setdefault(t, set()).add(fn)
+        seen = set(targets)
+        todo = list(targets)
+        while todo and len(seen) <= MAX_NODES:
+            for caller in self._reverse.get(todo.pop(), ()):
+                if caller not in seen:
+                    seen.add(caller)
+                    todo.append(caller)
+        return seen
+
+    def resolve(self, module: str, qual: str, token: str, exact: bool = False,
+                careful: bool = False) -> set[str] | None:
         """The project functions TOKEN may run, seen from QUAL in MODULE; None for a project
-        name the graph does not know (a file the scan did not read)."""
+        name the graph does not know (a file the scan did not read). EXACT: see reachable()."""
         if "." in token:
             if token in self.names:
                 return {token} | self.members.get(token, set())
@@ -95,11 +128,15 @@ class CallGraph:
             sibling = f"{module.rpartition('.')[0]}.{token}" if "." in module else None
             if sibling in self.names:
                 return {sibling} | self.members.get(sibling, set())
+            if exact and sibling and self._unread_module(sibling.rpartition(".")[0]):
+                return None  # (`from utils import f` beside a script: its own utils.py, unread)
             suffix = self.by_suffix(token)
-            if suffix:
+            if suffix and not (exact and len(suffix) > 1):
                 return suffix | {m for n in suffix for m in self.members.get(n, ())}
             if token.split(".")[0] not in self.roots:
                 return set()  # torch.save: not the project's
+            if exact or careful and self._unread_module(token.rpartition(".")[0]):
+                return None
             # `from pkg import train_agent`, re-exported by pkg/__init__.py: by its name
             named = set(self.by_leaf.get(token.rsplit(".", 1)[-1], ()))
             return named | {m for n in named for m in self.members.get(n, ())} if named else None
@@ -107,6 +144,8 @@ class CallGraph:
         for c in (f"{module}.{cls}.{token}" if cls else None, f"{module}.{token}"):
             if c and c in self.names:
                 return {c} | self.members.get(c, set())
+        if exact:
+            return set()
         # a method called on an object of unknown class: every project function of that name
         out = set(self.by_leaf.get(token, ()))
         return out | {m for n in out for m in self.members.get(n, ())}

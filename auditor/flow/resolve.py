@@ -26,6 +26,7 @@ from auditor.model import ScanResult, Site
 MAX_ROUNDS = 4  # helper levels followed from a sink
 MAX_BASES = 3  # base classes followed up for an inherited __init__
 MAX_HELPER_WORDS = 32  # helper names the second parse pass looks for (bounds its cost)
+MAX_BUILDER_WORDS = 8  # names of functions that add knob flags to a parser, looked for besides
 MAX_DERIVED = 40  # consume sites one sink may create at its helpers' callers, per level
 KEY_KINDS = ("config", "env")
 CONFIG_FILE = re.compile(r"(^|/)[^/]*(conf|cfg|config|setting)[^/]*(/|\.py$)", re.IGNORECASE)
@@ -612,7 +613,8 @@ def wanted_words(metas, memo: dict | None = None) -> tuple[set[str], set[str]]:
     call edges by callee leaf."""
     keys: set[str] = set()
     helpers: set[str] = set()
-    facts = [m["flow"] for m in metas if isinstance(m, dict) and m.get("flow")]
+    metas = [m for m in metas if isinstance(m, dict)]
+    facts = [m["flow"] for m in metas if m.get("flow")]
     params: set[str] = set()  # parameter names a backend's count comes from: a Hydra node may set them
     for f in facts:
         for sink in [*f.get("sinks", []), *f.get("sized", [])]:
@@ -653,8 +655,26 @@ def wanted_words(metas, memo: dict | None = None) -> tuple[set[str], set[str]]:
     # each word is one pass over every skipped file: the longest (most specific) names only
     params = set(sorted((p for p in params if _distinctive(p) and p not in keys), key=lambda w: (-len(w), w))
                  [:MAX_HELPER_WORDS])
-    return set(sorted(names, key=lambda w: (-len(w), w))[:MAX_HELPER_WORDS]), {k for k in keys | params
-                                                                                 if _distinctive(k)}
+    names = set(sorted(names, key=lambda w: (-len(w), w))[:MAX_HELPER_WORDS])
+    return names | _parser_builders(metas), {k for k in keys | params if _distinctive(k)}
+
+
+def _parser_builders(metas: list[dict]) -> set[str]:
+    """``name(`` of the functions that add knob flags to a parser (``common_arg_parser``), and
+    of those that call them (``atari_arg_parser``): a script that only calls one names no knob,
+    yet which flags it accepts and never reads is QG101's question."""
+    leaves = {q.rsplit(".", 1)[-1] for m in metas for q in m.get("knob_parsers") or () if q != "<module>"}
+    if not leaves:
+        return set()
+    calls = [(q.rsplit(".", 1)[-1], {t.rsplit(".", 1)[-1] for t in tokens}) for m in metas
+             for q, tokens in (m.get("reaches") or {}).items() if q != "<module>" and isinstance(tokens, list)]
+    for _round in range(MAX_ROUNDS):
+        grown = {q for q, called in calls if q not in leaves and not leaves.isdisjoint(called)}
+        if not grown:
+            break
+        leaves |= grown
+    words = sorted((w for w in leaves if _distinctive(w)), key=lambda w: (-len(w), w))
+    return {w + "(" for w in words[:MAX_BUILDER_WORDS]}
 
 
 def _callee_leaves(f: dict, memo: dict | None) -> list[tuple[list[str], dict]]:

@@ -1,0 +1,65 @@
+"""The call graph's three readings of a call: what it may run (the default), what it surely
+runs (exact), and what it may run when a module the scan did not read stays unknown (careful)."""
+
+from auditor.flow.graph import CallGraph
+from auditor.scan import scan
+
+FILES = {
+    "pkg/__init__.py": "",
+    # parsed: it adds a knob flag
+    "pkg/cmd_util.py": "import argparse\n"
+                       "def common_arg_parser():\n"
+                       "    p = argparse.ArgumentParser()\n"
+                       "    p.add_argument('--num_env', type=int, default=1)\n"
+                       "    return p\n",
+    # parsed: it reads the flag; `learn` is also the name of a function in an unread module
+    "pkg/a2c.py": "from multiprocessing import Pool\n"
+                  "def learn(args):\n    return Pool(args.num_env)\n",
+    # not parsed: no knob word, no script
+    "pkg/ppo.py": "def learn(env):\n    return env\n",
+    "pkg/run_ppo.py": "from pkg.cmd_util import common_arg_parser\n"
+                      "from pkg import ppo\n"
+                      "def main():\n"
+                      "    args = common_arg_parser().parse_args()\n"
+                      "    ppo.learn(args.env)\n"
+                      "    args.model.step()\n"
+                      "if __name__ == '__main__':\n    main()\n",
+}
+
+
+def _graph(tmp_path) -> CallGraph:
+    for rel, text in FILES.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    result = scan(tmp_path)
+    assert "pkg/ppo.py" not in result.meta, "the fixture needs a module the scan does not read"
+    assert "pkg/run_ppo.py" in result.meta, "a script calling a knob-flag builder is parsed"
+    return CallGraph(result.meta)
+
+
+def test_a_call_into_an_unread_module_may_run_any_function_of_its_name(tmp_path):
+    graph = _graph(tmp_path)
+    seen, _unknown = graph.reachable("pkg.run_ppo.<module>")
+    assert "pkg.a2c.learn" in seen
+    assert "pkg.cmd_util.common_arg_parser" in seen
+
+
+def test_careful_leaves_a_call_into_an_unread_module_unknown(tmp_path):
+    graph = _graph(tmp_path)
+    seen, unknown = graph.reachable("pkg.run_ppo.<module>", careful=True)
+    assert "pkg.a2c.learn" not in seen
+    assert "pkg.ppo.learn" in unknown
+    assert "pkg.cmd_util.common_arg_parser" in seen
+
+
+def test_exact_follows_only_the_calls_the_code_names(tmp_path):
+    graph = _graph(tmp_path)
+    seen, _unknown = graph.reachable("pkg.run_ppo.<module>", exact=True)
+    assert seen == {"pkg.run_ppo.<module>", "pkg.run_ppo.main", "pkg.cmd_util.common_arg_parser"}
+
+
+def test_callers_are_the_functions_that_surely_run_the_target(tmp_path):
+    graph = _graph(tmp_path)
+    assert graph.callers({"pkg.cmd_util.common_arg_parser"}) == {
+        "pkg.cmd_util.common_arg_parser", "pkg.run_ppo.main", "pkg.run_ppo.<module>"}
+    assert graph.callers({"pkg.a2c.learn"}) == {"pkg.a2c.learn"}
