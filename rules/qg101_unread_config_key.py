@@ -162,7 +162,9 @@ warning when a config file, launch script or example script
 (`args.worker_num = 4`) of the project sets it, a note otherwise. Not for a class that extends another package's class (its fields may be that
 package's to read), nor for `parser.set_defaults(...)`. A field of a settings class that several scripts parse (`HfArgumentParser((Config,))`,
 parsers in rules/consumers.yaml) and that one of them never reads on its path (the project's
-call graph from its `__main__` block), while another does, is reported at the field, naming the
+call graph from its `__main__` block, where a method called on an object of unknown class,
+`opt.step()`, is a project method of that name only of a class the path makes or inherits
+from), while another does, is reported at the field, naming the
 script: a warning when a launch script passes the flag to that script, a note otherwise.
 A field of a settings class that a function copies onto another object field by field
 (`def set_megatron_cfg(cfg: BaseConfig): for f in fields(cfg): setattr(args, f.name, ...)`,
@@ -450,6 +452,16 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                 expect=[("conf/grpo.yaml", 5)], severity="note"),
         Example(_entry_scripts("args.num_workers"),
                 "a shared settings field that one entry script never reads, while a script runs it with the flag",
+                expect=[("config.py", 5)]),
+        Example({**_entry_scripts("(opt.step(), args.num_workers)"),
+                 "fast.py": "from transformers import HfArgumentParser\nfrom config import ExperimentConfig\n"
+                            "class FastTrainer:\n"
+                            "    def __init__(self, args):\n        self.args = args\n"
+                            "    def step(self):\n        return 8 // self.args.sequence_parallel_size\n"
+                            "def main(args):\n    return FastTrainer(args).step(), args.num_workers\n"
+                            "if __name__ == '__main__':\n"
+                            "    main(HfArgumentParser((ExperimentConfig,)).parse_args_into_dataclasses()[0])\n"},
+                "core.py calls a `step` method, but makes no FastTrainer, whose step reads the field",
                 expect=[("config.py", 5)]),
         Example({"config.py": "import argparse\n"
                               "def get_config():\n"
@@ -842,7 +854,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
         bare = [(rel, c) for rel, m in sorted(result.meta.items()) if isinstance(m, dict)
                 for c in m.get("namespace_unread") or () if isinstance(c, dict) and isinstance(c.get("flags"), list)]
         for site in added:
-            walk = _script_path(graph, site.file, site.detail.get("function"))
+            walk = _script_path(graph, site.file, site.detail.get("function"), careful=True)
             if walk is None:
                 continue  # no script: a helper that adds the flags for whoever calls it
             reached = walk[0]
@@ -904,7 +916,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
         for rel, parse in parses:
             # the script's path is what its module level runs (`if __name__ == "__main__": main(...)`),
             # when that builds this parser (directly or through `make_parser()`)
-            walk = _script_path(graph, rel, parse["function"])
+            walk = _script_path(graph, rel, parse["function"], careful=True)
             if walk is None:
                 continue
             reached = walk[0]
@@ -978,7 +990,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                 continue
             reached: set[str] = set()
             for rel, entry in loaders[path]:
-                walk = graph.reachable(graph.of(rel, str(entry.get("function") or "<module>")) or "")
+                walk = graph.reachable(graph.of(rel, str(entry.get("function") or "<module>")) or "", careful=True)
                 if walk is None or not graph.of(rel, "<module>"):
                     reached = set()
                     break
@@ -1345,11 +1357,12 @@ def _declared_together(routed, sibling, rel: str, param: str) -> bool:
 _SETTINGS_AFFIX = re.compile(r"^_*(?:(?:cfg|conf|config|args)_)?|_(?:cfg|conf|config|args)$")
 
 
-def _script_path(graph, rel: str, function) -> tuple | None:
+def _script_path(graph, rel: str, function, careful: bool = False) -> tuple | None:
     """(functions, unknown names) that REL's module level runs (`if __name__ == "__main__":
-    main()`), when they include FUNCTION; None otherwise, or past the graph's bound."""
+    main()`), when they include FUNCTION; None otherwise, or past the graph's bound.
+    CAREFUL: graph.reachable's reading."""
     start = graph.of(rel, "<module>")
-    walk = graph.reachable(start) if start else None
+    walk = graph.reachable(start, careful=careful) if start else None
     if walk is None or graph.of(rel, str(function or "<module>")) not in walk[0]:
         return None
     return walk

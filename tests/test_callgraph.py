@@ -63,3 +63,32 @@ def test_callers_are_the_functions_that_surely_run_the_target(tmp_path):
     assert graph.callers({"pkg.cmd_util.common_arg_parser"}) == {
         "pkg.cmd_util.common_arg_parser", "pkg.run_ppo.main", "pkg.run_ppo.<module>"}
     assert graph.callers({"pkg.a2c.learn"}) == {"pkg.a2c.learn"}
+
+
+CLASSES = {
+    "pkg/__init__.py": "",
+    "pkg/trainers.py": "from multiprocessing import Pool\n"
+                       "class Base:\n"
+                       "    def step(self, args):\n        return Pool(args.num_workers)\n"
+                       "class Fast(Base):\n    pass\n"
+                       "class Slow:\n"
+                       "    def step(self, args):\n        return Pool(args.num_workers + 1)\n",
+    "pkg/run.py": "from pkg.trainers import Fast\n"
+                  "def main(args):\n"
+                  "    print(args.num_workers)\n"
+                  "    trainer = Fast()\n"
+                  "    trainer.step(args)\n"
+                  "if __name__ == '__main__':\n    main(None)\n",
+}
+
+
+def test_careful_calls_a_method_of_only_the_classes_the_path_makes(tmp_path):
+    for rel, text in CLASSES.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    graph = CallGraph(scan(tmp_path).meta)
+    loose, _ = graph.reachable("pkg.run.<module>")
+    careful, _ = graph.reachable("pkg.run.<module>", careful=True)
+    assert {"pkg.trainers.Slow.step", "pkg.trainers.Base.step"} <= loose
+    assert "pkg.trainers.Base.step" in careful, "Fast inherits step from Base"
+    assert "pkg.trainers.Slow.step" not in careful, "no Slow is made on the path"

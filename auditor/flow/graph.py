@@ -34,11 +34,15 @@ class CallGraph:
         self.by_leaf: dict[str, set[str]] = {}
         self.names: set[str] = set()
         roots: set[str] = set()
+        self.classes: set[str] = set()
+        self.bases: dict[str, list[str]] = {}  # class -> the project names of its bases
         for rel, m in meta.items():
             flow = m.get("flow") if isinstance(m, dict) else None
             if not isinstance(flow, dict) or not flow.get("module"):
                 continue
             module = flow["module"]
+            self.classes |= set(flow.get("classes") or ())
+            self.bases.update((c, list(b)) for c, b in (flow.get("bases") or {}).items() if isinstance(b, list))
             self.module_of[rel] = module
             roots.add(module.split(".")[0])
             fulls = {self.full(module, q) for q in m.get("reaches") or ()} | set(flow.get("classes") or ())
@@ -73,10 +77,26 @@ class CallGraph:
         by name), never every project function of a called method's name: what START surely
         runs, not what it may run. CAREFUL: a name of a module of a package the graph knows, which
         the scan did not read (`baselines.ppo1.pposgd_simple.learn`), is unknown, not every
-        project function called `learn`."""
+        project function called `learn`; and a method called on an object of unknown class
+        (`self.optim.step()`) is a project method of that name only of a class the path makes
+        (names, as `Trainer(...)` or `ray.remote(Trainer)`) or one such a class inherits from."""
         seen = {start}
         unknown: list[str] = []
         todo = [start]
+        made: set[str] = set()  # the classes the path makes, and their ancestors
+        waiting: dict[str, set[str]] = {}  # class -> its methods called by name, until the path makes it
+
+        def visit(targets) -> None:
+            for t in targets:
+                if t in seen:
+                    continue
+                seen.add(t)
+                todo.append(t)
+                if careful and t in self.classes:
+                    for cls in self._ancestors(t) - made:
+                        made.add(cls)
+                        visit(waiting.pop(cls, ()))
+
         while todo:
             if len(seen) > MAX_NODES:
                 return None
@@ -85,11 +105,26 @@ class CallGraph:
                 if targets is None:
                     unknown.append(token)
                     continue
-                for t in targets:
-                    if t not in seen:
-                        seen.add(t)
-                        todo.append(t)
+                if careful and "." not in token and not self.resolve(module, qual, token, exact=True):
+                    for t in [t for t in targets if t.rpartition(".")[0] in self.classes]:
+                        owner = t.rpartition(".")[0]
+                        if owner not in made:
+                            targets = targets - {t} - self.members.get(t, set())
+                            waiting.setdefault(owner, set()).add(t)
+                visit(targets)
         return seen, unknown
+
+    def _ancestors(self, cls: str) -> set[str]:
+        """CLS and the project classes it inherits from."""
+        out, todo = set(), [cls]
+        while todo:
+            c = todo.pop()
+            if c in out:
+                continue
+            out.add(c)
+            for base in self.bases.get(c, ()):
+                todo.extend(self.by_suffix(base) or ({base} if base in self.classes else ()))
+        return out & self.classes | {cls}
 
     def _unread_module(self, name: str) -> bool:
         """NAME is no module the graph knows, and its package holds one it knows."""
