@@ -291,6 +291,15 @@ def test_wrappers_and_launcher_held_in_a_variable():
     assert only(r, "define", "nproc_per_node").detail["split_from"] == "LAUNCH"
 
 
+def test_uv_run_options_and_module():
+    r = sh("uv run --isolated --frozen --extra verl --env-file .env -m pkg.train trainer.num_workers=4\n"
+           "uv run --with x python t.py --num_workers 3\n"
+           "uv run --module pkg.serve server.num_gpus=2\n")
+    got = {(s.line, s.key, s.detail.get("script")) for s in r.sites}
+    # an option's value (`--extra verl`) is no program; `-m` runs the module, as python -m does
+    assert got == {(1, "trainer.num_workers", "pkg.train"), (2, "num_workers", "t.py"), (3, "server.num_gpus", "pkg.serve")}
+
+
 def test_crlf_script():
     r = sh("N=8\r\npython t.py \\\r\n  --num_workers $N\r\n")
     assert table(r) == {("define", 3, "num_workers", 8, None)}

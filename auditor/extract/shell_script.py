@@ -45,6 +45,14 @@ NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 DECLARERS = {"export", "declare", "typeset", "local", "readonly"}
 WRAPPERS = {"nohup", "exec", "time", "command", "builtin", "sudo", "nice", "stdbuf", "eval"}
 RUNNERS = {"uv", "poetry", "pipenv", "pdm", "hatch", "rye"}  # "uv run python ..."
+# options of `uv run` (and its like) that take a value as the next word
+RUNNER_VALUE_OPTIONS = {"--extra", "--env-file", "--with", "--with-editable", "--with-requirements", "--python", "-p",
+                        "--package", "--group", "--only-group", "--no-group", "--index", "--default-index",
+                        "--index-url", "--extra-index-url", "--find-links", "-f", "--directory", "--project",
+                        "--config-file", "--cache-dir", "--python-preference", "--link-mode", "--resolution",
+                        "--prerelease", "--exclude-newer", "--index-strategy", "--keyring-provider", "--color",
+                        "--refresh-package", "--reinstall-package", "--upgrade-package", "-P", "--no-binary-package",
+                        "--no-build-package", "-e", "--env", "-C", "--chdir", "-E", "--extras"}
 KEYWORDS = {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "function"}
 NOT_LAUNCHES = {"echo", "printf", "grep", "egrep", "sed", "awk", "cat", "tee", "test", "[", "[[", "set",
                 "shift", "cd", "pushd", "popd", "mkdir", "rm", "cp", "mv", "ls", "source", ".", "trap",
@@ -330,7 +338,15 @@ class _Script:
             elif name in RUNNERS and len(words) > 1 and words[1][0].text == "run":
                 words = words[2:]
                 while words and words[0][0].text.startswith("-"):
-                    words = words[1:]
+                    option = words[0][0].text
+                    if option in ("-m", "--module") and len(words) > 1:
+                        # `uv run -m pkg.train`: python -m, the module is the program
+                        python = Word("python", words[0][0].raw, words[0][0].offset)
+                        words = [(python, words[0][1], {"_refs": None}), (Word("-m", option, words[0][0].offset),
+                                                                          *words[0][1:]), *words[1:]]
+                        break
+                    # `--extra verl`, `--env-file .env`: the option's value is no program
+                    words = words[2:] if option in RUNNER_VALUE_OPTIONS else words[1:]
             elif name == "env":
                 words = words[1:]
                 while words and (words[0][0].text.startswith("-") or ASSIGN_START.match(words[0][0].raw)):
