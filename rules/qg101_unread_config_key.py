@@ -626,6 +626,14 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
         Example(_parser_scripts("    train(args.env)\n"),
                 "run_atari.py builds the parser that adds --num_env, and only run.py's path reads it",
                 expect=[("pkg/run_atari.py", 6)]),
+        Example({**_parser_scripts("    train(args.env)\n"),
+                 "pkg/pools.py": "from multiprocessing import Pool\ndef make_pool(n):\n    return Pool(n)\n",
+                 "pkg/run.py": "from pkg.cmd_util import common_arg_parser\nfrom pkg.pools import make_pool\n"
+                               "def build_env(args):\n    return make_pool(args.num_env)\n"
+                               "def main():\n    build_env(common_arg_parser().parse_args())\n"
+                               "if __name__ == '__main__':\n    main()\n"},
+                "run.py's read reaches a pool through a helper (the flow's site names its function in full)",
+                expect=[("pkg/run_atari.py", 6)]),
         Example(_parser_scripts("    train(args.env)\n    launch(args)\n"),
                 "run_atari.py hands its namespace to another package, which may read the flag: a note",
                 expect=[("pkg/run_atari.py", 6)], severity="note"),
@@ -933,7 +941,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                              if not str(r.detail.get("function") or "").startswith(leaf_cls + ".")]
                     if not reads:
                         continue
-                    if any(graph.of(r.file, r.detail.get("function") or "<module>") in reached for r in reads):
+                    if any(_node_of(graph, r) in reached for r in reads):
                         continue
                     flag = flags.get((rel.rsplit("/", 1)[-1], leaf))
                     other = reads[0]
@@ -1010,7 +1018,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                 reads = [r for r in readers.get(site.leaf.lower(), ()) if _same_key(r.key.lower(), key)]
                 # (a key the extractor knows when code names it: a flow-made read is no proof)
                 if not any(r.role == "read" and r.detail.get("via") != "flow" for r in reads) or \
-                        any(graph.of(r.file, r.detail.get("function") or "<module>") in reached
+                        any(_node_of(graph, r) in reached
                                     for r in reads) or any(_covers(sp.key, site.key) for sp in splats):
                     continue
                 if site.leaf.lower() in named or key.rsplit(".", 2)[-2] in handed:
@@ -1086,7 +1094,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                 if leaf in done or leaf in named or not any(r.role == "read" and r.detail.get("via") != "flow"
                                                            for r in reads):
                     continue
-                nodes = [graph.of(r.file, str(r.detail.get("function") or "<module>")) for r in reads]
+                nodes = [_node_of(graph, r) for r in reads]
                 if any(n in reached for n in nodes):
                     continue
                 others = [w for w in accepts.get(leaf, ()) if w is not reached]
@@ -1403,6 +1411,16 @@ def _whole_namespace(tree: dict, names: set[str]) -> bool:
     return (tree.get("k") == "unknown" and ("parse_args(" in text or "parse_known_args(" in text)
             or tree.get("k") == "param" and tree.get("name") in names
             or text.startswith("vars(") and text[5:-1] in names)
+
+
+def _node_of(graph, site) -> str | None:
+    """The call graph's node for the function SITE is in: a site the flow derived names its
+    function in full (`baselines.run.build_env`), the extractor's by its qualified name."""
+    function = str(site.detail.get("function") or "<module>")
+    module = graph.module_of.get(site.file, "")
+    if module and function.startswith(module + "."):
+        function = function[len(module) + 1:]
+    return graph.of(site.file, function)
 
 
 def _local_name(graph, rel: str, full: str) -> str:

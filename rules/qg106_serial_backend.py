@@ -76,6 +76,17 @@ _LEN_MANAGERS = {
 }
 
 
+# a project's own copies of the vector env classes (as openai baselines, stable-baselines and
+# openrl keep them): serial and parallel by the library's names (examples)
+_VENDORED = {
+    "mylib/__init__.py": "",
+    "mylib/vec_env.py": "class DummyVecEnv:\n    def __init__(self, env_fns):\n        self.envs = [f() for f in env_fns]\n"
+                        "class SubprocVecEnv:\n    def __init__(self, env_fns):\n        self.fns = env_fns\n",
+    "mylib/vector.py": "class SyncVectorEnv:\n    def __init__(self, env_fns):\n        self.envs = [f() for f in env_fns]\n"
+                       "class AsyncVectorEnv:\n    def __init__(self, env_fns):\n        self.fns = env_fns\n",
+}
+
+
 def _pick(name: str, envs: int = 8) -> str:
     return f"main_config = dict(env=dict(collector_env_num={envs}, manager=dict(type='{name}')))\n"
 
@@ -139,6 +150,12 @@ ten on `subprocess` is the outlier); a note when the folder agrees (forty CartPo
 (`BaseEnvManagerV2(env_fn=[...] , cfg=cfg.env.manager)`) while the config module it imports
 picks the parallel one is reported at that call: the configured choice never takes effect.
 A serial class with no parallel sibling is left alone: there is nothing to switch to.
+A project's own copy of a library's vector env class (`DummyVecEnv`, `SubprocVecEnv`,
+`SyncVectorEnv`, `AsyncVectorEnv`, `DummyVectorEnv`, `SubprocVectorEnv` in a package the
+catalogue does not name, as openai baselines, stable-baselines and openrl keep them;
+rules/consumers.yaml `vendored`) is taken for the library's backend: serial or parallel as
+the library's is. A serial branch under `if num_env == 1 or not use_subprocess:` runs for many
+environments too (the other test lets it): it is no guard of one environment.
 
 `--fix` switches DummyVecEnv -> SubprocVecEnv, SyncVectorEnv -> AsyncVectorEnv and adds
 `vec_env_cls=SubprocVecEnv` to `make_vec_env(...)`. Thread pools doing I/O, and a serial
@@ -159,6 +176,23 @@ worker: a warning at the write, from the project's call graph (a method called o
 unknown class reaches every project method of that name). A note when the path passes through
 files the scan did not read (they hold no knob word, but may call one that reads it)."""
     VALID = [
+        Example({**_VENDORED, "mylib/cmd_util.py": "from mylib.vec_env import DummyVecEnv, SubprocVecEnv\n"
+                                                    "def make_env(make_one, num_env):\n"
+                                                    "    if num_env == 1:\n"
+                                                    "        return DummyVecEnv([make_one])\n"
+                                                    "    return SubprocVecEnv([make_one for _ in range(num_env)])\n"},
+                "the project's own DummyVecEnv only for one environment"),
+        Example({**_VENDORED, "mylib/cmd_util.py": "from mylib.vec_env import DummyVecEnv, SubprocVecEnv\n"
+                                                    "def make_vec_env(make_one, num_env, force_dummy=False):\n"
+                                                    "    if not force_dummy and num_env > 1:\n"
+                                                    "        return SubprocVecEnv([make_one for _ in range(num_env)])\n"
+                                                    "    else:\n"
+                                                    "        return DummyVecEnv([make_one for _ in range(num_env)])\n"},
+                "the serial copy for one environment, or when the caller forces it (force_dummy=False by default)"),
+        Example({**_VENDORED, "mylib/train.py": "from mylib.vec_env import DummyVecEnv\n"
+                                                "def train(env, num_envs=8):\n"
+                                                "    return DummyVecEnv(env), num_envs\n"},
+                "a class of the vendored name that wraps one environment: no copy of the library's"),
         Example({"envs.py": "from gymnasium.vector import AsyncVectorEnv, SyncVectorEnv\n"
                             "def make_envs(env_fn, num_envs=8, asynchronous=True):\n"
                             "    fns = [env_fn for _ in range(num_envs)]\n"
@@ -325,6 +359,21 @@ files the scan did not read (they hold no knob word, but may call one that reads
                                "    env_cls = gym.vector.AsyncVectorEnv if use_async_envs else gym.vector.SyncVectorEnv\n"
                                "    return env_cls([make_one for _ in range(n_envs)])\n"},
                 "a backend switch whose default is the serial one", expect=[("factory.py", 4)]),
+        Example({**_VENDORED, "mylib/cmd_util.py": "from mylib.vec_env import DummyVecEnv, SubprocVecEnv\n"
+                                                    "def make_atari_env(make_one, num_env, use_subprocess=False):\n"
+                                                    "    if num_env == 1 or not use_subprocess:\n"
+                                                    "        return DummyVecEnv([make_one for _ in range(num_env)])\n"
+                                                    "    return SubprocVecEnv([make_one for _ in range(num_env)])\n"},
+                "the project's own copy of DummyVecEnv, by default also for many environments",
+                expect=[("mylib/cmd_util.py", 4)]),
+        Example({**_VENDORED, "mylib/make.py": "from mylib.vector import AsyncVectorEnv, SyncVectorEnv\n"
+                                               "def make(env_fns, asynchronous=False):\n"
+                                               "    if asynchronous:\n"
+                                               "        return AsyncVectorEnv(env_fns)\n"
+                                               "    else:\n"
+                                               "        return SyncVectorEnv(env_fns)\n"},
+                "the project's own SyncVectorEnv, chosen by a switch parameter whose default is serial",
+                expect=[("mylib/make.py", 6)]),
         Example({**_SAMPLERS, "train.py": "import argparse\nfrom rl.sampler import LocalSampler\n"
                                           "p = argparse.ArgumentParser()\n"
                                           "p.add_argument('--n-workers', type=int, default=8)\n"
@@ -385,9 +434,11 @@ files the scan did not read (they hold no knob word, but may call one that reads
             if key in seen:
                 continue
             seen.add(key)
+            default = ", ".join(f"{k}={show(v)}" for k, v in (site.detail.get("choice_default") or {}).items())
             yield self.finding(site, knob=site.key, related=[site], backend=_short(site.detail.get("backend", "")),
                                count=f"{text} {'environments' if backend_kind(site) == 'envs' else 'workers'}",
-                               why=_why(site, entry))
+                               why=_why(site, entry) + (f"; the default {default} picks it for every caller that "
+                                                        f"leaves it out" if default else ""))
         yield from self._config_flags(result)
         yield from self._gated_parallel(result)
         yield from self._unread_on_the_path(result)

@@ -84,6 +84,10 @@ class Catalogue:
     # reader call -> [(param, position, flags)]: `deepspeed.initialize(args=ns)` reads ns.deepspeed_config
     flag_readers: dict[str, list[tuple[str, int | None, tuple[str, ...]]]] = field(default_factory=dict)
     added_flags: frozenset = frozenset()  # every flag name a flag adder adds
+    # class name -> the backend whose copies carry it (consumers.yaml `vendored`), and the top
+    # packages the catalogue names: a copy lives in any other package
+    by_vendored_leaf: dict[str, Consumer] = field(default_factory=dict)
+    roots: frozenset = frozenset()
 
     def method(self, call, mapped=()) -> Consumer | None:
         """The consumer a method call is, by its name and a keyword only that backend takes
@@ -104,7 +108,11 @@ class Catalogue:
         if hit is not None or "." not in qualname:
             return hit
         pkg, leaf = qualname.split(".", 1)[0], qualname.rsplit(".", 1)[1]
-        return self.by_pkg_leaf.get((pkg, leaf))
+        hit = self.by_pkg_leaf.get((pkg, leaf))
+        if hit is None and pkg not in self.roots:
+            # stable_baselines.common.vec_env.DummyVecEnv: the project's own copy of the library's class
+            hit = self.by_vendored_leaf.get(leaf)
+        return hit
 
     def keywords(self) -> list[str]:
         """Leaf names of every backend: a file mentioning one is worth parsing (a method-matched
@@ -165,6 +173,9 @@ def load() -> Catalogue:
             continue
         for name in [consumer.backend, *entry.get("names", [])]:
             cat.by_name[name] = consumer
+        if entry.get("vendored"):
+            cat.by_vendored_leaf[consumer.backend.rsplit(".", 1)[-1]] = consumer
+    cat.roots = frozenset(name.split(".", 1)[0] for name in cat.by_name)
     for name, consumer in cat.by_name.items():
         if "." not in name or "(" in name or not name.rsplit(".", 1)[1][:1].isupper():
             continue  # only class names fall back: a function leaf (make, init) is too common

@@ -296,6 +296,14 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             # vec_cls = Async if use_async else Sync, or `if asynchronous: Async(...) else: Sync(...)`
             # (the innermost test), with the flag a parameter whose default picks one of them
             chooser = d.get("backend_condition") or (fn.conds[-1] if role == "consume" and fn.conds else "")
+            if role == "consume" and d.get("condition"):
+                # `if num_env == 1 or not use_subprocess:` with `use_subprocess=False`: what the
+                # test gives for many items when the caller leaves the parameters at their defaults
+                defaults = {p: v for p, node in fn.params.items() if node is not None
+                            and re.search(rf"\b{re.escape(p)}\b", d["condition"])
+                            and (v := literal(node)) is not NOT_LITERAL and (v is None or isinstance(v, (bool, int)))}
+                if defaults:
+                    d["cond_defaults"] = defaults
             m = re.fullmatch(r"(not \()?(\w+)\)?", chooser)
             if m and m.group(2) in fn.params and fn.params[m.group(2)] is not None:
                 v = literal(fn.params[m.group(2)])
@@ -1167,6 +1175,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
                     self.emit("define", k, k.arg, None if v is NOT_LITERAL else v, via="argparse",
                               set_defaults=True, flags=[], expr=self.text(k.value) if v is NOT_LITERAL else None)
         consumer = self.cat.lookup(q)
+        if consumer is not None and q.split(".", 1)[0] not in self.cat.roots and not _takes_env_list(node):
+            consumer = None  # a class of a vendored name that wraps one env (agilerl's DummyVecEnv(env)): no copy
         local = self.local_backends(func.id) if consumer is None and isinstance(func, ast.Name) else []
         for c, cond in local:  # vec_cls = SubprocVecEnv if p else DummyVecEnv; vec_cls(fns)
             self.consume(node, c, via_variable=func.id, condition=cond)
@@ -1278,6 +1288,16 @@ def check_syntax(text: str, path: str) -> None:
         pass
     parse(text, path)
 
+
+
+def _takes_env_list(call: ast.Call) -> bool:
+    """The call gives a vendored vector env class what the library's takes: a list of env
+    makers (`[make_env(i) for i in range(n)]`, `env_fns`), not one environment."""
+    first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "env_fns"), None)
+    if isinstance(first, (ast.List, ast.ListComp, ast.Tuple, ast.BinOp)):
+        return True
+    name = first.id if isinstance(first, ast.Name) else first.attr if isinstance(first, ast.Attribute) else ""
+    return bool(re.search(r"fns|fn_list|makers|thunks|_fns$|^fns", name))
 
 def _holders_at_serial_counts(ex) -> dict[str, list[str]]:
     """The settings objects read by each function that leaves a backend's count serial (omitted,

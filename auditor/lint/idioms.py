@@ -111,20 +111,84 @@ def serial_only_on_request(site: Site) -> bool:
     return bool(defaults) and defaults[0] is negated
 
 
+_UNKNOWN = object()
+
+
+def _evaluate(condition: str, values: dict) -> object:
+    """CONDITION's value with the names of VALUES bound (`len(x)` to x's), or _UNKNOWN."""
+    import ast
+    import operator
+
+    ops = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+           ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not}
+    try:
+        tree = ast.parse(condition.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return _UNKNOWN
+
+    def ev(n):
+        if isinstance(n, ast.Constant):
+            return n.value
+        if isinstance(n, (ast.Name, ast.Attribute)):
+            return values.get(ast.unparse(n), _UNKNOWN)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" and len(n.args) == 1:
+            return values.get(ast.unparse(n.args[0]), _UNKNOWN)
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
+            v = ev(n.operand)
+            return _UNKNOWN if v is _UNKNOWN else not v
+        if isinstance(n, ast.BoolOp):
+            got = [ev(v) for v in n.values]
+            decisive = False if isinstance(n.op, ast.And) else True
+            if any(v is not _UNKNOWN and bool(v) is decisive for v in got):
+                return decisive
+            return _UNKNOWN if any(v is _UNKNOWN for v in got) else not decisive
+        if isinstance(n, ast.Compare) and len(n.ops) == 1 and type(n.ops[0]) in ops:
+            left, right = ev(n.left), ev(n.comparators[0])
+            if left is _UNKNOWN or right is _UNKNOWN:
+                return _UNKNOWN
+            try:
+                return ops[type(n.ops[0])](left, right)
+            except TypeError:
+                return _UNKNOWN
+        return _UNKNOWN
+
+    return ev(tree)
+
+
+def runs_for_many_by_default(site: Site) -> bool | None:
+    """Whether the branch SITE stands in runs for more than one item when the enclosing
+    function's parameters keep their defaults (`if num_env == 1 or not use_subprocess:` with
+    `use_subprocess=False`: yes; `if not (not force_dummy and num_env > 1)` with
+    `force_dummy=False`: no); None when the test is about anything else."""
+    d = site.detail
+    condition = str(d.get("condition") or "")
+    if not condition or not d.get("cond_defaults"):
+        return None
+    values = dict(d["cond_defaults"])
+    for k in ("expr", "ref"):
+        if d.get(k):
+            values.setdefault(str(d[k]), 2)
+    values.setdefault(site.leaf, 2)
+    got = _evaluate(condition, values)
+    return None if got is _UNKNOWN else bool(got)
+
+
 def is_guarded_single(site: Site) -> bool:
     """`assert num_envs == 1` before the serial backend: one environment, on purpose. Also the
     serial branch of a test on the count itself (`if len(envs) > 1: SubprocVecEnv(envs) else:
     DummyVecEnv(envs)`): it runs only for one."""
     if site.detail.get("asserted_one"):
         return True
+    by_default = runs_for_many_by_default(site)
+    if by_default is not None:
+        return not by_default
     condition = str(site.detail.get("condition") or "")
     names = {str(site.detail.get(k)) for k in ("expr", "ref") if site.detail.get(k)} | {site.leaf}
-    for name in names:
-        counted = rf"(len\(\s*{re.escape(name)}\s*\)|\b{re.escape(name)}\b)"
-        if re.search(rf"not \({counted}\s*(>\s*1|>=\s*2)\)", condition) or \
-                re.search(rf"{counted}\s*(==\s*1|<=\s*1|<\s*2)(?!\d)", condition):
-            return True
-    return False
+    # `num_env == 1 or not use_subprocess`: the other test lets the serial branch run for many
+    return all(any(re.search(rf"not \({counted}\s*(>\s*1|>=\s*2)\)", part) or
+                   re.search(rf"{counted}\s*(==\s*1|<=\s*1|<\s*2)(?!\d)", part)
+                   for counted in (rf"(len\(\s*{re.escape(name)}\s*\)|\b{re.escape(name)}\b)" for name in names))
+               for part in condition.split(" or ")) if condition else False
 
 
 NATIVE_HINTS = ("brax", "isaacgym", "isaaclab", "envpool", "gymnax", "mujoco_playground", "mjx", "jumanji",
