@@ -2,6 +2,7 @@
 
 import ast
 import re
+from collections import Counter
 from functools import lru_cache
 
 from auditor import catalogue
@@ -181,7 +182,9 @@ A parser flag is judged the same way, per script: when a function that adds `--n
 parser (`common_arg_parser()`) is surely run by two scripts (calls the code names, not every
 function of a called method's name), and nothing one of them may run reads the flag while the
 other's path does (baselines' ppo1/run_atari.py beside run.py), it is a warning at that
-script's call, naming the builder. Not when a read lies on no script's path (it may be this
+script's call, naming the builder (a flag a script's own file reads is taken for read there,
+and a read in the file of another script that accepts the flag for that script's). Not when a
+read lies on no script's path (it may be this
 script's, reached in a way the call graph does not see), nor for a flag the script names in a
 string (`getattr(args, "num_env")`); a note when the script hands its parsed namespace whole to
 code out of sight (another package's `launch(args)`, `**vars(args)`, or a project file the scan
@@ -627,12 +630,12 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                 "run_atari.py builds the parser that adds --num_env, and only run.py's path reads it",
                 expect=[("pkg/run_atari.py", 6)]),
         Example({**_parser_scripts("    train(args.env)\n"),
-                 "pkg/pools.py": "from multiprocessing import Pool\ndef make_pool(n):\n    return Pool(n)\n",
+                 "pkg/pools.py": "from multiprocessing import Pool\ndef make_pool(num_env):\n    return Pool(num_env)\n",
                  "pkg/run.py": "from pkg.cmd_util import common_arg_parser\nfrom pkg.pools import make_pool\n"
                                "def build_env(args):\n    return make_pool(args.num_env)\n"
                                "def main():\n    build_env(common_arg_parser().parse_args())\n"
                                "if __name__ == '__main__':\n    main()\n"},
-                "run.py's read reaches a pool through a helper (the flow's site names its function in full)",
+                "run.py's read reaches a pool through a helper: the flow's site there follows run.py's read",
                 expect=[("pkg/run_atari.py", 6)]),
         Example(_parser_scripts("    train(args.env)\n    launch(args)\n"),
                 "run_atari.py hands its namespace to another package, which may read the flag: a note",
@@ -1066,27 +1069,40 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
             if node:
                 builders.setdefault(node, []).append(f)
         files = {m: rel for rel, m in graph.module_of.items()}
-        scripts: dict[str, tuple] = {}  # script file -> (what its module level runs, its flags)
-        for node in sorted(graph.callers(set(builders)) if builders else ()):
-            rel = files.get(node[:-len(".<module>")]) if node.endswith(".<module>") else None
-            if rel is None or is_test_file(rel) or len(scripts) >= MAX_PARSER_SCRIPTS:
+        surely: dict[str, list] = {}  # script file -> the flags it surely accepts (it runs their builder)
+        for builder, fs in builders.items():
+            for node in graph.callers({builder}):
+                rel = files.get(node[:-len(".<module>")]) if node.endswith(".<module>") else None
+                if rel is not None and not is_test_file(rel):
+                    surely.setdefault(rel, []).extend(fs)
+        # a flag one script alone accepts has no other script to read it: nothing to walk for
+        count = Counter(leaf for own in surely.values() for leaf in {f.leaf.lower() for f in own})
+        scripts: dict[str, tuple] = {}  # script file -> (what its module level may run, its flags)
+        read_in: dict[str, set[str]] = {}  # flag name -> the files that read it
+        for leaf, sites in readers.items():
+            read_in[leaf] = {r.file for r in sites}
+        for rel in sorted(surely):
+            # (a flag the script's own file reads is taken for read: no walk needed to say so)
+            own = [f for f in surely[rel] if count[f.leaf.lower()] >= 2 and rel not in read_in[f.leaf.lower()]]
+            if not own or len(scripts) >= MAX_PARSER_SCRIPTS:
                 continue
-            walk, sure = graph.reachable(node, careful=True), graph.reachable(node, exact=True)
-            if walk is None or sure is None:
-                continue
-            # the flags it surely accepts; what it may run decides what it may read
-            own = [f for b, fs in builders.items() if b in sure[0] for f in fs]
-            if own:
+            walk = graph.reachable(graph.of(rel, "<module>"), careful=True)
+            if walk is not None:
                 scripts[rel] = (walk, own)
         accepts: dict[str, list[set]] = {}  # flag name -> the paths of the scripts that accept it
         for walk, own in scripts.values():
             for leaf in {f.leaf.lower() for f in own}:
                 accepts.setdefault(leaf, []).append(walk[0])
+        accepted_by: dict[str, set[str]] = {}  # flag name -> the files of the scripts that accept it
+        for rel, own in surely.items():
+            for f in own:
+                accepted_by.setdefault(f.leaf.lower(), set()).add(rel)
+        handing = None  # (node, callee) of each call that hands a parsed namespace out of sight
         for rel, (walk, own) in sorted(scripts.items()):
             reached = walk[0]
             meta = result.meta.get(rel) or {}
             named = {k.lower() for k in meta.get("quoted_keys") or ()}
-            handed = _namespace_handed(result, graph, reached)
+            handed = False  # (looked up once a flag qualifies: most scripts read what they accept)
             done: set[str] = set()
             for flag in own:
                 leaf = flag.leaf.lower()
@@ -1098,9 +1114,15 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                 if any(n in reached for n in nodes):
                     continue
                 others = [w for w in accepts.get(leaf, ()) if w is not reached]
-                if not all(any(n in w for w in others) for n in nodes):
+                beside = accepted_by.get(leaf, set()) - {rel}  # (a read in such a script's own file is its)
+                # (the reads the extractor saw: a consume the flow carried into a helper follows one)
+                if not all(r.file in beside or any(n in w for w in others)
+                           for r, n in zip(reads, nodes) if r.role == "read"):
                     continue  # a read no other script's path holds: this one's, for all the graph knows
                 done.add(leaf)
+                if handed is False:
+                    handing = handing if handing is not None else _namespace_handing(result, graph)
+                    handed = next((callee for node, callee in handing if node in reached), None)
                 at = flag if flag.file == rel else _call_toward(result, graph, rel, flag)
                 other = reads[0]
                 f = self.finding(flag, knob=flag.key, related=[flag, other], flow=_path(result, flag, None),
@@ -1376,34 +1398,35 @@ def _script_path(graph, rel: str, function, careful: bool = False) -> tuple | No
     return walk
 
 
-def _namespace_handed(result, graph, reached: set[str]) -> str | None:
-    """The callee out of sight (another package's, or a project function of a file the scan
-    did not read) to which a function of REACHED hands a parsed namespace whole:
-    `launch(args)` where `args = parser.parse_args()` or `args` is a parameter of that name,
-    `launch(**vars(args))`."""
+def _namespace_handing(result, graph) -> list[tuple[str, str]]:
+    """(the calling function's node, the callee) for each call that hands a parsed namespace
+    whole to code out of sight (another package's, or a project function of a file the scan
+    did not read): `launch(args)` where `args = parser.parse_args()` or `args` is a parameter
+    of that name, `launch(**vars(args))`."""
     edges = []
-    names = {"args"}  # the namespace's names: `args`, or what the script assigns parse_args() to
+    names = {"args"}  # the namespace's names: `args`, or what a script assigns parse_args() to
     for rel, meta in result.meta.items():
         flow = meta.get("flow") if isinstance(meta, dict) else None
         module = (flow or {}).get("module", "")
         for edge in (flow or {}).get("calls", ()):
-            qual = _local_name(graph, rel, str(edge.get("fn") or ""))
-            if graph.of(rel, qual) not in reached:
-                continue
             trees = [t for t in [*edge.get("args", ()), *edge.get("kwargs", {}).values(), *edge.get("splats", ())]
                      if isinstance(t, dict)]
             for t in trees:
                 text = str(t.get("text") or "")
                 if t.get("k") == "unknown" and re.match(r"\w+ = .*\.parse(?:_known)?_args\(", text):
                     names.add(text.split(" ", 1)[0])
-            edges.append((module, qual, edge, trees))
-    for module, qual, edge, trees in edges:
+            if trees:
+                edges.append((rel, module, edge, trees))
+    out = []
+    for rel, module, edge, trees in edges:
         if not any(_whole_namespace(t, names) for t in trees):
             continue
-        for callee in edge.get("callee", ()):
-            if graph.resolve(module, qual, callee, careful=True) in (None, set()):
-                return callee
-    return None
+        qual = _local_name(graph, rel, str(edge.get("fn") or ""))
+        callee = next((c for c in edge.get("callee", ()) if graph.resolve(module, qual, c, careful=True) in (None, set())),
+                      None)
+        if callee is not None:
+            out.append((graph.of(rel, qual), callee))
+    return out
 
 
 def _whole_namespace(tree: dict, names: set[str]) -> bool:

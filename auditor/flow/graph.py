@@ -53,6 +53,7 @@ class CallGraph:
                 self.edges[self.full(module, qual)] = [(module, qual, t) for t in tokens]
         self.roots = roots
         self._reverse: dict[str, set[str]] | None = None  # callee -> callers, built on first use
+        self._resolved: dict[tuple, set[str] | None] = {}
         self._modules: set[str] | None = None  # the modules and their packages, on first use
         self._packages: set[str] = set()
         # a class reaches its methods: its __init__ runs, the others may be called on the object
@@ -155,6 +156,12 @@ class CallGraph:
                 careful: bool = False) -> set[str] | None:
         """The project functions TOKEN may run, seen from QUAL in MODULE; None for a project
         name the graph does not know (a file the scan did not read). EXACT: see reachable()."""
+        key = (module, qual, token, exact, careful)
+        if key not in self._resolved:  # (the walks of many scripts resolve the same calls)
+            self._resolved[key] = self._resolve(module, qual, token, exact, careful)
+        return self._resolved[key]
+
+    def _resolve(self, module: str, qual: str, token: str, exact: bool, careful: bool) -> set[str] | None:
         if "." in token:
             if token in self.names:
                 return {token} | self.members.get(token, set())
