@@ -1081,12 +1081,19 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
         read_in: dict[str, set[str]] = {}  # flag name -> the files that read it
         for leaf, sites in readers.items():
             read_in[leaf] = {r.file for r in sites}
+
+        @lru_cache(maxsize=None)
+        def read_nodes(leaf: str) -> set:
+            return {_node_of(graph, r) for r in readers[leaf]}
+
         for rel in sorted(surely):
             # (a flag the script's own file reads is taken for read: no walk needed to say so)
             own = [f for f in surely[rel] if count[f.leaf.lower()] >= 2 and rel not in read_in[f.leaf.lower()]]
             if not own or len(scripts) >= MAX_PARSER_SCRIPTS:
                 continue
-            walk = graph.reachable(graph.of(rel, "<module>"), careful=True)
+            # (the walk may stop once it meets a read of every flag: then nothing is reported here)
+            goals = [read_nodes(f.leaf.lower()) for f in own]
+            walk = graph.reachable(graph.of(rel, "<module>"), careful=True, goals=goals)
             if walk is not None:
                 scripts[rel] = (walk, own)
         accepts: dict[str, list[set]] = {}  # flag name -> the paths of the scripts that accept it

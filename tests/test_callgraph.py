@@ -92,3 +92,12 @@ def test_careful_calls_a_method_of_only_the_classes_the_path_makes(tmp_path):
     assert {"pkg.trainers.Slow.step", "pkg.trainers.Base.step"} <= loose
     assert "pkg.trainers.Base.step" in careful, "Fast inherits step from Base"
     assert "pkg.trainers.Slow.step" not in careful, "no Slow is made on the path"
+
+
+def test_goals_end_the_walk_once_each_is_met(tmp_path):
+    graph = _graph(tmp_path)
+    full, _ = graph.reachable("pkg.run_ppo.<module>", careful=True)
+    met, _ = graph.reachable("pkg.run_ppo.<module>", careful=True, goals=[{"pkg.run_ppo.main"}])
+    unmet, _ = graph.reachable("pkg.run_ppo.<module>", careful=True, goals=[{"pkg.nowhere"}])
+    assert "pkg.cmd_util.common_arg_parser" in full and "pkg.cmd_util.common_arg_parser" not in met
+    assert unmet == full

@@ -13,6 +13,7 @@ not read: it holds no knob word) is listed, for the caller to weigh.
 from __future__ import annotations
 
 MAX_NODES = 5000  # functions visited from one start
+MAX_WORK = 50_000  # call targets looked at from one start (a tree of many projects scanned as one)
 
 
 def for_result(result) -> "CallGraph":
@@ -56,6 +57,7 @@ class CallGraph:
         self._resolved: dict[tuple, set[str] | None] = {}
         self._modules: set[str] | None = None  # the modules and their packages, on first use
         self._packages: set[str] = set()
+        self.owner = {n: n.rpartition(".")[0] for n in self.names if n.rpartition(".")[0] in self.classes}
         # a class reaches its methods: its __init__ runs, the others may be called on the object
         self.members: dict[str, set[str]] = {}
         for name in self.names:
@@ -71,17 +73,22 @@ class CallGraph:
         module = self.module_of.get(rel)
         return self.full(module, qual or "<module>") if module is not None else None
 
-    def reachable(self, start: str, exact: bool = False, careful: bool = False) -> tuple[set[str], list[str]] | None:
+    def reachable(self, start: str, exact: bool = False, careful: bool = False,
+                  goals: list[set[str]] | None = None) -> tuple[set[str], list[str]] | None:
         """(the functions a call of START may run, the project names met that the graph does not
         know: functions of files the scan did not read, which hold no knob word), or None past
-        MAX_NODES. EXACT: only calls the code names (a function of this module, or one imported
+        MAX_NODES (or MAX_WORK). EXACT: only calls the code names (a function of this module, or one imported
         by name), never every project function of a called method's name: what START surely
         runs, not what it may run. CAREFUL: a name of a module of a package the graph knows, which
         the scan did not read (`baselines.ppo1.pposgd_simple.learn`), is unknown, not every
         project function called `learn`; and a method called on an object of unknown class
         (`self.optim.step()`) is a project method of that name only of a class the path makes
-        (names, as `Trainer(...)` or `ray.remote(Trainer)`) or one such a class inherits from."""
+        (names, as `Trainer(...)` or `ray.remote(Trainer)`) or one such a class inherits from.
+        GOALS: sets of functions; the walk stops once it has met one of each (what it returns
+        is then only part of what START may run)."""
         seen = {start}
+        open_goals = [g for g in goals or () if start not in g]
+        wanted = set().union(*open_goals) if open_goals else set()
         unknown: list[str] = []
         todo = [start]
         made: set[str] = set()  # the classes the path makes, and their ancestors
@@ -93,25 +100,37 @@ class CallGraph:
                     continue
                 seen.add(t)
                 todo.append(t)
+                if t in wanted:
+                    open_goals[:] = [g for g in open_goals if t not in g]
                 if careful and t in self.classes:
                     for cls in self._ancestors(t) - made:
                         made.add(cls)
                         visit(waiting.pop(cls, ()))
 
+        work = 0  # targets looked at: a name many project methods share costs as many
         while todo:
-            if len(seen) > MAX_NODES:
+            if len(seen) > MAX_NODES or work > MAX_WORK:
                 return None
+            if goals and not open_goals:
+                break
             for module, qual, token in self.edges.get(todo.pop(), ()):
                 targets = self.resolve(module, qual, token, exact, careful)
                 if targets is None:
                     unknown.append(token)
                     continue
+                work += len(targets)
                 if careful and "." not in token and not self.resolve(module, qual, token, exact=True):
-                    for t in [t for t in targets if t.rpartition(".")[0] in self.classes]:
-                        owner = t.rpartition(".")[0]
-                        if owner not in made:
-                            targets = targets - {t} - self.members.get(t, set())
+                    deferred = set()
+                    for t in targets:
+                        owner = self.owner.get(t)
+                        if owner is not None and owner not in made:
+                            deferred.add(t)
                             waiting.setdefault(owner, set()).add(t)
+                    if deferred:
+                        dropped = set(deferred)
+                        for t in deferred:
+                            dropped |= self.members.get(t, set())
+                        targets = [t for t in targets if t not in dropped]
                 visit(targets)
         return seen, unknown
 
