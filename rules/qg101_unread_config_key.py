@@ -9,8 +9,8 @@ from auditor import catalogue
 from auditor.flow import values
 from auditor.keys import CONFIG_CLASS, one_typo
 from auditor.lint import idioms
-from auditor.lint.base import (CONFIG_KINDS, Example, Rule, count_units, is_launch_override, is_test_file,
-                               is_test_site, project_packages, show, similar, where)
+from auditor.lint.base import (CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, count_units, is_launch_override,
+                               is_test_file, is_test_site, project_packages, show, similar, where)
 
 FIELD_VIAS = ("dataclass", "pydantic", "attrs", "argparse")
 MAX_PARSER_SCRIPTS = 300  # scripts whose paths QG101 walks for the flags they accept
@@ -912,7 +912,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
         graph = for_result(result)
         fields: dict[str, list] = {}  # class full name -> its knob fields (dataclass / pydantic / attrs)
         for s in result.sites:
-            if s.role == "define" and s.kind == "python" and s.detail.get("via") in ("dataclass", "pydantic", "attrs") \
+            if s.role == "define" and s.kind == "python" and s.detail.get("via") in SETTINGS_VIAS \
                     and s.detail.get("owner") and graph.of(s.file, str(s.detail["owner"])):
                 fields.setdefault(graph.of(s.file, str(s.detail["owner"])), []).append(s)
         readers: dict[str, list] = {}
@@ -1083,8 +1083,9 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
             read_in[leaf] = {r.file for r in sites}
 
         @lru_cache(maxsize=None)
-        def read_nodes(leaf: str) -> set:
-            return {_node_of(graph, r) for r in readers[leaf]}
+        def placed(leaf: str) -> list:
+            """(read, its call-graph node) for each read of LEAF."""
+            return [(r, _node_of(graph, r)) for r in readers[leaf]]
 
         for rel in sorted(surely):
             # (a flag the script's own file reads is taken for read: no walk needed to say so)
@@ -1092,7 +1093,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
             if not own or len(scripts) >= MAX_PARSER_SCRIPTS:
                 continue
             # (the walk may stop once it meets a read of every flag: then nothing is reported here)
-            goals = [read_nodes(f.leaf.lower()) for f in own]
+            goals = [{n for _r, n in placed(f.leaf.lower())} for f in own]
             walk = graph.reachable(graph.of(rel, "<module>"), careful=True, goals=goals)
             if walk is not None:
                 scripts[rel] = (walk, own)
@@ -1117,14 +1118,13 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                 if leaf in done or leaf in named or not any(r.role == "read" and r.detail.get("via") != "flow"
                                                            for r in reads):
                     continue
-                nodes = [_node_of(graph, r) for r in reads]
-                if any(n in reached for n in nodes):
+                if any(n in reached for _r, n in placed(leaf)):
                     continue
                 others = [w for w in accepts.get(leaf, ()) if w is not reached]
                 beside = accepted_by.get(leaf, set()) - {rel}  # (a read in such a script's own file is its)
                 # (the reads the extractor saw: a consume the flow carried into a helper follows one)
                 if not all(r.file in beside or any(n in w for w in others)
-                           for r, n in zip(reads, nodes) if r.role == "read"):
+                           for r, n in placed(leaf) if r.role == "read"):
                     continue  # a read no other script's path holds: this one's, for all the graph knows
                 done.add(leaf)
                 if handed is False:
@@ -1443,20 +1443,24 @@ def _whole_namespace(tree: dict, names: set[str]) -> bool:
             or text.startswith("vars(") and text[5:-1] in names)
 
 
+def _qualname(graph, rel: str, name: str) -> str:
+    """`pkg.run.main` in pkg/run.py -> `main` (the qualified name graph.of takes); a name
+    without REL's module in front is returned as it is."""
+    module = graph.module_of.get(rel, "")
+    return name[len(module) + 1:] if module and name.startswith(module + ".") else name
+
+
 def _node_of(graph, site) -> str | None:
     """The call graph's node for the function SITE is in: a site the flow derived names its
     function in full (`baselines.run.build_env`), the extractor's by its qualified name."""
-    function = str(site.detail.get("function") or "<module>")
-    module = graph.module_of.get(site.file, "")
-    if module and function.startswith(module + "."):
-        function = function[len(module) + 1:]
-    return graph.of(site.file, function)
+    return graph.of(site.file, _qualname(graph, site.file, str(site.detail.get("function") or "<module>")))
 
 
 def _local_name(graph, rel: str, full: str) -> str:
-    """`pkg.run.main` in pkg/run.py -> `main` (the qualified name graph.of takes)."""
-    module = graph.module_of.get(rel, "")
-    return full[len(module) + 1:] if full.startswith(module + ".") else "<module>"
+    """The qualified name of FULL, a function a call edge of REL names in full (`<module>`
+    for anything else)."""
+    qual = _qualname(graph, rel, full)
+    return qual if qual != full else "<module>"
 
 
 def _call_toward(result, graph, rel: str, flag) -> dict | None:
@@ -1542,7 +1546,7 @@ def _settings_field(site) -> bool:
     field without a default (a layout the code computes and passes in) or one holding a nested
     section (`distributed: DistributedConfig = DistributedConfig()`); not one its comments call
     deprecated."""
-    return site.detail.get("via") in ("dataclass", "pydantic", "attrs") and not site.detail.get("said_unused") \
+    return site.detail.get("via") in SETTINGS_VIAS and not site.detail.get("said_unused") \
         and not site.detail.get("required") and not site.detail.get("factory") \
         and not _SECTION_DEFAULT.match(str(site.detail.get("expr") or "")) \
         and CONFIG_CLASS.search(str(site.detail.get("owner") or "").rsplit(".", 1)[-1]) is not None

@@ -1,8 +1,7 @@
 """QG102 unknown-override: a launch script overrides a key that no config or parser defines."""
 
-from auditor.lint.base import CONFIG_KINDS, Example, Rule, is_config_define, is_launch_override, show
+from auditor.lint.base import CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, is_config_define, is_launch_override, show
 
-SETTINGS_VIAS = ("dataclass", "pydantic", "attrs")
 # a settings class is named after its section, less one of these (PlacementConfig: `placement`)
 SETTINGS_SUFFIXES = ("config", "cfg", "args", "arguments", "settings", "options", "params")
 

@@ -5,8 +5,9 @@ from collections import Counter
 
 from auditor.keys import holder_of
 from auditor.lint import idioms
-from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, backend_kind, in_examples, is_config_define,
-                               is_test_file, is_test_site, project_packages, show, steps_envs, where)
+from auditor.lint.base import (CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, as_number, backend_kind, in_examples,
+                               is_config_define, is_test_file, is_test_site, project_packages, show, steps_envs,
+                               where)
 
 # Resource annotations and thread pinning have rules or meanings of their own.
 _SKIP_BACKENDS = ("torch.set_num_threads", "torch.set_num_interop_threads", "threadpoolctl.threadpool_limits",
@@ -65,7 +66,7 @@ def _parsed_field(site, candidates, meta):
         if isinstance(m, dict) else set()
     if not parsed:
         return None
-    return next((c for c in candidates if c.role == "define" and c.detail.get("via") in ("dataclass", "pydantic", "attrs")
+    return next((c for c in candidates if c.role == "define" and c.detail.get("via") in SETTINGS_VIAS
                  and c.detail.get("owner") in parsed), None)
 
 

@@ -109,10 +109,15 @@ class Catalogue:
             return hit
         pkg, leaf = qualname.split(".", 1)[0], qualname.rsplit(".", 1)[1]
         hit = self.by_pkg_leaf.get((pkg, leaf))
-        if hit is None and pkg not in self.roots:
+        if hit is None and self.vendored(qualname):
             # stable_baselines.common.vec_env.DummyVecEnv: the project's own copy of the library's class
             hit = self.by_vendored_leaf.get(leaf)
         return hit
+
+    def vendored(self, qualname: str) -> bool:
+        """QUALNAME lies in a package the catalogue names nowhere: a backend lookup() finds for
+        it is a copy of a library's class (consumers.yaml `vendored`)."""
+        return qualname.split(".", 1)[0] not in self.roots
 
     def keywords(self) -> list[str]:
         """Leaf names of every backend: a file mentioning one is worth parsing (a method-matched

@@ -1175,7 +1175,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
                     self.emit("define", k, k.arg, None if v is NOT_LITERAL else v, via="argparse",
                               set_defaults=True, flags=[], expr=self.text(k.value) if v is NOT_LITERAL else None)
         consumer = self.cat.lookup(q)
-        if consumer is not None and q.split(".", 1)[0] not in self.cat.roots and not _takes_env_list(node):
+        if consumer is not None and self.cat.vendored(q) and not _takes_env_list(node):
             consumer = None  # a class of a vendored name that wraps one env (agilerl's DummyVecEnv(env)): no copy
         local = self.local_backends(func.id) if consumer is None and isinstance(func, ast.Name) else []
         for c, cond in local:  # vec_cls = SubprocVecEnv if p else DummyVecEnv; vec_cls(fns)
@@ -1289,7 +1289,6 @@ def check_syntax(text: str, path: str) -> None:
     parse(text, path)
 
 
-
 def _takes_env_list(call: ast.Call) -> bool:
     """The call gives a vendored vector env class what the library's takes: a list of env
     makers (`[make_env(i) for i in range(n)]`, `env_fns`), not one environment."""
@@ -1297,7 +1296,8 @@ def _takes_env_list(call: ast.Call) -> bool:
     if isinstance(first, (ast.List, ast.ListComp, ast.Tuple, ast.BinOp)):
         return True
     name = first.id if isinstance(first, ast.Name) else first.attr if isinstance(first, ast.Attribute) else ""
-    return bool(re.search(r"fns|fn_list|makers|thunks|_fns$|^fns", name))
+    return bool(re.search(r"fns|fn_list|makers|thunks", name))
+
 
 def _holders_at_serial_counts(ex) -> dict[str, list[str]]:
     """The settings objects read by each function that leaves a backend's count serial (omitted,

@@ -55,8 +55,8 @@ class CallGraph:
         self.roots = roots
         self._reverse: dict[str, set[str]] | None = None  # callee -> callers, built on first use
         self._resolved: dict[tuple, set[str] | None] = {}
-        self._modules: set[str] | None = None  # the modules and their packages, on first use
-        self._packages: set[str] = set()
+        self._modules = set(self.module_of.values())
+        self._packages = {m.rpartition(".")[0] for m in self._modules}
         self.owner = {n: n.rpartition(".")[0] for n in self.names if n.rpartition(".")[0] in self.classes}
         # a class reaches its methods: its __init__ runs, the others may be called on the object
         self.members: dict[str, set[str]] = {}
@@ -148,9 +148,6 @@ class CallGraph:
 
     def _unread_module(self, name: str) -> bool:
         """NAME is no module the graph knows, and its package holds one it knows."""
-        if self._modules is None:
-            self._modules = set(self.module_of.values())
-            self._packages = {m.rpartition(".")[0] for m in self._modules}
         return name not in self._modules and name.rpartition(".")[0] in self._packages
 
     def callers(self, targets: set[str]) -> set[str]:

@@ -32,6 +32,8 @@ from typing import Any, Iterable, Iterator
 
 from auditor.keys import one_typo
 from auditor.model import CONFIG_KINDS, SEVERITIES, Finding, Knob, ScanResult, Site  # noqa: F401 - CONFIG_KINDS: the rules import it from here
+# how a settings class declares its fields (a define site's `via`)
+SETTINGS_VIAS = ("dataclass", "pydantic", "attrs")
 
 CODE_RE = re.compile(r"^QG\d{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")

@@ -7,6 +7,8 @@ rule can call them on the sites of a trace the same way. See docs/rules.md, "Pre
 
 from __future__ import annotations
 
+import ast
+import operator
 import re
 from functools import lru_cache
 
@@ -112,15 +114,12 @@ def serial_only_on_request(site: Site) -> bool:
 
 
 _UNKNOWN = object()
+_COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+            ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not}
 
 
 def _evaluate(condition: str, values: dict) -> object:
     """CONDITION's value with the names of VALUES bound (`len(x)` to x's), or _UNKNOWN."""
-    import ast
-    import operator
-
-    ops = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-           ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not}
     try:
         tree = ast.parse(condition.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError):
@@ -142,12 +141,12 @@ def _evaluate(condition: str, values: dict) -> object:
             if any(v is not _UNKNOWN and bool(v) is decisive for v in got):
                 return decisive
             return _UNKNOWN if any(v is _UNKNOWN for v in got) else not decisive
-        if isinstance(n, ast.Compare) and len(n.ops) == 1 and type(n.ops[0]) in ops:
+        if isinstance(n, ast.Compare) and len(n.ops) == 1 and type(n.ops[0]) in _COMPARE:
             left, right = ev(n.left), ev(n.comparators[0])
             if left is _UNKNOWN or right is _UNKNOWN:
                 return _UNKNOWN
             try:
-                return ops[type(n.ops[0])](left, right)
+                return _COMPARE[type(n.ops[0])](left, right)
             except TypeError:
                 return _UNKNOWN
         return _UNKNOWN
