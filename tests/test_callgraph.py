@@ -101,3 +101,34 @@ def test_goals_end_the_walk_once_each_is_met(tmp_path):
     unmet, _ = graph.reachable("pkg.run_ppo.<module>", careful=True, goals=[{"pkg.nowhere"}])
     assert "pkg.cmd_util.common_arg_parser" in full and "pkg.cmd_util.common_arg_parser" not in met
     assert unmet == full
+
+
+REEXPORTED = {
+    "app/__init__.py": "",
+    # unread: no knob word; it re-exports the builder from its module
+    "app/model/__init__.py": "from app.model.adapter import add_model_args, load\n",
+    "app/model/adapter.py": "def add_model_args(parser):\n"
+                            "    parser.add_argument('--num-gpus', type=int, default=1)\n"
+                            "def load(path):\n    return path\n",
+    "app/model/other.py": "def load(path, num_gpus=1):\n    return path, num_gpus\n",
+    "app/serve/api.py": "import argparse\n"
+                        "from app.model import add_model_args, load\n"
+                        "if __name__ == '__main__':\n"
+                        "    parser = argparse.ArgumentParser()\n"
+                        "    add_model_args(parser)\n"
+                        "    load(parser.parse_args().path)\n",
+}
+
+
+def test_exact_follows_a_name_the_package_re_exports_from_its_one_module(tmp_path):
+    for rel, text in REEXPORTED.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    result = scan(tmp_path)
+    assert "app/model/__init__.py" not in result.meta, "the fixture needs an unread package __init__"
+    graph = CallGraph(result.meta)
+    seen, unknown = graph.reachable("app.serve.api.<module>", exact=True)
+    assert "app.model.adapter.add_model_args" in seen
+    # two modules of the package define `load`: which one the __init__ exports is not known
+    assert not {"app.model.adapter.load", "app.model.other.load"} & seen and "app.model.load" in unknown
+    assert "app.serve.api.<module>" in graph.callers({"app.model.adapter.add_model_args"})

@@ -146,6 +146,17 @@ class CallGraph:
                 todo.extend(self.by_suffix(base) or ({base} if base in self.classes else ()))
         return out & self.classes | {cls}
 
+    def _exported(self, token: str) -> set[str]:
+        """`fastchat.model.add_model_args`, where fastchat/model/__init__.py re-exports it from
+        one of the package's modules: the one module-level name of that leaf in the package's
+        own modules (its __init__ names no knob and is unread). Empty when none or several."""
+        package, _, leaf = token.rpartition(".")
+        if package not in self._packages:
+            return set()
+        found = {n for n in self.by_leaf.get(leaf, ()) if n.rpartition(".")[0] in self._modules
+                 and n.rpartition(".")[0].rpartition(".")[0] == package}
+        return found if len(found) == 1 else set()
+
     def _unread_module(self, name: str) -> bool:
         """NAME is no module the graph knows, and its package holds one it knows."""
         return name not in self._modules and name.rpartition(".")[0] in self._packages
@@ -193,6 +204,9 @@ class CallGraph:
                 return suffix | {m for n in suffix for m in self.members.get(n, ())}
             if token.split(".")[0] not in self.roots:
                 return set()  # torch.save: not the project's
+            exported = self._exported(token)
+            if exported:
+                return exported | {m for n in exported for m in self.members.get(n, ())}
             if exact or careful and self._unread_module(token.rpartition(".")[0]):
                 return None
             # `from pkg import train_agent`, re-exported by pkg/__init__.py: by its name
