@@ -2,10 +2,12 @@
 
 import re
 
+from auditor import catalogue
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, backend_entry, backend_kind,
                                is_config_define, is_test_file, modules_to_files, show, steps_envs, where)
 
+_PARALLEL = re.compile(r"\bparallel", re.I)
 SERIAL_CHOICES = {"dummy", "sync", "serial", "sequential", "threading", "dummyvecenv", "syncvectorenv",
                   "serialenv", "dummyvectorenv", "local"}
 
@@ -101,6 +103,16 @@ _IF_SWITCH = ("from tianshou.env import DummyVectorEnv, SubprocVectorEnv\n"
               "    return env\n")
 
 
+def _light(env_id: str, help_text: str = "") -> dict:
+    """A script stepping 8 environments of ENV_ID in a DummyVecEnv, their count a flag with
+    HELP_TEXT (examples)."""
+    return {"train.py": "import argparse\nimport gymnasium as gym\n"
+                        "from stable_baselines3.common.vec_env import DummyVecEnv\n"
+                        f"p = argparse.ArgumentParser()\np.add_argument('--task', default='{env_id}')\n"
+                        f"p.add_argument('--num-envs', type=int, default=8, help='{help_text}')\nargs = p.parse_args()\n"
+                        "envs = DummyVecEnv([lambda: gym.make(args.task) for _ in range(args.num_envs)])\n"}
+
+
 def _trainers(call: str) -> dict:
     """A serial and a multiprocessing trainer, and a script that sets num_workers then makes CALL."""
     return {"rlkit/run.py": "import multiprocessing as mp\n"
@@ -156,6 +168,13 @@ catalogue does not name, as openai baselines, stable-baselines and openrl keep t
 rules/consumers.yaml `vendored`) is taken for the library's backend: serial or parallel as
 the library's is. A serial branch under `if num_env == 1 or not use_subprocess:` runs for many
 environments too (the other test lets it): it is no guard of one environment.
+
+A serial vector env in a file whose environment ids (`"CartPole-v1"`) are all ones that step in
+microseconds (rules/consumers.yaml `light_envs`: gymnasium's classic-control and toy-text
+environments) is a note: interprocess traffic costs more than such a step, so in process is the
+usual choice there, as SB3's and gymnasium's guides say. Not when the count's flag or field in
+that file says its environments run in parallel (help "the number of parallel game
+environments"): that promise is broken whatever the step costs.
 
 `--fix` switches DummyVecEnv -> SubprocVecEnv, SyncVectorEnv -> AsyncVectorEnv and adds
 `vec_env_cls=SubprocVecEnv` to `make_vec_env(...)`. Thread pools doing I/O, and a serial
@@ -305,6 +324,13 @@ files the scan did not read (they hold no knob word, but may call one that reads
                 "the serial manager built by a script that loads no config picking another"),
     ]
     INVALID = [
+        Example(_light("HalfCheetah-v4"), "a serial vector env of 8 environments that step in milliseconds",
+                expect=[("train.py", 8)], severity="warning"),
+        Example(_light("CartPole-v1"), "a serial vector env of 8 CartPole environments, in process on purpose "
+                                       "as a rule: a note", expect=[("train.py", 8)], severity="note"),
+        Example(_light("CartPole-v1", "the number of parallel game environments"),
+                "a serial vector env of CartPole environments whose count's help promises parallel ones",
+                expect=[("train.py", 8)], severity="warning"),
         Example(_trainers("train_agent(args)"),
                 "a script sets a count and runs a path on which nothing reads it", expect=[("demo.py", 3)]),
         Example({"annotate.py": "from concurrent.futures import ProcessPoolExecutor\n"
@@ -435,10 +461,15 @@ files the scan did not read (they hold no knob word, but may call one that reads
                 continue
             seen.add(key)
             default = ", ".join(f"{k}={show(v)}" for k, v in (site.detail.get("choice_default") or {}).items())
+            light = _light_envs(site, result.meta) if backend_kind(site) == "envs" \
+                and not _promised_parallel(knob, site) else None
             yield self.finding(site, knob=site.key, related=[site], backend=_short(site.detail.get("backend", "")),
                                count=f"{text} {'environments' if backend_kind(site) == 'envs' else 'workers'}",
                                why=_why(site, entry) + (f"; the default {default} picks it for every caller that "
-                                                        f"leaves it out" if default else ""))
+                                                        f"leaves it out" if default else "") + (
+                                   f" (this file's environments, {_names(light)}, step in microseconds: in "
+                                   f"process is usually faster for them)" if light else ""),
+                               **({"severity": "note", "confidence": "medium"} if light else {}))
         yield from self._config_flags(result)
         yield from self._gated_parallel(result)
         yield from self._unread_on_the_path(result)
@@ -744,6 +775,23 @@ files the scan did not read (they hold no knob word, but may call one that reads
                                        count="the environments",
                                        why=f": {show(site.value)} is the serial choice among {list(choices)}; "
                                            f"unless a run passes {flag} {parallel}, n_envs buys no parallelism")
+
+
+def _light_envs(site, meta) -> list[str] | None:
+    """The environment ids written in SITE's file, when each is one whose step takes
+    microseconds (rules/consumers.yaml `light_envs`: CartPole, Pendulum, ...), else None."""
+    m = meta.get(site.file)
+    ids = m.get("env_ids") if isinstance(m, dict) else None
+    light = set(catalogue.data("consumers.yaml").get("light_envs") or ())
+    return list(ids) if ids and all(i in light for i in ids) else None
+
+
+def _promised_parallel(knob, site) -> bool:
+    """The count's flag or field in SITE's file says its items run in parallel (cleanrl's
+    `--num-envs`, help "the number of parallel game environments"): serial is then a broken
+    promise, whatever the environment costs."""
+    return knob is not None and any(s.role == "define" and s.file == site.file
+                                    and _PARALLEL.search(str(s.detail.get("help") or "")) for s in knob.sites)
 
 
 def _configured_switch(site, meta) -> bool:

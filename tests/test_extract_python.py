@@ -730,3 +730,12 @@ def test_progress_helpers_that_map_over_a_process_pool():
     assert (found[5].value, found[5].detail["backend"]) == (32, "mmengine.utils.track_progress_rich")
     assert (found[6].key, found[6].detail["backend"]) == ("nproc", "mmengine.utils.track_parallel_progress")
     assert (found[7].key, found[7].detail["serial"]) == ("max_workers", False)
+
+
+def test_env_ids_are_the_names_of_the_gym_ids_a_file_writes():
+    code = ("from stable_baselines3.common.vec_env import DummyVecEnv\n"
+            "ids = ['CartPole-v1', \"ALE/Pong-v5\", 'MountainCarContinuous-v0', 'not-an-id', 'cartpole-v1']\n"
+            "envs = DummyVecEnv([lambda: None for _ in range(4)])\n")
+    assert python_code.extract(code, "train.py", VOCAB).meta["env_ids"] == ["CartPole", "MountainCarContinuous", "Pong"]
+    plain = "print('CartPole-v1')\n"  # no parallelism site: nothing to judge, nothing recorded
+    assert "env_ids" not in python_code.extract(plain, "peek.py", VOCAB).meta

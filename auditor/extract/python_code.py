@@ -1331,6 +1331,9 @@ def flag_holders(tree: ast.Module) -> dict[str, str]:
 
 
 QUOTED_KEY = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]{2,40})["']""")
+# a Gym-style environment id written in the file ("CartPole-v1", "ALE/Pong-v5"): its name
+ENV_ID = re.compile(r"""["'](?:[\w.-]+/)?([A-Z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*?)-v\d+["']""")
+MAX_ENV_IDS = 50
 
 
 def extract(text: str, path: str, vocab) -> FileResult:
@@ -1372,6 +1375,9 @@ def extract(text: str, path: str, vocab) -> FileResult:
     quoted = sorted({k for k in QUOTED_KEY.findall(text) if ex.match_vocabulary(k)})[:MAX_SECTIONS]
     if quoted:
         meta["quoted_keys"] = quoted
+    env_ids = sorted(set(ENV_ID.findall(text)))[:MAX_ENV_IDS] if ex.sites and "-v" in text else None
+    if env_ids:
+        meta["env_ids"] = env_ids
     native = sorted({root for root in (m.split(".") for m in ex.imports.values()) for root in root
                      if root in NATIVE_VECTOR_ENVS})
     if native:
