@@ -132,3 +132,31 @@ def test_exact_follows_a_name_the_package_re_exports_from_its_one_module(tmp_pat
     # two modules of the package define `load`: which one the __init__ exports is not known
     assert not {"app.model.adapter.load", "app.model.other.load"} & seen and "app.model.load" in unknown
     assert "app.serve.api.<module>" in graph.callers({"app.model.adapter.add_model_args"})
+
+
+CHOSEN = {
+    "pkg/__init__.py": "",
+    "pkg/runners.py": "from multiprocessing import Pool\n"
+                      "class ParallelRunner:\n"
+                      "    def run(self, cfg):\n        return Pool(cfg.num_workers)\n"
+                      "class SerialRunner:\n"
+                      "    def run(self, cfg):\n        return [cfg.num_workers]\n"
+                      "class Unused:\n"
+                      "    def run(self, cfg):\n        return cfg.num_workers\n",
+    "pkg/train.py": "from pkg.runners import ParallelRunner, SerialRunner\n"
+                    "def main(cfg):\n"
+                    "    print(cfg.num_workers)\n"
+                    "    runner_cls = SerialRunner if cfg.serial else ParallelRunner\n"
+                    "    runner = runner_cls()\n"
+                    "    runner.run(cfg)\n"
+                    "if __name__ == '__main__':\n    main(None)\n",
+}
+
+
+def test_careful_knows_the_classes_a_path_binds_to_a_name_before_calling_it(tmp_path):
+    for rel, text in CHOSEN.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    careful, _ = CallGraph(scan(tmp_path).meta).reachable("pkg.train.<module>", careful=True)
+    assert {"pkg.runners.ParallelRunner.run", "pkg.runners.SerialRunner.run"} <= careful
+    assert "pkg.runners.Unused.run" not in careful, "no Unused is named on the path"

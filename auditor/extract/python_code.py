@@ -674,10 +674,23 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
                                                target.attr if isinstance(target, ast.Attribute) else None)
         self.visit(node.value)
         self._binding = outer
+        self._pass_on(node.value)
         for target in node.targets:
             self._assigning = target.id if isinstance(target, ast.Name) else None
             self.assign(target, node.value)
         self._assigning = None
+
+    def _pass_on(self, value: ast.AST) -> None:
+        """`runner_cls = SerialRunner if cfg.serial_mode else ParallelRunner`, then
+        `runner_cls(cfg)`: the classes (or functions) bound to a name are passed on, as an
+        argument `target=fn` is - the call graph's careful reading then knows the path makes them."""
+        fn = self.function()
+        for v in (value.body, value.orelse) if isinstance(value, ast.IfExp) else (value,):
+            if len(fn.reaches) >= MAX_REACHES or fn.dead or not isinstance(v, (ast.Name, ast.Attribute)):
+                continue
+            q = self.qual(v)
+            if q or isinstance(v, ast.Name) and v.id[:1].isupper():
+                fn.reaches.add(q or v.id)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
