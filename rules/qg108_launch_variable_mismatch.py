@@ -12,7 +12,8 @@ def _vars(result):
     for path, meta in result.meta.items():
         sv = meta.get("shell_vars") if isinstance(meta, dict) else None
         if sv:
-            out[path] = (dict(sv.get("defined", {})), dict(sv.get("used", {})), dict(sv.get("exported", {})))
+            out[path] = (dict(sv.get("defined", {})), dict(sv.get("used", {})), dict(sv.get("exported", {})),
+                         set(sv.get("measured") or ()))
     return out
 
 
@@ -37,7 +38,9 @@ back to its default, and the script reads as if 16 were used. The same happens w
 script defines a variable it never uses, or reads an environment variable spelled
 differently from its sibling scripts (`N_GPUS` here, `NUM_GPUS` everywhere else).
 
-Exported variables are not reported as unused: a child process may read them.
+Exported variables are not reported as unused: a child process may read them. Nor is a
+variable only ever set from a command's output (`NUM_GPUS=$(nvidia-smi -L | wc -l)`): it is a
+measurement, not a value a user edits, so leaving it unused loses nothing.
 
 A SLURM batch script that asks for several nodes (`#SBATCH --nodes=2`) and starts torchrun on
 them without `--nnodes` runs torchrun's default of one node per job: each node's ranks train
@@ -47,6 +50,8 @@ apart, or the later nodes wait and the job trains on one."""
                 "defined and passed"),
         Example({"run.sh": "#!/bin/bash\nexport OMP_NUM_THREADS=4\npython train.py\n"},
                 "exported for the child process"),
+        Example({"run.sh": "#!/bin/bash\nNUM_GPUS=$(nvidia-smi -L | wc -l)\npython train.py\n"},
+                "a count measured by a command and left unused: nothing a user set is lost"),
         Example({"serve.sh": "#!/bin/bash\ntensor_parallel_size=4\nBODY=$(cat <<'BODY_EOF'\n"
                              "TENSOR_PARALLEL_SIZE=$(pool_value TENSOR_PARALLEL_SIZE)\n"
                              "vllm serve --tensor-parallel-size \"${TENSOR_PARALLEL_SIZE}\"\nBODY_EOF\n)\n"
@@ -69,6 +74,9 @@ apart, or the later nodes wait and the job trains on one."""
     INVALID = [
         Example({"run.sh": "#!/bin/bash\nNUM_WORKERS=16\npython train.py --num-workers $NUM_WORKER\n"},
                 "defines one name, passes another", expect=[("run.sh", 3)]),
+        Example({"run.sh": "#!/bin/bash\nNUM_GPUS=8\nif [ -z \"$SLURM_JOB_ID\" ]; then NUM_GPUS=$(nvidia-smi -L | wc -l); fi\n"
+                           "python train.py\n"}, "a count the user sets, and measures otherwise, never used",
+                expect=[("run.sh", 2)]),
         Example({"scripts/train_a.sh": "#!/bin/bash\npython train.py --num-gpus $NUM_GPUS\n",
                  "scripts/train_b.sh": "#!/bin/bash\npython train.py --num-gpus $NUM_GPUS --seed 2\n",
                  "scripts/train_c.sh": "#!/bin/bash\npython train.py --num-gpus $N_GPUS\n"},
@@ -83,7 +91,7 @@ apart, or the later nodes wait and the job trains on one."""
         vocab = load_vocab(result.settings or {})
         knobish = lambda name: vocab.match(name) is not None  # noqa: E731
         files = _vars(result)
-        for path, (defined, used, exported) in files.items():
+        for path, (defined, used, exported, measured) in files.items():
             for var, line in used.items():
                 if var in defined:
                     continue
@@ -105,8 +113,8 @@ apart, or the later nodes wait and the job trains on one."""
                                        problem=f"${var} is read here but the sibling scripts use {other}; "
                                                f"whoever sets {other} does not set {var}", confidence="medium")
             for var, line in defined.items():
-                if var in used or not knobish(var) or var in exported:
-                    continue
+                if var in used or not knobish(var) or var in exported or var in measured:
+                    continue  # (a command's output, `$(nvidia-smi -L | wc -l)`, is no value a user edits)
                 if any(similar(var, u) for u in used):
                     continue  # reported at the use above
                 yield self.finding(None, file=path, line=_line(line), column=1, knob=var,
@@ -135,7 +143,7 @@ apart, or the later nodes wait and the job trains on one."""
     def _siblings(files, path):
         folder = posixpath.dirname(path)
         names = set()
-        for other, (defined, used, _exported) in files.items():
+        for other, (defined, used, _exported, _measured) in files.items():
             if other != path and posixpath.dirname(other) == folder:
                 names |= set(defined) | set(used)
         return names

@@ -263,7 +263,12 @@ def test_extensionless_script_is_shell_kind():
 ])
 def test_odd_scripts_never_crash(text):
     r = sh(text)
-    assert set(r.meta["shell_vars"]) == {"defined", "used", "exported"}
+    assert set(r.meta["shell_vars"]) - {"measured"} == {"defined", "used", "exported"}
+
+
+def test_a_variable_set_only_from_a_command_is_measured():
+    r = sh("G=$(nvidia-smi -L | wc -l)\nN=8\nif [ -z \"$S\" ]; then N=$(nproc); fi\nM=$((N * 2))\n")
+    assert r.meta["shell_vars"]["measured"] == ["G"]  # N is also typed; $((...)) is arithmetic
 
 
 def test_function_bodies_and_if_branches():

@@ -13,7 +13,8 @@ can resolve statically (``N=8``, ``N=${N:-8}``, arrays), and emits:
   that feeds a knob (``--num_workers $N``), via="shell-var".
 
 Nothing after a ``#`` counts, and heredoc bodies are not commands.
-``meta["shell_vars"] = {"defined": {VAR: line}, "used": {VAR: line}}`` (first lines).
+``meta["shell_vars"] = {"defined": {VAR: line}, "used": {VAR: line}, "exported": {VAR: line},
+"measured": [VAR]}`` (first lines; measured: only ever set from a command's output, `$(...)`).
 """
 
 from __future__ import annotations
@@ -104,6 +105,8 @@ class _Script:
         self.generated = is_generated(path, text)
         self.read_at: set[tuple] = set()
         self.exported: dict[str, int] = {}  # export / VAR=v cmd: handed to the programs started
+        self.measured: set[str] = set()  # VAR=$(nvidia-smi -L | wc -l): a program's output
+        self.typed: set[str] = set()  # assigned a value written in the script, at least once
         self.depth = 0  # inside if / case / loops: an assignment there may not run
 
     # -- positions and sites ------------------------------------------------------------
@@ -221,6 +224,8 @@ class _Script:
             self.vars[name] = Var(None, line, elements=elements)
             return
         value_text = word.text[len(name) + len(append) + 1 :]
+        substituted = value_text.startswith(("$(", "`")) and not value_text.startswith("$((")
+        (self.measured if substituted else self.typed).add(name)
         res = self.resolve(value_text)
         self_ref = name in res.refs and name not in self.vars
         match = self.vocab.match(name)
@@ -573,6 +578,8 @@ class _Script:
                 if not name.isdigit() and name not in SYSTEM_VARS:
                     self.used.setdefault(name, line)
         self.result.meta["shell_vars"] = {"defined": self.defined, "used": self.used, "exported": self.exported}
+        if self.measured - self.typed:
+            self.result.meta["shell_vars"]["measured"] = sorted(self.measured - self.typed)
         sbatch = _sbatch_nodes(self.text)
         if sbatch is not None:
             self.result.meta["sbatch_nodes"] = sbatch
