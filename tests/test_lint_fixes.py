@@ -27,7 +27,7 @@ def build(args, make_env):
         autoreset_mode=gym.vector.AutoresetMode.NEXT_STEP,  # keep
     )
     extra = make_vec_env(
-        "CartPole-v1",
+        "HalfCheetah-v4",
         n_envs=args.n_envs,  # expect: QG106
         vec_env_cls=SubprocVecEnv,
     )
