@@ -61,7 +61,8 @@ branches picked by a name (`if cfg_name == "33B": ...tensor_model_parallel_size 
 environment in an
 evaluation or rendering function, and defaults filled in when nothing was configured (`if n
 is None`, the last branch of a default chain), nor a running maximum over a loop (`tp_size =
-max(tp_size, tp_rank + 1)`). A count the program computes for the job (`num_gpus =
+max(tp_size, tp_rank + 1)`). A bound (`max(1, int(n))`) under a count configured as a word (`auto`) cites no
+configured value: the word never reaches the bound, so it is a note. A count the program computes for the job (`num_gpus =
 get_gpu_count(...)`) forced to a literal afterwards is a note. A required argument that a
 public function uses only when another argument is None (`def make(num_envs, cfg=None): if cfg is
 None: ...num_envs...`) is a warning at the parameter: a caller passing both loses its count; with
@@ -328,6 +329,16 @@ from other settings whenever the two disagree is a note."""
                 "a field its help calls computed"),
     ]
     INVALID = [
+        Example({"config.yaml": "partition:\n  max_concurrent_gpu_probes: auto\n",
+                 "exec.py": "class Executor:\n    def __init__(self, cfg):\n"
+                            "        max_concurrent_gpu_probes = cfg.partition.max_concurrent_gpu_probes\n"
+                            "        if isinstance(max_concurrent_gpu_probes, str) and "
+                            "max_concurrent_gpu_probes.strip().lower() == 'auto':\n"
+                            "            self.max_concurrent_gpu_probes = None\n"
+                            "        else:\n"
+                            "            self.max_concurrent_gpu_probes = max(1, int(max_concurrent_gpu_probes))\n"},
+                "a floor under a count configured as a word ('auto'), which another branch handles: a note, no "
+                "configured value cited", expect=[("exec.py", 7)], severity="note"),
         Example({"ppo.py": "from dataclasses import dataclass\n"
                            "import jax\n"
                            "import tyro\n"
@@ -573,8 +584,12 @@ from other settings whenever the two disagree is a note."""
                     continue
                 # cite a config file, or a parser in this file: a parser default in another
                 # script is often another program's setting of the same name
+                # (a word such as 'auto' is no number a min()/max() bound replaces: the code
+                # handles it in another branch)
                 first = next((s for s in configured if (s.kind in CONFIG_KINDS or s.file == site.file)
-                              and not _same_value(s, site) and idioms.may_hold(site, s)), None)
+                              and not _same_value(s, site) and idioms.may_hold(site, s)
+                              and not (site.detail.get("how") in ("min", "max") and isinstance(as_number(s.value), str))),
+                             None)
                 cited = [first] if first is not None else []
                 cond = site.detail.get("condition")
                 forced = site.detail.get("how") == "literal"
