@@ -126,6 +126,18 @@ def _sglang_worker(extra: str) -> dict:
                          "cfg.rollout.model_path\n"}
 
 
+def _env_args(apply: str) -> dict:
+    """A settings class of environment variables that setup_env() APPLYs name by name (examples)."""
+    return {"dist.py": "import os\nfrom dataclasses import dataclass, asdict, field\n"
+                       "@dataclass\nclass EnvironmentArgs:\n    OMP_NUM_THREADS: str = '1'\n"
+                       "@dataclass\nclass TrainArgs:\n    env: EnvironmentArgs = field(default_factory=EnvironmentArgs)\n"
+                       "    num_workers: int = 4\n"
+                       f"def setup_env(env_args):\n    for name, value in asdict(env_args).items():\n        {apply}\n",
+            "train.py": "from torch.utils.data import DataLoader\nfrom dist import TrainArgs, setup_env\n"
+                        "def main(args: TrainArgs, ds):\n    setup_env(args.env)\n"
+                        "    return DataLoader(ds, num_workers=args.num_workers)\n"}
+
+
 class UnreadConfigKey(Rule):
     CODE = "QG101"
     NAME = "unread-config-key"
@@ -136,7 +148,9 @@ class UnreadConfigKey(Rule):
 A parallelism key set in a config file that no code reads, interpolates, splats (`**cfg`) or
 hands to a `_target_` consumer does nothing: the program runs with whatever default its code
 uses. The usual cause is a misspelling (`num_worker` vs `num_workers`) or a key left behind
-by a refactor. When code reads a near-miss spelling, the finding names it and the default
+by a refactor. A settings class's environment-variable fields (`OMP_NUM_THREADS: str = "1"`)
+are read when the project writes the environment by computed names (`for k, v in
+asdict(env_args).items(): os.environ[k] = v`, `os.environ.update(...)`). When code reads a near-miss spelling, the finding names it and the default
 that really runs (never one that counts another unit: `num_cpus` is no near miss of `num_gpus`).
 A key under a section named `*_kwargs` (`vllm_kwargs`, `vllm_serve_kwargs`), keyword arguments
 handed on whole to a library or a server, is a note that says so (issue 23: what the scan
@@ -205,6 +219,8 @@ warning at the call, unless the function reads that setting itself (a check that
 The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/knobs.yaml
 `dimensions`."""
     VALID = [
+        Example(_env_args("os.environ[name] = str(value)"),
+                "environment-variable fields a loop exports by name (os.environ[name] = value)"),
         Example({"launch.py": "import argparse\n"
                               "parser = argparse.ArgumentParser()\n"
                               "parser.add_argument('--num_workers', type=int, default=2)\n"
@@ -422,6 +438,8 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                 "every field of the settings class is copied onto Megatron's arguments, which read them"),
     ]
     INVALID = [
+        Example(_env_args("print(name, value)"), "environment-variable fields nothing exports",
+                expect=[("dist.py", 5)]),
         Example(_sglang_worker(""),
                 "a server sized on the tensor dimension from a config section that also sets the pipeline "
                 "dimension, which it never gets", expect=[("worker.py", 7)]),
@@ -1260,6 +1278,9 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
         # a field is read by its name, through whatever holds it: `config.trainer.nnodes` reads
         # TrainerConfig.nnodes
         read_leaves = {k.rsplit(".", 1)[-1] for k in read_keys}
+        # a file that writes the environment by computed names exports a settings class's
+        # environment-variable fields (`for k, v in asdict(env_args).items(): os.environ[k] = v`)
+        exported = any(isinstance(m, dict) and m.get("environ_by_name") for m in result.meta.values())
         for knob in result.knobs:
             fields = [s for s in knob.sites if s.role == "define" and s.kind == "python"
                       and (s.detail.get("via") in FIELD_VIAS or _init_setting(s)) and not s.detail.get("set_defaults")
@@ -1278,6 +1299,8 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
             for field in fields:
                 if any(b.split(".")[0] not in ours and "." in b for b in field.detail.get("bases") or ()):
                     continue
+                if exported and field.leaf.isupper():
+                    continue  # OMP_NUM_THREADS: str = "1", exported by `os.environ[name] = value`
                 if _splatted_whole(field, splats) or _copied_field_by_field(field, copiers):
                     continue
                 kind = "a parser flag" if field.detail.get("via") == "argparse" else \

@@ -740,6 +740,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
                     self.visit_target_children(elt)
             return
         env = self.env_var(target)
+        if env is None and isinstance(target, ast.Subscript) and self.qual(target.value) == "os.environ":
+            self.meta["environ_by_name"] = target.lineno  # os.environ[name] = value: a loop over settings
         if env is not None:
             if self.match(env):
                 v = literal(value)
@@ -1163,6 +1165,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             self.meta["parse_known_args"] = node.lineno
         elif attr in ("update", "setdefault"):
             self.shadow_call(node)
+        if q == "os.environ.update" and node.args and not isinstance(node.args[0], ast.Dict):
+            self.meta["environ_by_name"] = node.lineno  # os.environ.update(asdict(env_args))
         if self.call_environ(node, q):
             return
         g = getter_key(node)
