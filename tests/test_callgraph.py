@@ -27,10 +27,14 @@ FILES = {
 }
 
 
-def _graph(tmp_path) -> CallGraph:
-    for rel, text in FILES.items():
+def _write(tmp_path, files: dict) -> None:
+    for rel, text in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
+
+
+def _graph(tmp_path) -> CallGraph:
+    _write(tmp_path, FILES)
     result = scan(tmp_path)
     assert "pkg/ppo.py" not in result.meta, "the fixture needs a module the scan does not read"
     assert "pkg/run_ppo.py" in result.meta, "a script calling a knob-flag builder is parsed"
@@ -83,9 +87,7 @@ CLASSES = {
 
 
 def test_careful_calls_a_method_of_only_the_classes_the_path_makes(tmp_path):
-    for rel, text in CLASSES.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
+    _write(tmp_path, CLASSES)
     graph = CallGraph(scan(tmp_path).meta)
     loose, _ = graph.reachable("pkg.run.<module>")
     careful, _ = graph.reachable("pkg.run.<module>", careful=True)
@@ -121,9 +123,7 @@ REEXPORTED = {
 
 
 def test_exact_follows_a_name_the_package_re_exports_from_its_one_module(tmp_path):
-    for rel, text in REEXPORTED.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
+    _write(tmp_path, REEXPORTED)
     result = scan(tmp_path)
     assert "app/model/__init__.py" not in result.meta, "the fixture needs an unread package __init__"
     graph = CallGraph(result.meta)
@@ -154,9 +154,7 @@ CHOSEN = {
 
 
 def test_careful_knows_the_classes_a_path_binds_to_a_name_before_calling_it(tmp_path):
-    for rel, text in CHOSEN.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
+    _write(tmp_path, CHOSEN)
     careful, _ = CallGraph(scan(tmp_path).meta).reachable("pkg.train.<module>", careful=True)
     assert {"pkg.runners.ParallelRunner.run", "pkg.runners.SerialRunner.run"} <= careful
     assert "pkg.runners.Unused.run" not in careful, "no Unused is named on the path"
