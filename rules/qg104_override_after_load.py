@@ -586,10 +586,10 @@ from other settings whenever the two disagree is a note."""
                 # script is often another program's setting of the same name
                 # (a word such as 'auto' is no number a min()/max() bound replaces: the code
                 # handles it in another branch)
+                bounded = site.detail.get("how") in ("min", "max")
                 first = next((s for s in configured if (s.kind in CONFIG_KINDS or s.file == site.file)
                               and not _same_value(s, site) and idioms.may_hold(site, s)
-                              and not (site.detail.get("how") in ("min", "max") and isinstance(as_number(s.value), str))),
-                             None)
+                              and not (bounded and isinstance(as_number(s.value), str))), None)
                 cited = [first] if first is not None else []
                 cond = site.detail.get("condition")
                 forced = site.detail.get("how") == "literal"

@@ -739,3 +739,11 @@ def test_env_ids_are_the_names_of_the_gym_ids_a_file_writes():
     assert python_code.extract(code, "train.py", VOCAB).meta["env_ids"] == ["CartPole", "MountainCarContinuous", "Pong"]
     plain = "print('CartPole-v1')\n"  # no parallelism site: nothing to judge, nothing recorded
     assert "env_ids" not in python_code.extract(plain, "peek.py", VOCAB).meta
+
+
+def test_environ_by_name_marks_a_file_that_exports_settings_by_computed_names():
+    def line(code):
+        return python_code.extract(code, "dist.py", VOCAB).meta.get("environ_by_name")
+    assert line("import os\nfor k, v in env.items():\n    os.environ[k] = v\n") == 3
+    assert line("import os\nos.environ.update(asdict(env_args))\n") == 2
+    assert line("import os\nos.environ['OMP_NUM_THREADS'] = '1'\nos.environ.update({'A': '1'}, B='2')\n") is None

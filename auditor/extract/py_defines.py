@@ -346,6 +346,8 @@ class DefineMixin:
             pairs = [(k.arg, k.value) for k in node.keywords if k.arg]
             if node.args and isinstance(node.args[0], ast.Dict):
                 pairs += [(const_str(k), v) for k, v in zip(node.args[0].keys, node.args[0].values)]
+            elif node.args:
+                self.meta["environ_by_name"] = node.lineno  # os.environ.update(asdict(env_args))
             for name, value in pairs:
                 if name and self.match(name):
                     v = literal(value)

@@ -1165,8 +1165,6 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             self.meta["parse_known_args"] = node.lineno
         elif attr in ("update", "setdefault"):
             self.shadow_call(node)
-        if q == "os.environ.update" and node.args and not isinstance(node.args[0], ast.Dict):
-            self.meta["environ_by_name"] = node.lineno  # os.environ.update(asdict(env_args))
         if self.call_environ(node, q):
             return
         g = getter_key(node)
