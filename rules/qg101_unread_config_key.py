@@ -166,7 +166,8 @@ says so: that package may read it, out of sight. Keys under a YAML anchor (`_ppo
 near-miss read either, is a note: the file may configure another program (a daemon's YAML
 shipped beside its Python client). A config file of a tool that reads it itself (an
 accelerate or DeepSpeed config, a SkyPilot task, told by its top-level keys: rules/tool_configs.yaml) is not
-reported.
+reported. A key of Hydra's own section (`hydra.launcher.cpus_per_task`, `hydra.launcher.n_jobs`)
+is read by Hydra and the launcher plugin a run selects, out of the tree: a note that says so.
 
 A setting declared in code for users to set - a dataclass, pydantic or attrs field, a parser
 flag (also gymutil's `{"name": "--flag"}` dicts), an attribute a plain settings class sets in
@@ -438,6 +439,13 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                 "every field of the settings class is copied onto Megatron's arguments, which read them"),
     ]
     INVALID = [
+        Example({"cfgs/config.yaml": "defaults:\n  - override hydra/launcher: submitit_local\nnum_workers: 4\n"
+                                     "hydra:\n  launcher:\n    cpus_per_task: 10\n",
+                 "train.py": "import hydra\nfrom torch.utils.data import DataLoader\n"
+                             "@hydra.main(config_path='cfgs', config_name='config')\n"
+                             "def main(cfg):\n    return DataLoader([], num_workers=cfg.num_workers)\n"},
+                "Hydra's own section: its launcher plugin reads it, out of the tree (a note)",
+                expect=[("cfgs/config.yaml", 6)], severity="note"),
         Example(_env_args("print(name, value)"), "environment-variable fields nothing exports",
                 expect=[("dist.py", 5)]),
         Example(_sglang_worker(""),
@@ -717,6 +725,13 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                     continue  # an accelerate / DeepSpeed config: that tool reads its keys
                 if _environment_variable(knob.name):
                     continue  # `env_vars: {OMP_NUM_THREADS: 32}`: exported to a process, read from its environment
+                if _hydra_own(knob.name):
+                    yield self.finding(site, knob=knob.name, related=[site],
+                                       subject=f"{knob.name} = {show(site.value)} is set here",
+                                       effect="only Hydra and the launcher plugin the run selects read it, out of "
+                                              "the scanned tree; whether it takes effect depends on that launcher",
+                                       near="", severity="note", confidence="low")
+                    continue
                 if knob.leaf in _expression_reads(result, site.file):
                     continue  # a workflow's `matrix: {num_gpus: 2}`, read by `${{ matrix.num_gpus }}` in the file
                 if isinstance(site.value, bool) and _COUNT_NAME.search(knob.leaf):
@@ -1745,6 +1760,13 @@ def _kwargs_section(name: str) -> str | None:
     num_threads`): keyword arguments the program hands on whole, to a library or a server it
     starts, which reads them out of sight. None when there is none."""
     return next((p for p in reversed(name.split(".")[:-1]) if p.lower().endswith("kwargs")), None)
+
+
+def _hydra_own(name: str) -> bool:
+    """`hydra.launcher.cpus_per_task`: a key of Hydra's own section, read by Hydra and its
+    launcher plugins (submitit, joblib, ray), which the scan does not read."""
+    parts = name.lower().split(".")
+    return len(parts) > 1 and parts[0] == "hydra"
 
 
 def _environment_variable(name: str) -> bool:
