@@ -3,6 +3,7 @@
 import re
 
 from auditor import catalogue
+from auditor.model import Site
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, backend_entry, backend_kind,
                                is_config_define, is_test_file, modules_to_files, show, steps_envs, where)
@@ -123,6 +124,34 @@ def _trainers(call: str) -> dict:
                        f"def train(args):\n    args.num_workers = 4\n    {call}\n"}
 
 
+
+def _own_workers(main: str) -> dict:
+    """A project's own parallel wrapper (a class that makes a Worker, which starts a process)
+    and its in-process twin, chosen by an if statement on `config.parallel`."""
+    return {"envs/parallel.py": "import multiprocessing\n"
+                                "class PipeWorker:\n"
+                                "    def __init__(self, fn):\n"
+                                "        self.proc = multiprocessing.Process(target=fn)\n"
+                                "class Worker:\n"
+                                "    def __init__(self, fn):\n"
+                                "        self.impl = PipeWorker(fn)\n"
+                                "class Parallel:\n"
+                                "    def __init__(self, env):\n"
+                                "        self.worker = Worker(env)\n"
+                                "class Local:\n"
+                                "    def __init__(self, env):\n"
+                                "        self.env = env\n",
+            "train.py": "from envs.parallel import Parallel, Local\n"
+                        "def main(config):\n"
+                        "    envs = [make(i) for i in range(config.envs)]\n"
+                        "    if config.parallel:\n"
+                        "        envs = [Parallel(env) for env in envs]\n"
+                        "        evals = [Parallel(env) for env in evals]\n"
+                        "    else:\n"
+                        "        envs = [Local(env) for env in envs]\n"
+                        "        evals = [Local(env) for env in evals]\n",
+            "configs.yaml": main}
+
 class SerialBackend(Rule):
     CODE = "QG106"
     NAME = "serial-backend"
@@ -149,6 +178,14 @@ is such a switch too; when a config sets it, the serial branch is judged by the 
 value, not reported in the code. When the switch is a parameter of the function whose default
 picks the parallel branch (`def make_envs(..., asynchronous=True)`), the serial branch runs only
 when a caller asks for it: not reported (with the serial one as default, it is).
+A branch may build its backend in up to four statements (train and eval envs, each a list
+comprehension: `envs = [Parallel(env) for env in envs]`) or pick the class to build further down
+(`wrapper = DummyVecEnv`). Either branch may be a project class: the switch holds when one side
+starts workers, also through the classes it makes (`Parallel` makes a `Worker`, which makes a
+process), and the other is a serial backend or a project class that starts none. The count
+beside the configured value may be one the vocabulary does not name (`envs: 4`, by its unit),
+in any section of the file that does not set the switch itself (a preset with `parallel: True`
+runs its own choice).
 
 The project's own backends count too (auditor/flow/backends.py): a class that makes its N
 workers or envs in a loop and starts no process, thread or pool is serial, one that starts a
@@ -195,6 +232,27 @@ worker: a warning at the write, from the project's call graph (a method called o
 unknown class reaches every project method of that name). A note when the path passes through
 files the scan did not read (they hold no knob word, but may call one that reads it)."""
     VALID = [
+        Example({"data/sets.py": "import multiprocessing\n"
+                                 "class Writer:\n"
+                                 "    def __init__(self):\n"
+                                 "        self.proc = multiprocessing.Process(target=self.flush)\n"
+                                 "class Recorded:\n"
+                                 "    def __init__(self, root):\n"
+                                 "        self.writer = Writer()\n"
+                                 "class Streamed:\n"
+                                 "    def __init__(self, root):\n"
+                                 "        self.root = root\n",
+                 "train.py": "from torch.utils.data import DataLoader\nfrom data.sets import Recorded, Streamed\n"
+                             "def build(cfg):\n"
+                             "    if cfg.streaming:\n"
+                             "        data = Streamed(cfg.root)\n"
+                             "    else:\n"
+                             "        data = Recorded(cfg.root)\n"
+                             "    return DataLoader(data, num_workers=cfg.num_workers)\n",
+                 "config.yaml": "streaming: true\nnum_workers: 4\n"},
+                "two datasets, one with a background writer process: no backend switch of a count"),
+        Example(_own_workers("defaults:\n  parallel: False\n  envs: 1\nbig:\n  parallel: True\n  envs: 16\n"),
+                "the project's own switch: the preset with 16 envs picks the parallel class itself"),
         Example({**_VENDORED, "mylib/cmd_util.py": "from mylib.vec_env import DummyVecEnv, SubprocVecEnv\n"
                                                     "def make_env(make_one, num_env):\n"
                                                     "    if num_env == 1:\n"
@@ -324,6 +382,9 @@ files the scan did not read (they hold no knob word, but may call one that reads
                 "the serial manager built by a script that loads no config picking another"),
     ]
     INVALID = [
+        Example(_own_workers("defaults:\n  parallel: False\n  envs: 1\ndmc:\n  envs: 4\n"),
+                "the project's own classes make the switch (Parallel starts a process through Worker); "
+                "the preset with 4 envs inherits parallel: False", expect=[("configs.yaml", 2)]),
         Example(_light("HalfCheetah-v4"), "a serial vector env of 8 environments that step in milliseconds",
                 expect=[("train.py", 8)], severity="warning"),
         Example(_light("CartPole-v1"), "a serial vector env of 8 CartPole environments, in process on purpose "
@@ -716,29 +777,44 @@ files the scan did not read (they hold no knob word, but may call one that reads
         if not switches:
             return
         counts: dict[str, list] = {}  # file -> config defines of counts
+        settings: dict[str, list] = {}  # file -> (key, line, column, value) of every scalar it sets
         for s in result.sites:
-            if s.role == "define" and is_config_define(s) and s.kind in CONFIG_KINDS and isinstance(s.value, int) \
-                    and not isinstance(s.value, bool):
-                counts.setdefault(s.file, []).append(s)
+            if s.role == "define" and is_config_define(s) and s.kind in CONFIG_KINDS:
+                settings.setdefault(s.file, []).append((s.key, s.line, s.column, s.value))
+                if isinstance(s.value, int) and not isinstance(s.value, bool):
+                    counts.setdefault(s.file, []).append(s)
+        for rel, m in result.meta.items():
+            if isinstance(m, dict) and m.get("values"):
+                for key, (line, col, value) in m["values"].items():
+                    settings.setdefault(rel, []).append((key, line, col, value))
+                    # a count the vocabulary does not name (`envs: 4`), by its unit
+                    if isinstance(value, int) and not isinstance(value, bool) and vocab.units(key.rsplit(".", 1)[-1]):
+                        counts.setdefault(rel, []).append(Site(role="define", file=rel, line=line, column=col,
+                                                               key=key, value=value, kind="yaml"))
         choosers: dict[tuple, list] = {}  # (group, option) -> files whose Hydra defaults pick it
         for rel, m in result.meta.items():
             for entry in (m.get("hydra_defaults") or ()) if isinstance(m, dict) else ():
                 if entry.get("group") and isinstance(entry.get("option"), str):
                     choosers.setdefault((entry["group"].rsplit("/", 1)[-1], entry["option"]), []).append(rel)
-        for rel, m in sorted(result.meta.items()):
-            if not isinstance(m, dict) or is_test_file(rel) or not m.get("values"):
+        for rel in sorted(settings):
+            if is_test_file(rel):
                 continue
-            for key, (line, col, value) in m["values"].items():
+            for key, line, col, value in settings[rel]:
                 found = switches.get(key.rsplit(".", 1)[-1].lower())
-                if found is None or _as_bool(value) is None:
-                    continue
+                if found is None or _as_bool(value) is None or key.rsplit(".", 1)[-1] in vocab.switches:
+                    continue  # (a switch the vocabulary names: _serial_switches judges it)
                 code_file, fact = found
                 if _as_bool(value) != fact["serial_when"]:
                     continue
                 units = {"envs": {"env"}}.get(fact["kind"], {"worker", "proc", "process", "actor"})
                 folder, _, name = rel.rpartition("/")
                 group = (folder.rsplit("/", 1)[-1], name.rsplit(".", 1)[0])
-                own = [c for c in counts.get(rel, ()) if vocab.units(c.leaf) & units]
+                # a section that sets the switch itself (a preset with `parallel: True`) runs its
+                # own count with its own choice
+                own_choice = {k.rpartition(".")[0] for k, *_ in settings[rel]
+                              if k != key and k.rsplit(".", 1)[-1].lower() == fact["leaf"].lower()}
+                own = [c for c in counts.get(rel, ()) if vocab.units(c.leaf) & units
+                       and c.key.rpartition(".")[0] not in own_choice]
                 beside = own or [c for f in choosers.get(group, ()) for c in counts.get(f, ())
                                  if vocab.units(c.leaf) & units]
                 beside = [c for c in beside if c.value > 1]

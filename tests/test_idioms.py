@@ -107,6 +107,14 @@ def test_a_switch_the_code_defines_is_judged_where_a_config_sets_it():
     assert not [f for f in found if f[0] in ("offline/configs/antmaze.yaml", "offline/env.py")]
 
 
+def test_a_switch_between_the_projects_own_classes():
+    found = findings("project_switch", "QG106")
+    # Parallel starts a process through the Worker it makes; the dmc preset inherits False
+    assert found == [("configs.yaml", 4, "QG106", "warning")]
+    message = scan_and_check(FIXTURES / "project_switch").findings[0].message
+    assert "dmc.envs" in message and "Local" in message and "Parallel" in message  # not atari's 16
+
+
 def test_a_config_key_one_typo_from_a_parallelism_field():
     found = findings("misspelt_key", "QG101")
     assert found == [("examples/cp/qlora-cp.yaml", 4, "QG101", "warning")]  # tp.yaml: spelt right, quiet

@@ -271,16 +271,34 @@ class ConsumeMixin:
             branches = [_built(node.body), _built(node.orelse)]
         else:
             branches = [node.body, node.orelse]
-        picks = [self.cat.lookup(self.qual(b)) if isinstance(b, (ast.Name, ast.Attribute)) else None
-                 for b in branches]
-        if picks[0] is None or picks[1] is None or picks[0].serial == picks[1].serial:
+        if not all(isinstance(b, (ast.Name, ast.Attribute)) for b in branches):
             return
+        picks = [self.cat.lookup(self.qual(b)) for b in branches]
         test, negated = node.test, False
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             test, negated = test.operand, True
         leaf = switch_leaf(test)
+        if not leaf:
+            return
+        if picks[0] is None or picks[1] is None:
+            # a project class on one side or both (`Parallel(env, "process")` / `Damy(env)`):
+            # which of them starts workers is known only once every file is read (flow/backends.py)
+            names = [self.qual(b) or self.text(b) for b in branches]
+            if any(p is None and not n.rsplit(".", 1)[-1][:1].isupper() for n, p in zip(names, picks)):
+                return  # a value picked (`cfg.traindir`), not a class
+            pending = self.meta.setdefault("switch_classes", [])
+            if names[0] != names[1] and len(pending) < MAX_SWITCHES:
+                pending.append({"line": node.lineno, "end": node.end_lineno or node.lineno,
+                                "col": node.col_offset + 1, "test": self.text(node.test), "leaf": leaf,
+                                "negated": negated, "targets": _targets(node),
+                                "sides": [{"name": n, **({"backend": p.backend, "serial": p.serial, "kind": p.kind}
+                                                         if p is not None else {})}
+                                          for n, p in zip(names, picks)]})
+            return
+        if picks[0].serial == picks[1].serial:
+            return
         switches = self.meta.setdefault("switches", [])
-        if not leaf or len(switches) >= MAX_SWITCHES:
+        if len(switches) >= MAX_SWITCHES:
             return
         serial, parallel = (picks[0], picks[1]) if picks[0].serial else (picks[1], picks[0])
         switches.append({"line": node.lineno, "end": node.end_lineno or node.lineno, "col": node.col_offset + 1,
@@ -313,13 +331,38 @@ def _call_name(func: ast.AST) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
+def _targets(node: ast.AST) -> list[str]:
+    """The names a switch's branches assign (`train_envs`, `eval_envs`): what it makes."""
+    if not isinstance(node, ast.If):
+        return []
+    return sorted({t.id for stmt in (*node.body, *node.orelse) if isinstance(stmt, ast.Assign)
+                   for t in stmt.targets if isinstance(t, ast.Name)})[:MAX_BRANCH]
+
+
+MAX_BRANCH = 4  # statements of a branch that builds one backend (train and eval envs, ...)
+
+
 def _built(body: list[ast.stmt]) -> ast.AST | None:
-    """The class a one-statement branch builds (`env = SubprocVectorEnv(fns)`, `return
-    DummyVecEnv(fns)`), else None."""
-    if len(body) != 1 or not isinstance(body[0], (ast.Assign, ast.Return)):
+    """The class a short branch builds, each statement the same one: `env =
+    SubprocVectorEnv(fns)`, `return DummyVecEnv(fns)`, `envs = [Parallel(e) for e in envs]`, or
+    the class picked to be built further down (`wrapper = DummyVecEnv`); else None."""
+    if not body or len(body) > MAX_BRANCH:
         return None
-    value = body[0].value
-    return value.func if isinstance(value, ast.Call) else None
+    found = None
+    for stmt in body:
+        if not isinstance(stmt, (ast.Assign, ast.Return)) or stmt.value is None:
+            return None
+        value = stmt.value.elt if isinstance(stmt.value, (ast.ListComp, ast.GeneratorExp)) else stmt.value
+        if isinstance(value, ast.Call):
+            built = value.func
+        elif isinstance(value, (ast.Name, ast.Attribute)) and isinstance(stmt, ast.Assign):
+            built = value
+        else:
+            return None
+        if found is not None and ast.dump(found) != ast.dump(built):
+            return None
+        found = built
+    return found
 
 
 def switch_leaf(test: ast.AST) -> str | None:

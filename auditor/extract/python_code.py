@@ -566,7 +566,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
     # ---- control flow ---------------------------------------------------------------------------
     def visit_If(self, node: ast.If) -> None:
         self.shadow_fill(node)
-        if node.orelse and len(node.body) == 1 and len(node.orelse) == 1:
+        if node.orelse:
             self.record_switch(node)
         self.visit(node.test)
         test = self.text(node.test)
@@ -1145,8 +1145,10 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
                 base = base.value if isinstance(base, ast.Attribute) else base.func
             if isinstance(base, ast.Name) and base is not func and base.id not in ("self", "cls"):
                 fn.reaches.add(self.qual(base) or base.id)
-            for a in [*node.args, *(k.value for k in node.keywords)]:
-                if isinstance(a, (ast.Name, ast.Attribute)):  # Process(target=worker), pool.map(fn, ...)
+            picked = func.value.values if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Dict) else ()
+            for a in [*node.args, *(k.value for k in node.keywords), *picked]:
+                # Process(target=worker), pool.map(fn, ...), {"process": PipeWorker}[strategy](fn)
+                if isinstance(a, (ast.Name, ast.Attribute)):
                     ref = self.qual(a) or (a.attr if isinstance(a, ast.Attribute) else a.id)
                     fn.reaches.add(ref)
         if token and (token.rsplit(".", 1)[-1] in self.cat.settings_parsers or token in self.cat.settings_parsers) \
@@ -1378,7 +1380,7 @@ def extract(text: str, path: str, vocab) -> FileResult:
     # node of it (as a file the prefilter or the code gates skip: bench/check_gates.py), but a
     # Hydra entry script, which the prefilter keeps, or any script (`__main__`; the flow pass
     # parses one that calls a function adding knob flags): what it runs decides what it reads
-    if ex.sites or "hydra_main" in ex.meta or "__main__" in text:
+    if ex.sites or "hydra_main" in ex.meta or "__main__" in text or ex.flow_starts:
         if ex.frames[0].reaches:
             ex.reaches["<module>"] = sorted(ex.frames[0].reaches)
         if ex.reaches:

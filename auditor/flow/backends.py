@@ -24,11 +24,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from auditor import catalogue
 from auditor.flow import values
 from auditor.model import ScanResult, Site
 
 STARTS_KINDS = ("processes", "envs", "cluster")  # catalogued backends that make a class parallel
 MAX_FAMILY = 12  # siblings named per backend
+MAX_REACH_ROUNDS = 6  # classes between one that starts workers and the class a project builds
 
 
 class ProjectBackends:
@@ -103,7 +105,35 @@ class ProjectBackends:
                     if backend:
                         starts[cls] = backend
                         break
+        self._reached_starts(result, starts, fn_starts)
         return starts
+
+    def _reached_starts(self, result: ScanResult, starts: dict[str, str], fn_starts: dict[str, str]) -> None:
+        """Further away: a class one of whose methods calls, or passes on, a class that starts
+        workers (`Parallel` makes a `Worker`, which picks `bind(ProcessPipeWorker, ...)`), by
+        the names the call graph records (meta ``reaches``), to a fixed point."""
+        reached: list[tuple[str, list[str]]] = []
+        for rel, m in result.meta.items():
+            module = self.facts.get(rel, {}).get("module", "")
+            for fn, names in ((m.get("reaches") or {}) if isinstance(m, dict) else {}).items():
+                cls = self._class_of(rel, fn) if fn != "<module>" else None
+                if cls:
+                    local = [f"{module}.{n}" for n in names if module and "." not in n]
+                    reached.append((cls, [*names, *local]))
+        for _round in range(MAX_REACH_ROUNDS):
+            grew = False
+            for cls, names in reached:
+                if cls in starts:
+                    continue
+                for name in names:
+                    target = self.find(name)
+                    backend = fn_starts.get(name) or (starts.get(target) if target and target != cls else None)
+                    if backend:
+                        starts[cls] = backend
+                        grew = True
+                        break
+            if not grew:
+                break
 
     def ancestors(self, cls: str) -> list[str]:
         out, todo = [], list(self.parents.get(cls, ()))
@@ -170,6 +200,41 @@ class ProjectBackends:
             out.append((Site(role="consume", file=rel, line=entry["line"], column=entry["col"], key=name,
                              kind="python", source=entry["text"], detail=detail), entry["tree"]))
         return out
+
+    def resolve_switches(self, result: ScanResult) -> None:
+        """An if statement whose branches build a project class on one side or both
+        (extractor fact ``switch_classes``) is a serial / parallel switch when one side starts
+        workers and the other is a catalogued serial backend or a project class that starts
+        none: it joins the file's ``switches``, as one between two catalogued backends does."""
+        words = catalogue.data("consumers.yaml").get("switch_words") or ()
+        for rel, m in list(result.meta.items()):
+            if not isinstance(m, dict) or not m.get("switch_classes"):
+                continue
+            found = []
+            for fact in m["switch_classes"]:
+                sides = [self._side(side) for side in fact["sides"]]
+                if None in sides or sides[0][0] == sides[1][0]:
+                    continue  # unknown, or both serial / both parallel: no switch
+                serial, parallel = sides if sides[0][0] else sides[::-1]
+                names = " ".join([serial[1], parallel[1], *fact.get("targets", ())]).lower()
+                if not any(w in f"{names} {fact['leaf'].lower()}" for w in words):
+                    continue  # (a dataset with a background writer thread beside one without)
+                kind = parallel[2] or serial[2] or ("envs" if "env" in names else "workers")
+                found.append({key: fact[key] for key in ("line", "end", "col", "test", "leaf")} |
+                             {"serial_when": sides[0][0] != fact["negated"], "serial": serial[1],
+                              "parallel": parallel[1], "kind": kind, "project": True})
+            if found:
+                result.meta[rel] = {**m, "switches": [*(m.get("switches") or ()), *found]}
+
+    def _side(self, side: dict) -> tuple[bool, str, str | None] | None:
+        """(serial, backend, kind) for one branch of a switch: the catalogue's word, else a project
+        class that starts workers (parallel) or none (serial); None for a name that is neither."""
+        if side.get("backend"):
+            return bool(side.get("serial")), side["backend"], side.get("kind")
+        cls = self.find(side["name"])
+        if cls is None:
+            return None
+        return self.parallel(cls) is None, cls, None
 
     def mark_selections(self, result: ScanResult, strings, line_of) -> None:
         """A configured string naming a serial registry member beside a parallel one: its

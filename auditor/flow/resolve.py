@@ -206,6 +206,7 @@ def _resolve(result: ScanResult, facts: dict[str, dict]) -> None:
     result.sites.extend(s for s, _t, _sink in derived)
     traces.extend(derived)
     project = ProjectBackends(result, facts, functions.classes, vocab_mod.load(result.settings or None), library)
+    project.resolve_switches(result)
     serial = project.serial_sinks()
     if serial:
         # the class's own loop is no site: its count is a parameter, which only its callers
