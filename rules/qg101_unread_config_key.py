@@ -35,6 +35,20 @@ def _entry_scripts(core_returns: str) -> dict:
             "run.sh": "python core.py --sequence_parallel_size 4\n"}
 
 
+def _flat_scripts(ff_main: str) -> dict:
+    """Two Hydra scripts of one folder, each loading a flat config of its own (purejaxrl /
+    JaxMARL style: top-level upper-case keys); rnn.py vmaps NUM_SEEDS seeds, ff.py runs FF_MAIN."""
+    def script(name: str, body: str) -> str:
+        return ("import hydra\nimport jax\n"
+                f"@hydra.main(config_path='config', config_name='{name}', version_base=None)\n"
+                f"def main(config):\n{body}if __name__ == '__main__':\n    main()\n")
+    return {"baselines/config/ff.yaml": "NUM_ENVS: 16\nNUM_SEEDS: 2\n",
+            "baselines/config/rnn.yaml": "NUM_ENVS: 16\nNUM_SEEDS: 4\n",
+            "baselines/ff.py": script("ff", ff_main),
+            "baselines/rnn.py": script("rnn", "    rngs = jax.random.split(jax.random.PRNGKey(0), config['NUM_SEEDS'])\n"
+                                              "    return jax.vmap(train)(rngs), config['NUM_ENVS']\n")}
+
+
 def _hydra_scripts(td3_collector: str) -> dict:
     """Two Hydra scripts in folders of their own, each with a config.yaml and a utils.py; td3's
     make_collector returns TD3_COLLECTOR (examples)."""
@@ -191,7 +205,10 @@ that nothing the script runs reads, while another script reads the same key of i
 (`collector.num_workers` of td3/config.yaml, read only by impala.py), is reported at the key: the
 name is shared, the setting is not. Not for a file with a `_target_` node or a script that
 calls `instantiate` (the class reads the keys), nor for a key that a file beside the script
-names in a string (`_cfg_get(cfg.collector, "num_workers")`). `from utils import make_collector`
+spells as a string other than a subscript (`_cfg_get(cfg.collector, "num_workers")`: asked for
+by name out of sight; `config["num_workers"]` is a read of its own config, judged as one). A
+flat config's top-level key (`NUM_SEEDS: 2`, purejaxrl and JaxMARL style) is judged the same
+way, read as `config["NUM_SEEDS"]`. `from utils import make_collector`
 in a script resolves to the utils.py beside it first, as Python does.
 A parser flag is judged the same way, per script: when a function that adds `--num_env` to a
 parser (`common_arg_parser()`) is surely run by two scripts (calls the code names, not every
@@ -220,6 +237,9 @@ warning at the call, unless the function reads that setting itself (a check that
 The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/knobs.yaml
 `dimensions`."""
     VALID = [
+        Example(_flat_scripts("    rngs = jax.random.split(jax.random.PRNGKey(0), config['NUM_SEEDS'])\n"
+                              "    return jax.vmap(train)(rngs), config['NUM_ENVS']\n"),
+                "both scripts read NUM_SEEDS of their own flat configs"),
         Example(_env_args("os.environ[name] = str(value)"),
                 "environment-variable fields a loop exports by name (os.environ[name] = value)"),
         Example({"launch.py": "import argparse\n"
@@ -439,6 +459,9 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                 "every field of the settings class is copied onto Megatron's arguments, which read them"),
     ]
     INVALID = [
+        Example(_flat_scripts("    return train(jax.random.PRNGKey(0)), config['NUM_ENVS']\n"),
+                "a flat config's top-level key that its script never reads, while a sibling script reads "
+                "its own config's (config['NUM_SEEDS'])", expect=[("baselines/config/ff.yaml", 2)]),
         Example({"cfgs/config.yaml": "defaults:\n  - override hydra/launcher: submitit_local\nnum_workers: 4\n"
                                      "hydra:\n  launcher:\n    cpus_per_task: 10\n",
                  "train.py": "import hydra\nfrom torch.utils.data import DataLoader\n"
@@ -1019,7 +1042,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                     defines.setdefault(s.file, []).append(s)
         readers: dict[str, list] = {}
         for s in result.sites:
-            if s.kind == "python" and _is_reader(s) and not is_test_file(s.file) and s.key.count(".") >= 1:
+            if s.kind == "python" and _is_reader(s) and not is_test_file(s.file) and _read_key(s).count(".") >= 1:
                 readers.setdefault(s.leaf.lower(), []).append(s)
         other_folders: dict[str, set[str]] = {}  # key (less its first name) -> folders of scripts whose config sets it
         for path, sites in defines.items():
@@ -1051,13 +1074,13 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
             handed = _sections_handed(beside)
             for site in sites:
                 key = site.key.lower()
-                reads = [r for r in readers.get(site.leaf.lower(), ()) if _same_key(r.key.lower(), key)]
+                reads = [r for r in readers.get(site.leaf.lower(), ()) if _same_key(_read_key(r), key)]
                 # (a key the extractor knows when code names it: a flow-made read is no proof)
                 if not any(r.role == "read" and r.detail.get("via") != "flow" for r in reads) or \
                         any(_node_of(graph, r) in reached
                                     for r in reads) or any(_covers(sp.key, site.key) for sp in splats):
                     continue
-                if site.leaf.lower() in named or key.rsplit(".", 2)[-2] in handed:
+                if site.leaf.lower() in named or ("." in key and key.rsplit(".", 2)[-2] in handed):
                     continue
                 # the readers are other scripts' own: code beside another Hydra script whose
                 # config sets the key too (shared code, a worker class, reads for every script)
@@ -1065,7 +1088,9 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                            for r in reads):
                     continue
                 script, entry = loaders[path][0]
-                other = reads[0]
+                # the reader nearest the script: a sibling script of its folder before shared code
+                home = script.rpartition("/")[0]
+                other = min(reads, key=lambda r: (r.file.rpartition("/")[0] != home, r.file, r.line))
                 f = self.finding(site, knob=site.key, related=[site, other], flow=_path(result, site, None),
                                  subject="", effect="", near="")
                 f.message = (f"{site.key} = {show(site.value)} is set in {path}, which {script}:{entry['line']} "
@@ -1539,9 +1564,24 @@ def _sections_handed(metas) -> set[str]:
     return out
 
 
+def _read_key(site) -> str:
+    """A read's key, lower case, with the holder it is read from when that is all it names:
+    `config["NUM_SEEDS"]` in `def main(config)` is `config.num_seeds`."""
+    key = site.key.lower()
+    root = str(site.detail.get("root") or "")
+    if "." not in key and site.detail.get("via") in ("subscript", "get") and _HOLDER.search(root):
+        return f"{root.lower()}.{key}"
+    return key
+
+
 def _same_key(read: str, define: str) -> bool:
     """`cfg.collector.num_workers` (read as collector.num_workers) reads the file's
-    collector.num_workers: the read's names end the define's, two of them at least."""
+    collector.num_workers: the read's names end the define's, two of them at least. A top-level
+    key of a flat config (purejaxrl's `NUM_SEEDS: 2`) is read by `config["NUM_SEEDS"]`: the
+    holder named as a configuration and the key."""
+    if define.count(".") == 0 and read.count(".") == 1:
+        holder, _, name = read.partition(".")
+        return name == define and bool(_HOLDER.search(holder))
     return read.count(".") >= 1 and define.count(".") >= 1 and \
         (define == read or define.endswith("." + read) or read.endswith("." + define))
 

@@ -11,6 +11,7 @@ import ast
 import re
 import symtable
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -1389,7 +1390,8 @@ def extract(text: str, path: str, vocab) -> FileResult:
             meta["parses"] = ex.parses
     # keys asked for by name (`_cfg_get(cfg.env, "num_envs")`): QG101 does not call a Hydra
     # config's key unread by a script whose folder names it so
-    quoted = sorted({k for k in QUOTED_KEY.findall(text) if ex.match_vocabulary(k)})[:MAX_SECTIONS]
+    quoted = sorted(_asked_by_name(tree, Counter(k for k in QUOTED_KEY.findall(text) if ex.match_vocabulary(k))))[
+        :MAX_SECTIONS]
     if quoted:
         meta["quoted_keys"] = quoted
     env_ids = sorted(set(ENV_ID.findall(text)))[:MAX_ENV_IDS] if ex.sites and "-v" in text else None
@@ -1411,6 +1413,19 @@ def extract(text: str, path: str, vocab) -> FileResult:
                                                                        ex.flow_calls, ex.flow_defs, ex.flow_sized,
                                                                        ex.flow_starts, ex.flow_unused,
                                                                        ex.flow_returns))
+
+
+def _asked_by_name(tree: ast.Module, spelt: Counter) -> set[str]:
+    """Of the knob names SPELT as string literals (with their counts), those spelt other than as a
+    subscript (`config["NUM_SEEDS"]`, a read the extractor makes): a key asked for by name out of
+    sight (`_cfg_get(cfg.env, "num_envs")`, `.get("num_cpus")`, a dict key)."""
+    if not spelt:
+        return set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and \
+                isinstance(node.slice.value, str) and node.slice.value in spelt:
+            spelt[node.slice.value] -= 1
+    return {k for k, n in spelt.items() if n > 0}
 
 
 def keywords() -> list[str]:
