@@ -21,6 +21,21 @@ def _vars(result):
 _NODE_FLAGS = {"torchrun": "nnodes"}
 
 
+def _literal_flags(result) -> dict:
+    """(shell file, flag name) -> the define site of a flag given a literal in that file
+    (`--n_rollout_threads 50`)."""
+    out = {}
+    for s in result.sites:
+        if s.kind == "shell" and s.role == "define" and s.detail.get("via") == "flag" and s.value is not None:
+            out.setdefault((s.file, s.leaf.lower().replace("-", "_")), s)
+    return out
+
+
+def _flag_name(site) -> str:
+    flags = site.detail.get("flags")
+    return flags[-1] if flags else f"--{site.leaf}"
+
+
 def _line(v):
     return v[0] if isinstance(v, (list, tuple)) else v
 
@@ -42,10 +57,18 @@ Exported variables are not reported as unused: a child process may read them. No
 variable only ever set from a command's output (`NUM_GPUS=$(nvidia-smi -L | wc -l)`): it is a
 measurement, not a value a user edits, so leaving it unused loses nothing.
 
+A script that reads a variable it never sets (`echo "threads: ${n_rollout_threads}"`) while it
+passes a literal to the flag of that name (`--n_rollout_threads 50`) reports one count and runs
+another: whatever the variable holds, the literal runs.
+
 A SLURM batch script that asks for several nodes (`#SBATCH --nodes=2`) and starts torchrun on
 them without `--nnodes` runs torchrun's default of one node per job: each node's ranks train
 apart, or the later nodes wait and the job trains on one."""
     VALID = [
+        Example({"train.sh": "#!/bin/sh\nn_rollout_threads=50\n"
+                             "echo \"n_rollout_threads: ${n_rollout_threads}\"\n"
+                             "python train.py --n_rollout_threads ${n_rollout_threads}\n"},
+                "the variable it reports is the one it passes"),
         Example({"run.sh": "#!/bin/bash\nNUM_WORKERS=16\npython train.py --num-workers $NUM_WORKERS\n"},
                 "defined and passed"),
         Example({"run.sh": "#!/bin/bash\nexport OMP_NUM_THREADS=4\npython train.py\n"},
@@ -72,6 +95,11 @@ apart, or the later nodes wait and the job trains on one."""
                 "torchrun told how many nodes the batch job has"),
     ]
     INVALID = [
+        Example({"train_3v1.sh": "#!/bin/sh\nnum_agents=3\n"
+                                 "echo \"n_rollout_threads: ${n_rollout_threads}\"\n"
+                                 "python train.py --num_agents ${num_agents} --n_rollout_threads 50\n"},
+                "reports a variable it never sets, and passes a literal to the flag of that name",
+                expect=[("train_3v1.sh", 3)]),
         Example({"run.sh": "#!/bin/bash\nNUM_WORKERS=16\npython train.py --num-workers $NUM_WORKER\n"},
                 "defines one name, passes another", expect=[("run.sh", 3)]),
         Example({"run.sh": "#!/bin/bash\nNUM_GPUS=8\nif [ -z \"$SLURM_JOB_ID\" ]; then NUM_GPUS=$(nvidia-smi -L | wc -l); fi\n"
@@ -91,9 +119,18 @@ apart, or the later nodes wait and the job trains on one."""
         vocab = load_vocab(result.settings or {})
         knobish = lambda name: vocab.match(name) is not None  # noqa: E731
         files = _vars(result)
+        literal_flags = _literal_flags(result)
         for path, (defined, used, exported, measured) in files.items():
             for var, line in used.items():
                 if var in defined:
+                    continue
+                flag = literal_flags.get((path, var.lower().replace("-", "_")))
+                if flag is not None and knobish(var):
+                    yield self.finding(None, file=path, line=_line(line), column=1, knob=var,
+                                       related=[flag],
+                                       problem=f"${var} is used here but never set in this script, which passes "
+                                               f"a literal {flag.value} to {_flag_name(flag)} (line {flag.line}): "
+                                               f"whatever ${var} says, {flag.value} runs")
                     continue
                 # a misspelling need not be in the vocabulary (N_GPUS); its twin must be
                 # not one defined from this very use (`local gpus_per_node="${GPUS_PER_NODE:-4}"`)
