@@ -3,7 +3,7 @@
 import posixpath
 
 from auditor.lint.base import Example, Rule, similar
-from auditor.vocab import load as load_vocab
+from auditor.vocab import load as load_vocab, normalise
 
 
 def _vars(result):
@@ -27,7 +27,7 @@ def _literal_flags(result) -> dict:
     out = {}
     for s in result.sites:
         if s.kind == "shell" and s.role == "define" and s.detail.get("via") == "flag" and s.value is not None:
-            out.setdefault((s.file, s.leaf.lower().replace("-", "_")), s)
+            out.setdefault((s.file, normalise(s.leaf)), s)
     return out
 
 
@@ -124,7 +124,7 @@ apart, or the later nodes wait and the job trains on one."""
             for var, line in used.items():
                 if var in defined:
                     continue
-                flag = literal_flags.get((path, var.lower().replace("-", "_")))
+                flag = literal_flags.get((path, normalise(var)))
                 if flag is not None and knobish(var):
                     yield self.finding(None, file=path, line=_line(line), column=1, knob=var,
                                        related=[flag],

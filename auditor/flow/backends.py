@@ -112,21 +112,20 @@ class ProjectBackends:
         """Further away: a class one of whose methods calls, or passes on, a class that starts
         workers (`Parallel` makes a `Worker`, which picks `bind(ProcessPipeWorker, ...)`), by
         the names the call graph records (meta ``reaches``), to a fixed point."""
-        reached: list[tuple[str, list[str]]] = []
+        reached: list[tuple[str, list[tuple[str, str | None]]]] = []  # class -> (name, the class it finds)
         for rel, m in result.meta.items():
             module = self.facts.get(rel, {}).get("module", "")
             for fn, names in ((m.get("reaches") or {}) if isinstance(m, dict) else {}).items():
                 cls = self._class_of(rel, fn) if fn != "<module>" else None
-                if cls:
+                if cls and cls not in starts:
                     local = [f"{module}.{n}" for n in names if module and "." not in n]
-                    reached.append((cls, [*names, *local]))
+                    reached.append((cls, [(name, self.find(name)) for name in (*names, *local)]))
         for _round in range(MAX_REACH_ROUNDS):
             grew = False
             for cls, names in reached:
                 if cls in starts:
                     continue
-                for name in names:
-                    target = self.find(name)
+                for name, target in names:
                     backend = fn_starts.get(name) or (starts.get(target) if target and target != cls else None)
                     if backend:
                         starts[cls] = backend
