@@ -152,6 +152,22 @@ def _env_args(apply: str) -> dict:
                         "    return DataLoader(ds, num_workers=args.num_workers)\n"}
 
 
+def _role_workers(ref_init: str, critic_reads: str = "self.config.model.path") -> dict:
+    """A config with actor, ref and critic sections, each with a `megatron` section, and the
+    workers that hold them: one class for actor and ref, one for the critic."""
+    return {"ppo.yaml": "actor_rollout_ref:\n  actor:\n    ppo_epochs: 1\n    megatron:\n"
+                        "      tensor_model_parallel_size: 4\n  ref:\n    micro_batch: 8\n    megatron:\n"
+                        "      tensor_model_parallel_size: 4\ncritic:\n  model:\n    path: m\n  micro_batch: 8\n"
+                        "  megatron:\n    tensor_model_parallel_size: 2\n",
+            "workers.py": "from megatron.core import parallel_state as mpu\n"
+                          "class ActorRefWorker:\n    def __init__(self, config):\n        self.config = config\n"
+                          "        mpu.initialize_model_parallel(self.config.actor.megatron.tensor_model_parallel_size)\n"
+                          f"        {ref_init}\n"
+                          "class CriticWorker:\n    def __init__(self, config):\n        self.config = config\n"
+                          "        mpu.initialize_model_parallel(self.config.megatron.tensor_model_parallel_size)\n"
+                          f"        self.extra = {critic_reads}\n"}
+
+
 class UnreadConfigKey(Rule):
     CODE = "QG101"
     NAME = "unread-config-key"
@@ -170,6 +186,16 @@ A key under a section named `*_kwargs` (`vllm_kwargs`, `vllm_serve_kwargs`), key
 handed on whole to a library or a server, is a note that says so (issue 23: what the scan
 cannot see is not called unread). An upper-case key under a section of environment variables (`env_vars:`, `runtime_env:`,
 `environment:`) is a variable for a launched process, not reported.
+
+A key is read only where its own section is: `actor_rollout_ref.ref.megatron.tensor_model_parallel_size`
+is not read by `self.config.megatron.tensor_model_parallel_size` in a function whose
+`self.config` also reads, with no default, a key the `ref` section lacks (`model`) while the
+sections that have both (`critic`, `reward_model`) are there in the same file: that handle
+holds one of those. When every handle that reads `megatron` holds another section, and no chain
+reads `ref.megatron` (or hands it on), the key is a warning: the reference worker runs with
+the actor's sizes. Only for a config file that gives its own shape (no Hydra defaults list,
+no merge key in the section), and only when some handle reads the section's name: a leaf read
+through names the scan does not follow says nothing.
 
 Confidence is medium: code outside the scanned tree (an installed library) may read the key.
 For that reason a key whose section, named as a configuration (`turbo_config`,
@@ -237,6 +263,10 @@ warning at the call, unless the function reads that setting itself (a check that
 The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/knobs.yaml
 `dimensions`."""
     VALID = [
+        Example(_role_workers("self.groups = mpu.groups_for(self.config.ref.megatron)"),
+                "the reference worker hands its own section on"),
+        Example(_role_workers("self.micro = self.config.ref.micro_batch", critic_reads="self.config.micro_batch"),
+                "a handle reading `megatron` and only keys `ref` has too: it may hold `ref`"),
         Example(_flat_scripts("    rngs = jax.random.split(jax.random.PRNGKey(0), config['NUM_SEEDS'])\n"
                               "    return jax.vmap(train)(rngs), config['NUM_ENVS']\n"),
                 "both scripts read NUM_SEEDS of their own flat configs"),
@@ -459,6 +489,9 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                 "every field of the settings class is copied onto Megatron's arguments, which read them"),
     ]
     INVALID = [
+        Example(_role_workers("self.micro = self.config.ref.micro_batch"),
+                "a section whose name only a handle holding another section reads: the critic's "
+                "`self.config` reads `model`, which `ref` lacks", expect=[("ppo.yaml", 9)]),
         Example(_flat_scripts("    return train(jax.random.PRNGKey(0)), config['NUM_ENVS']\n"),
                 "a flat config's top-level key that its script never reads, while a sibling script reads "
                 "its own config's (config['NUM_SEEDS'])", expect=[("baselines/config/ff.yaml", 2)]),
@@ -781,6 +814,13 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                                    "; code reads no parallelism key of this file: it may configure another program",
                                    **({"severity": "note", "confidence": "low"} if foreign or passed_on else {}))
         yield from self._leaving(result, leaving, handed)
+        leaving_ids = {id(k) for k in leaving}
+        yield from self._read_for_other_sections(
+            result, [k for k in result.knobs if id(k) not in unread_ids and id(k) not in leaving_ids
+                     and not any(_is_reader(s) for s in k.sites)
+                     and not any(_covers(s.key, k.name) for s in splats)
+                     and not any(_within(key, k.name.lower().split(".")) for key in handed)
+                     and not _read_through_alias(k, result.meta, read_keys)])
         yield from self._unused_params(result)
         yield from self._misplaced(result, read_keys, splats, handed, unread_ids)
         yield from self._unread_fields(result, read_keys, splats, handed, copiers)
@@ -1266,6 +1306,43 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                                         f"package's code, which the scan did not read",
                                    severity="note", confidence="low")
 
+    def _read_for_other_sections(self, result, knobs):
+        """`actor_rollout_ref.ref.megatron.tensor_model_parallel_size`, joined to no read, whose
+        last names code reads only as `self.config.megatron.tensor_model_parallel_size` in
+        classes whose `self.config` also reads `model`: the config file's `ref` section has no
+        `model`, and the sections that have `megatron` and `model` (`critic`, `reward_model`)
+        are the ones those handles hold. Nothing reads `ref.megatron`: the reference worker
+        takes the actor's sizes, and this key does nothing."""
+        groups = [(rel, group.rsplit("|", 1), chains) for rel, m in result.meta.items() if isinstance(m, dict)
+                  for group, chains in (m.get("holder_chains") or {}).items() if isinstance(chains, list)]
+        if not groups:
+            return
+        for knob in knobs:
+            parts = knob.name.lower().split(".")
+            if len(parts) < 3:
+                continue
+            defines = [s for s in knob.sites if s.role == "define" and s.kind in CONFIG_KINDS and s.value is not None
+                       and not s.detail.get("generated") and not is_test_file(s.file)]
+            shape = next((sh for sh in (_shape(result.meta.get(s.file)) for s in defines) if sh), None)
+            prefix, section = ".".join(parts[:-2]), parts[-2]
+            if shape is None or not shape.get(prefix) or not shape.get(f"{prefix}.{section}"):
+                continue
+            # no handle reading `megatron` at all: the leaf's reads come through names the scan
+            # does not follow, so nothing is said
+            evidence = _section_readers(groups, parts, shape, result.meta)
+            if not evidence:
+                continue
+            root, scope, lacked, qs = evidence[0]
+            near = (f"; nothing reads `{prefix}.{section}`: `{section}` is read only through handles that hold "
+                    f"another section (`{root}` in {scope} also reads `{lacked}`, which `{prefix}` lacks and "
+                    f"{', '.join(f'`{q}`' for q in qs[:3])} {'have' if len(qs) > 1 else 'has'}"
+                    + (f"; {len(evidence) - 1} more such handle{'s' if len(evidence) > 2 else ''})"
+                       if len(evidence) > 1 else ")"))
+            for site in defines:
+                yield self.finding(site, knob=knob.name, related=[site], flow=[],
+                                   subject=f"{knob.name} = {show(site.value)} is set here",
+                                   effect="it never takes effect", near=near)
+
     def _dead_writes(self, result):
         """`cfg.num_envs = 1` for evaluation, where the program reads `cfg.num_envs_per_worker`
         and nothing reads `num_envs`: the write changes nothing. A note: code outside the tree may
@@ -1562,6 +1639,59 @@ def _sections_handed(metas) -> set[str]:
                     if leaf.get("k") in ("config", "attr") and isinstance(leaf.get("key"), str):
                         out.add(leaf["key"].rsplit(".", 1)[-1].lower())
     return out
+
+
+def _shape(facts) -> dict | None:
+    """A config file's sections and their keys, when the file alone gives them: not composed
+    from a Hydra defaults list, which adds keys the file does not spell."""
+    if not isinstance(facts, dict) or facts.get("hydra_defaults") or not isinstance(facts.get("children"), dict):
+        return None
+    return {k.lower(): {str(n).lower() for n in v} if isinstance(v, list) else None
+            for k, v in facts["children"].items() if isinstance(k, str)}
+
+
+def _section_readers(groups, parts: list[str], shape: dict, meta) -> list | None:
+    """The handles that read section PARTS[-2] without holding PARTS[:-2] ([] when none reads
+    it at all), or None when one may read it there: a chain through a suffix of the parent
+    (`ref.megatron`, `actor_rollout_ref.ref.megatron`), or a handle that may hold the parent."""
+    prefix, section = parts[:-2], parts[-2]
+    evidence = []
+    for rel, (scope, root), chains in groups:
+        for chain in chains:
+            names = str(chain).lower().split(".")
+            if section not in names:
+                continue
+            at = names.index(section)
+            if at and names[:at] == prefix[len(prefix) - at:]:
+                return None  # `self.config.ref.megatron`: the section itself
+            if at:
+                continue  # `self.config.actor.megatron`: another section's
+            if not re.fullmatch(r"[\w.]+", root):
+                return None  # `cfgs[role].megatron`: which section is computed at run time
+            held = _held_elsewhere(meta.get(rel), scope, root, ".".join(prefix), section, shape)
+            if held is None:
+                return None
+            evidence.append((root, f"{scope} ({rel})", *held))
+            break
+    return evidence
+
+
+def _held_elsewhere(facts, scope: str, root: str, prefix: str, first: str, shape: dict) -> tuple[str, list[str]] | None:
+    """(a key the handle ROOT of SCOPE reads with no default that section PREFIX lacks, the
+    sections that have it and FIRST), when that tells the handle holds another section; None
+    when it may hold PREFIX."""
+    keys = shape.get(prefix)
+    groups = facts.get("holder_reads") if isinstance(facts, dict) else None
+    group = groups.get(f"{scope}|{root}") if isinstance(groups, dict) else None
+    if not keys or not isinstance(group, list):
+        return None
+    for lacked in sorted(str(g).lower() for g in group):
+        if lacked in keys:
+            continue
+        sections = sorted(q for q, ks in shape.items() if q != prefix and ks and lacked in ks and first in ks)
+        if sections:
+            return lacked, sections
+    return None
 
 
 def _read_key(site) -> str:

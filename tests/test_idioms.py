@@ -231,3 +231,11 @@ def test_a_serial_count_beside_a_sibling_that_routes_it():
     r = scan_and_check(FIXTURES / "serial_beside_routed")
     message = next(f.message for f in r.findings if (f.file, f.line) == ("pipelines/rollout.py", 7))
     assert "pipelines/sft.py:20" in message and "self.pipeline_config.data_args" in message
+
+
+def test_a_section_read_only_through_handles_that_hold_another():
+    found = findings("section_reader", "QG101")
+    # ref.megatron: CriticWorker's self.config reads megatron but also model, which ref lacks
+    assert found == [("trainer/config/ppo_trainer.yaml", 12, "QG101", "warning")]
+    message = scan_and_check(FIXTURES / "section_reader").findings[0].message
+    assert "CriticWorker" in message and "`model`" in message

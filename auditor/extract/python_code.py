@@ -51,6 +51,7 @@ WORKER_ID = re.compile(r"^(thread|worker|shard|actor)_?(id|idx|index)$", re.IGNO
 # a function writing this many literals into one object's attributes is a configuration in code
 SETTINGS_BLOCK = 6
 MAX_SECTIONS = 200  # config sections recorded per file
+MAX_CHAIN = 6  # names of a key kept in meta["holder_chains"]
 MAX_REACHES = 300  # names a function calls or passes on, recorded for the call graph
 # a class that holds a run's settings (InferenceConfig, TrainingArguments, RLHParams)
 MAX_SIZED = 200  # sized loops in methods recorded per file
@@ -148,6 +149,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.sections: set[str] = set()  # config sections this file reads keys of (rules cite them)
         self.settings_root: str | None = None  # the first settings object read here (`args`, `self.cfg`)
         self.instance_reads: set[str] = set()  # knob-named instance attributes read here (`self.num_envs`)
+        self.holder_reads: dict[str, set[str]] = {}  # "Class|self.config" -> first keys read through it, no default
+        self.holder_chains: dict[str, set[str]] = {}  # "Class|self.config" -> the keys read through it
         self.reaches: dict[str, list[str]] = {}  # function -> what it calls or passes on (QG101's paths)
         self.parses: list[dict] = []  # settings classes handed to a parser here (HfArgumentParser((A, B)))
 
@@ -708,6 +711,10 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         if key and self.match(key):
             self.emit("override", node.target, key, None, how="expression", expr=self.text(node),
                       target=self.text(node.target))
+        if isinstance(node.target, (ast.Attribute, ast.Subscript)):
+            chain_key, root_text = self.key_of(node.target)  # `self.config.micro_batch //= n` reads it first
+            if chain_key and CONFIG_ROOT.search(root_text or "") and chain_key != root_text:
+                self.holder_read(chain_key, root_text, required=True)
         self.visit_target_children(node.target)
 
     def target_key(self, target: ast.AST) -> str | None:
@@ -1073,6 +1080,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
                 self.settings_root = handle if handle == root.id else f"{root.id}.{handle}"
         if key and "." in key and len(self.sections) < MAX_SECTIONS and CONFIG_ROOT.search(root_text or ""):
             self.sections.add(key.rsplit(".", 2)[-2].lower())  # config.data.pad_mode: this file reads `data`
+        if key and CONFIG_ROOT.search(root_text or "") and key != root_text and not root_text.endswith("." + key):
+            self.holder_read(key, root_text, required=default is None and via in ("attribute", "subscript"))
         # self.num_workers is instance state; self.fsdp_config.fsdp_size reads a configuration
         # the object holds (its name says so), as self.cfg.x does
         skip = isinstance(root, ast.Name) and root.id in ("self", "cls") and parts and not HANDLE.match(parts[0]) \
@@ -1088,6 +1097,23 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             self.emit("read", call or node, key, default=None if d is NOT_LITERAL else d, via=via, root=root_text,
                       expr=self.text(default) if d is NOT_LITERAL else None)
         self.visit_chain_children(node)
+
+    def holder_read(self, key: str, root_text: str, required: bool) -> None:
+        """`self.config.model.path` in CriticWorker.__init__: the handle `self.config` there
+        reads the chain `model.path`, and its section must have a key `model` (read with no
+        default). Kept per function and handle (a class may hold different sections in
+        different roles, each calling its own methods), for QG101 to tell which sections a
+        handle can hold and which sections code reads at all."""
+        group = f"{self.function().qualname}|{root_text}"
+        if group not in self.holder_chains and len(self.holder_chains) >= MAX_SECTIONS:
+            return
+        chains = self.holder_chains.setdefault(group, set())
+        if len(chains) < MAX_SECTIONS:
+            chains.add(".".join(key.split(".")[:MAX_CHAIN]))
+        if required:
+            firsts = self.holder_reads.setdefault(group, set())
+            if len(firsts) < MAX_SECTIONS:
+                firsts.add(key.split(".", 1)[0])
 
     def library_flags(self, node: ast.Call, q: str) -> None:
         """`deepspeed.add_config_arguments(parser)` adds the library's flags: each is defined
@@ -1374,6 +1400,10 @@ def extract(text: str, path: str, vocab) -> FileResult:
         meta["reads_settings"] = ex.settings_root
     if ex.instance_reads:
         meta["instance_reads"] = sorted(ex.instance_reads)
+    if ex.holder_chains:
+        meta["holder_chains"] = {group: sorted(chains) for group, chains in ex.holder_chains.items()}
+    if ex.holder_reads:
+        meta["holder_reads"] = {group: sorted(firsts) for group, firsts in ex.holder_reads.items()}
     holders = _holders_at_serial_counts(ex)
     if holders:
         meta["holders"] = holders

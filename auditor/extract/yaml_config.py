@@ -63,6 +63,7 @@ def join_package(parent: str, child: str) -> str:
 
 WORKFLOW_EXPRESSION = re.compile(r"\$\{\{[^}]*?\b(?:matrix|env|inputs|vars)\.([A-Za-z_][\w-]*)")
 MAX_VALUES = 2000  # scalar keys kept per file in meta["values"]
+MAX_CHILDREN = 20_000  # key names kept per file in meta["children"]
 
 
 class _Walker:
@@ -74,6 +75,7 @@ class _Walker:
         self.matches: dict[str, str | None] = {}
         self.knob_scalars: set[int] = set()  # scalar nodes already reported as a knob's value
         self.nodes = 0
+        self.children_kept = 0
         self.alias_hits = 0
         self.first_path: dict[int, str] = {}  # mapping node -> the path it was first walked at (its anchor)
         self.aliases: dict[str, set[str]] = {}  # anchor path -> the paths its aliases (and `<<:` merges) stand at
@@ -122,6 +124,7 @@ class _Walker:
         target = next((v.value for k, v in pairs
                        if k.value == "_target_" and isinstance(v, yaml.ScalarNode)), None)
         self.env_list_item(pairs, path)
+        self.children(pairs, path)
         for knode, vnode in pairs:
             name = str(knode.value)
             if name == "<<":  # merge key: merged keys land in this mapping
@@ -149,6 +152,17 @@ class _Walker:
                     mark = knode.start_mark
                     values[key] = [mark.line + 1, mark.column + 1, typed_scalar(vnode)]
             self.walk(vnode, key)
+
+    def children(self, pairs: list, path: str) -> None:
+        """The keys of this mapping, for the rules that ask which section a handle can hold
+        (`meta["children"]`: section path -> key names). A mapping with a merge key (`<<:`)
+        takes keys this file does not spell there: it is recorded as None, shape unknown."""
+        children = self.result.meta.setdefault("children", {})
+        names = [str(k.value) for k, _v in pairs]
+        self.children_kept += len(names) + 1
+        if self.children_kept > MAX_CHILDREN:
+            return  # past the bound: sections not recorded are of unknown shape
+        children[path] = None if "<<" in names or path in children else names
 
     def value_of(self, vnode: yaml.Node) -> Any:
         if isinstance(vnode, yaml.ScalarNode) and "${" not in str(vnode.value):
