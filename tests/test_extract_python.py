@@ -587,6 +587,22 @@ def test_newer_grammar_with_a_real_error_is_still_an_error():
     assert "invalid Python" in info.value.message
 
 
+OLDER_GRAMMAR = (
+    "import multiprocessing\n"
+    "def replay(cfg, async=True):\n"
+    "    return Replay(cfg.memory, async=async)\n"
+    "pool = multiprocessing.Pool(processes=cfg.num_workers)\n"
+)
+
+
+def test_async_as_a_name_is_read_with_the_old_grammar():
+    """Python 3.6 code naming a keyword argument `async` (keywords since 3.7)."""
+    result = python_code.extract(OLDER_GRAMMAR, "old.py", VOCAB)
+    assert ("consume", "num_workers", 4) in {(s.role, s.key, s.line) for s in result.sites}
+    with pytest.raises(ParseError):  # a real error beside it stays one
+        python_code.extract(OLDER_GRAMMAR + "x = )\n", "bad.py", VOCAB)
+
+
 def test_null_byte_raises_parse_error():
     with pytest.raises(ParseError):
         python_code.extract("x = 1\0\n", "nul.py", VOCAB)

@@ -1284,19 +1284,29 @@ def match_cache(vocab) -> dict:
     return held[1]
 
 
+# `async` / `await` used as a name, as Python 3.6 allowed (keywords since 3.7)
+OLD_KEYWORD_NAMES = re.compile(r"\b(?:async|await)\s*(?:=[^=]|[,)]|\.)|\.(?:async|await)\b")
+
+
 def parse(text: str, path: str) -> ast.Module:
     return readable(text, path)[0]
 
 
 def readable(text: str, path: str) -> tuple[ast.Module, str]:
-    """(tree, the text it was parsed from): TEXT itself, or TEXT with the constructs of a newer
-    Python grammar rewritten (auditor.extract.py_newer) when only those stopped ``ast``."""
+    """(tree, the text it was parsed from): TEXT itself, TEXT read with Python 3.6's grammar
+    when it names things `async` or `await`, or TEXT with the constructs of a newer Python
+    grammar rewritten (auditor.extract.py_newer) when only those stopped ``ast``."""
     try:
         return ast.parse(text, filename=path), text
     except SyntaxError as exc:
         error = exc
     except (ValueError, RecursionError, MemoryError) as exc:
         raise ParseError(f"cannot parse Python: {exc}") from exc
+    if OLD_KEYWORD_NAMES.search(text):
+        try:  # `ReplayWrapper(..., async=True)`: 3.6 code that names things `async` / `await`
+            return ast.parse(text, filename=path, feature_version=(3, 6)), text
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pass
     from auditor.extract.py_newer import downlevel
 
     rewritten = downlevel(text)
