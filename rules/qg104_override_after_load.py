@@ -47,7 +47,10 @@ they tune a number that does not run.
 
 Make the override visible (log it, or fail), or move the decision into the configuration.
 It is a warning when the configured value that is lost is known (a config file, or a parser
-default in the same file, that differs from the forced value) or when the cap is the
+default in the same file, that differs from the forced value), when the object was filled
+from the caller's settings earlier in the function (`config.merge(kwargs)`,
+`cfg.update(vars(args))`, `cfg.merge_from_list(opts)`: a parameter or a settings handle, not
+a module's own preset) and a literal is then written over a field, or when the cap is the
 machine's CPU count; otherwise a note (confidence medium). An override announced by a
 warning in its own block is reported as a note. Not reported:
 debug / sanity / play-only modes the user switches on, branches where no parallel backend exists
@@ -329,6 +332,20 @@ from other settings whenever the two disagree is a note."""
                 "a field its help calls computed"),
     ]
     INVALID = [
+        Example({"utils/config.py": "class Config:\n    def __init__(self):\n        self.num_workers = 1\n"
+                                    "    def merge(self, d):\n        self.__dict__.update(d)\n",
+                 "examples.py": "from utils.config import Config\n"
+                                "def a2c(**kwargs):\n    config = Config()\n    config.merge(kwargs)\n"
+                                "    config.num_workers = 5\n    return config\n"},
+                "a literal written over what `config.merge(kwargs)` filled in from the caller",
+                expect=[("examples.py", 5)], severity="warning"),
+        Example({"utils/config.py": "class Config:\n    def __init__(self):\n        self.num_workers = 1\n"
+                                    "    def merge(self, d):\n        self.__dict__.update(d)\n",
+                 "examples.py": "from utils.config import Config\nPRESET = {'lr': 0.1}\n"
+                                "def a2c():\n    config = Config()\n    config.merge(PRESET)\n"
+                                "    config.num_workers = 5\n    return config\n"},
+                "merged from a module's own preset, not the caller's settings: a note",
+                expect=[("examples.py", 6)], severity="note"),
         Example({"config.yaml": "partition:\n  max_concurrent_gpu_probes: auto\n",
                  "exec.py": "class Executor:\n    def __init__(self, cfg):\n"
                             "        max_concurrent_gpu_probes = cfg.partition.max_concurrent_gpu_probes\n"
@@ -597,7 +614,10 @@ from other settings whenever the two disagree is a note."""
                 lost = (f"; the value configured at {where(cited[0])} "
                         f"({show(cited[0].value)}) {'is ignored then' if cond else 'never takes effect'}"
                         ) if cited else ""
-                if not cited and any(not idioms.may_hold(site, s) for s in configured):
+                merged = site.detail.get("merged") if not cited else None
+                if merged:  # `config.merge(kwargs)` then `config.num_workers = 5`: the caller's value is lost
+                    lost = f"; the value filled in by {merged} from the caller's settings never takes effect"
+                elif not cited and any(not idioms.may_hold(site, s) for s in configured):
                     lost = f" (on `{site.detail.get('target')}`: another object's field, not the configured key)"
                 if logged:  # announced in the same block: loud, so a note
                     lost += f" (announced by `{_short_call(logged)}`)"
@@ -614,7 +634,7 @@ from other settings whenever the two disagree is a note."""
                     condition=f" when `{idioms.short_condition(cond)}`" if cond else (
                         " unconditionally" if forced else ""),
                     configured=lost,
-                    **_severity(site, cited, logged or settings or untouched),
+                    **_severity(site, cited or bool(merged), logged or settings or untouched),
                 )
 
     def _parameter_over_setting(self, site, knob, configured):

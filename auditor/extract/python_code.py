@@ -85,6 +85,7 @@ class Frame:
     bound_since_entry: set[str] = field(default_factory=set)  # knob-named names assigned in this function
     # local kwargs mappings: name -> {key: (conditions when written, value node)} for `**name` calls
     mapkeys: dict[str, dict[str, tuple]] = field(default_factory=dict)
+    merged: dict[str, tuple[int, str]] = field(default_factory=dict)  # local -> (line, call) filling it from the caller's settings
 
 
 def caps_a_count(value: ast.AST) -> bool:
@@ -924,7 +925,26 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
                     return  # kwargs["num_workers"] = num_workers: passing a local through
                 # `num_envs = 9` then `cfg.num_envs = num_envs`: a literal by way of a name
                 how, v, extra = "literal", fn.consts[name], {**extra, "via_name": f"{name} = {fn.consts[name]}"}
+            root = chain(target)[1]
+            merge = fn.merged.get(root.id) if isinstance(root, ast.Name) else None
+            if merge is not None and how == "literal":
+                extra = {**extra, "merged": f"`{merge[1]}` at line {merge[0]}"}
         self.emit("override", target, key, v, how=how, target=self.text(target), **extra)
+
+    def record_merge(self, node: ast.Call) -> None:
+        """`config.merge(kwargs)`, `cfg.update(vars(args))`, `cfg.merge_from_list(opts)`: a local
+        settings object filled from what the caller or the command line passed. A literal
+        written to one of its fields afterwards replaces the value the user gave."""
+        receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+        if not isinstance(receiver, ast.Name) or not node.args:
+            return
+        arg = node.args[0]
+        while isinstance(arg, ast.Call) and len(arg.args) == 1 and getattr(arg.func, "id", "") in ("vars", "dict"):
+            arg = arg.args[0]  # vars(args), dict(kwargs)
+        root = chain(arg)[1] if isinstance(arg, (ast.Attribute, ast.Subscript)) else arg
+        fn = self.function()
+        if isinstance(root, ast.Name) and root.id != receiver.id and (root.id in fn.params or HANDLE.match(root.id)):
+            fn.merged.setdefault(receiver.id, (node.lineno, self.text(node)[:80]))
 
     def parameter_over_setting(self, target: ast.AST, name: str) -> int | None:
         """The literal default of NAME when `settings.NAME = NAME` writes a parameter of the
@@ -1194,6 +1214,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             self.meta["parse_known_args"] = node.lineno
         elif attr in ("update", "setdefault"):
             self.shadow_call(node)
+        if attr in MERGING:
+            self.record_merge(node)
         if self.call_environ(node, q):
             return
         g = getter_key(node)
@@ -1284,6 +1306,8 @@ def match_cache(vocab) -> dict:
     return held[1]
 
 
+# methods that fill a settings object from another mapping (yacs' merge_from_list, dict.update)
+MERGING = frozenset({"merge", "merge_from_list", "merge_from_dict", "merge_from_file", "update"})
 # `async` / `await` used as a name, as Python 3.6 allowed (keywords since 3.7)
 OLD_KEYWORD_NAMES = re.compile(r"\b(?:async|await)\s*(?:=[^=]|[,)]|\.)|\.(?:async|await)\b")
 
