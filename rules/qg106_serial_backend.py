@@ -6,7 +6,7 @@ from auditor import catalogue
 from auditor.model import Site
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, backend_entry, backend_kind,
-                               is_config_define, is_test_file, modules_to_files, show, steps_envs, where)
+                               in_examples, is_config_define, is_test_file, modules_to_files, show, steps_envs, where)
 
 _PARALLEL = re.compile(r"\bparallel", re.I)
 SERIAL_CHOICES = {"dummy", "sync", "serial", "sequential", "threading", "dummyvecenv", "syncvectorenv",
@@ -88,6 +88,18 @@ _VENDORED = {
     "mylib/vector.py": "class SyncVectorEnv:\n    def __init__(self, env_fns):\n        self.envs = [f() for f in env_fns]\n"
                        "class AsyncVectorEnv:\n    def __init__(self, env_fns):\n        self.fns = env_fns\n",
 }
+
+
+def _task(default: bool) -> dict:
+    """A project's in-process and process-per-env classes, picked by a parameter's default."""
+    return {"mylib/envs.py": "from multiprocessing import Process\n"
+                             "class LoopEnvs:\n    def __init__(self, fns):\n        self.envs = [f() for f in fns]\n"
+                             "class ProcEnvs:\n    def __init__(self, fns):\n"
+                             "        self.procs = [Process(target=f) for f in fns]\n"
+                             f"class Task:\n    def __init__(self, name, num_envs=1, single_process={default}):\n"
+                             "        fns = [name for _ in range(num_envs)]\n"
+                             "        if single_process:\n            wrapper = LoopEnvs\n"
+                             "        else:\n            wrapper = ProcEnvs\n        self.env = wrapper(fns)\n"}
 
 
 def _pick(name: str, envs: int = 8) -> str:
@@ -177,7 +189,9 @@ build one (`if cfg.use_subproc: env = SubprocVectorEnv(fns) else: env = DummyVec
 is such a switch too; when a config sets it, the serial branch is judged by the configured
 value, not reported in the code. When the switch is a parameter of the function whose default
 picks the parallel branch (`def make_envs(..., asynchronous=True)`), the serial branch runs only
-when a caller asks for it: not reported (with the serial one as default, it is).
+when a caller asks for it: not reported (with the serial one as default, it is: at the serial
+backend's call, or at the switch when the serial side is a project class, `if single_process:
+wrapper = LoopEnvs`).
 A branch may build its backend in up to four statements (train and eval envs, each a list
 comprehension: `envs = [Parallel(env) for env in envs]`) or pick the class to build further down
 (`wrapper = DummyVecEnv`). Either branch may be a project class: the switch holds when one side
@@ -232,6 +246,7 @@ worker: a warning at the write, from the project's call graph (a method called o
 unknown class reaches every project method of that name). A note when the path passes through
 files the scan did not read (they hold no knob word, but may call one that reads it)."""
     VALID = [
+        Example(_task(False), "a parameter whose default picks the project's process-per-env class"),
         Example({"data/sets.py": "import multiprocessing\n"
                                  "class Writer:\n"
                                  "    def __init__(self):\n"
@@ -382,6 +397,8 @@ files the scan did not read (they hold no knob word, but may call one that reads
                 "the serial manager built by a script that loads no config picking another"),
     ]
     INVALID = [
+        Example(_task(True), "a parameter whose default picks the project's in-process class",
+                expect=[("mylib/envs.py", 11)]),
         Example(_own_workers("defaults:\n  parallel: False\n  envs: 1\ndmc:\n  envs: 4\n"),
                 "the project's own classes make the switch (Parallel starts a process through Worker); "
                 "the preset with 4 envs inherits parallel: False", expect=[("configs.yaml", 2)]),
@@ -532,11 +549,35 @@ files the scan did not read (they hold no knob word, but may call one that reads
                                    f"process is usually faster for them)" if light else ""),
                                **({"severity": "note", "confidence": "medium"} if light else {}))
         yield from self._config_flags(result)
+        yield from self._serial_defaults(result)
         yield from self._gated_parallel(result)
         yield from self._unread_on_the_path(result)
         yield from self._project_backends(result, knob_of)
         yield from self._registry_choices(result)
         yield from self._hand_built_members(result)
+
+    def _serial_defaults(self, result):
+        """`def __init__(self, name, num_envs=1, single_process=True): if single_process: Wrapper
+        = DummyVecEnv else: Wrapper = SubprocVecEnv`, where DummyVecEnv is the project's own
+        class: every caller that leaves the parameter out steps its envs serially. (A catalogued
+        serial backend built there is reported at its own call, which says the same.)"""
+        for rel, m in sorted(result.meta.items()):
+            if not isinstance(m, dict) or is_test_file(rel) or in_examples(rel):
+                continue
+            for fact in m.get("switches") or ():
+                if not fact.get("serial_project") or fact.get("param_default") is None \
+                        or fact["param_default"] != fact["serial_when"]:
+                    continue
+                owner = str(fact.get("function") or "")
+                callable_name = owner.rsplit(".", 2)[-2] if owner.endswith(".__init__") else owner.rsplit(".", 1)[-1]
+                yield self.finding(None, file=rel, line=fact["line"], column=fact["col"], knob=fact["leaf"],
+                                   related=[], backend=_short(fact["serial"]),
+                                   count=f"the {fact['kind'] if fact['kind'] in ('envs', 'workers') else 'workers'}"
+                                         f" of every {callable_name}() call that leaves `{fact['leaf']}` out",
+                                   why=f": `{fact['leaf']}` defaults to {show(fact['param_default'])} in {owner}(), "
+                                       f"which picks {_short(fact['serial'])}; {_short(fact['parallel'])} runs "
+                                       f"them in parallel only for a caller that passes "
+                                       f"{fact['leaf']}={show(not fact['param_default'])}")
 
     def _gated_parallel(self, result):
         """`if args.num_workers > 1 and not auto_sparse: ProcessPoolExecutor(args.num_workers)

@@ -280,6 +280,12 @@ class ConsumeMixin:
         leaf = switch_leaf(test)
         if not leaf:
             return
+        # `def __init__(self, name, num_envs=1, single_process=True): if single_process: ...`: the
+        # default every caller that leaves the parameter out gets
+        fn = self.function()
+        default = fn.params.get(test.id) if isinstance(test, ast.Name) else None
+        own = {"param_default": default.value, "function": fn.qualname} \
+            if isinstance(default, ast.Constant) and isinstance(default.value, bool) else {}
         if picks[0] is None or picks[1] is None:
             # a project class on one side or both (`Parallel(env, "process")` / `Damy(env)`):
             # which of them starts workers is known only once every file is read (flow/backends.py)
@@ -293,7 +299,7 @@ class ConsumeMixin:
                                 "negated": negated, "targets": _targets(node),
                                 "sides": [{"name": n, **({"backend": p.backend, "serial": p.serial, "kind": p.kind}
                                                          if p is not None else {})}
-                                          for n, p in zip(names, picks)]})
+                                          for n, p in zip(names, picks)], **own})
             return
         if picks[0].serial == picks[1].serial:
             return
@@ -304,7 +310,7 @@ class ConsumeMixin:
         switches.append({"line": node.lineno, "end": node.end_lineno or node.lineno, "col": node.col_offset + 1,
                          "test": self.text(node.test),
                          "leaf": leaf, "serial_when": picks[0].serial != negated,
-                         "serial": serial.backend, "parallel": parallel.backend, "kind": serial.kind})
+                         "serial": serial.backend, "parallel": parallel.backend, "kind": serial.kind, **own})
 
     def size_key(self, node: ast.AST) -> str | None:
         """The knob that sizes a list of env fns: [f(i) for i in range(n_envs)], [f] * n_envs."""

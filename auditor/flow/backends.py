@@ -219,9 +219,11 @@ class ProjectBackends:
                 if not any(w in f"{names} {fact['leaf'].lower()}" for w in words):
                     continue  # (a dataset with a background writer thread beside one without)
                 kind = parallel[2] or serial[2] or ("envs" if "env" in names else "workers")
-                found.append({key: fact[key] for key in ("line", "end", "col", "test", "leaf")} |
+                found.append({key: fact[key] for key in ("line", "end", "col", "test", "leaf", "param_default",
+                                                         "function") if key in fact} |
                              {"serial_when": sides[0][0] != fact["negated"], "serial": serial[1],
-                              "parallel": parallel[1], "kind": kind, "project": True})
+                              "parallel": parallel[1], "kind": kind, "project": True,
+                              "serial_project": not (fact["sides"][0] if sides[0][0] else fact["sides"][1]).get("backend")})
             if found:
                 result.meta[rel] = {**m, "switches": [*(m.get("switches") or ()), *found]}
 
