@@ -29,6 +29,7 @@ from typing import Callable
 # path of `qg-audit scan` (auditor.commands.scan) walks the tree with auditor.walk alone.
 from auditor.exitcodes import UsageError
 from auditor.extract import ParseError, extractor
+from auditor.extract.shell_shards import SHARD_HINT
 from auditor.keys import one_typo
 from auditor.model import FileError, ScanResult
 from auditor.walk import (  # noqa: F401 - scan's API
@@ -329,7 +330,8 @@ def parse_file(cand: Candidate, vocab, prefilter: Prefilter, digests: dict | Non
                                              f"binary file (NUL byte at byte {nul}); skipped"), False
     entry = cand.kind == "python" and _hydra_entry(data)
     if not prefilter(data) and not entry and not (cand.kind == "yaml" and _hydra_primary(data)) and \
-            not (cand.kind in ("yaml", "ini") and prefilter.misspelt(data)):
+            not (cand.kind in ("yaml", "ini") and prefilter.misspelt(data)) and \
+            not (cand.kind == "shell" and SHARD_HINT.search(data)):
         return cand.rel, [], None, None, False
     try:
         text = data.decode("utf-8-sig")

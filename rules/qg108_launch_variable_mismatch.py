@@ -2,7 +2,7 @@
 
 import posixpath
 
-from auditor.lint.base import Example, Rule, similar
+from auditor.lint.base import Example, Rule, is_test_file, similar
 from auditor.vocab import load as load_vocab, normalise
 
 
@@ -63,8 +63,18 @@ another: whatever the variable holds, the literal runs.
 
 A SLURM batch script that asks for several nodes (`#SBATCH --nodes=2`) and starts torchrun on
 them without `--nnodes` runs torchrun's default of one node per job: each node's ranks train
-apart, or the later nodes wait and the job trains on one."""
+apart, or the later nodes wait and the job trains on one.
+
+A sharded launch whose number of processes is written by hand while each process is told the
+shard count from a variable (`CHUNKS=8; for IDX in {0..7}; do ... --num-chunks $CHUNKS
+--chunk-idx $IDX &`, or eight command lines that differ only in `--local_index 0` ... `7`, each
+with `--my_world_size ${my_world_size}`) starts the literal count whatever the variable says:
+set it to 4 and eight processes split the work four ways, each shard twice; to 16 and half the
+shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
     VALID = [
+        Example({"eval.sh": "#!/bin/bash\nCHUNKS=8\nfor IDX in $(seq 0 $((CHUNKS-1))); do\n"
+                            "    python eval.py --num-chunks $CHUNKS --chunk-idx $IDX &\ndone\nwait\n"},
+                "a sharded launch whose loop follows the shard count"),
         Example({"train.sh": "#!/bin/sh\nn_rollout_threads=50\n"
                              "echo \"n_rollout_threads: ${n_rollout_threads}\"\n"
                              "python train.py --n_rollout_threads ${n_rollout_threads}\n"},
@@ -95,6 +105,15 @@ apart, or the later nodes wait and the job trains on one."""
                 "torchrun told how many nodes the batch job has"),
     ]
     INVALID = [
+        Example({"eval.sh": "#!/bin/bash\nCHUNKS=8\nfor IDX in {0..7}; do\n"
+                            "    python eval.py --num-chunks $CHUNKS --chunk-idx $IDX &\ndone\nwait\n"},
+                "a sharded launch over a literal range, each process told $CHUNKS", expect=[("eval.sh", 3)]),
+        Example({"gen.sh": "#!/bin/bash\nworld=4\n"
+                           "python gen.py --local_index 0 --my_world_size ${world} &\n"
+                           "python gen.py --local_index 1 --my_world_size ${world} &\n"
+                           "python gen.py --local_index 2 --my_world_size ${world} &\nwait\n"},
+                "command lines written out one per shard, each told the count from a variable",
+                expect=[("gen.sh", 3)]),
         Example({"train_3v1.sh": "#!/bin/sh\nnum_agents=3\n"
                                  "echo \"n_rollout_threads: ${n_rollout_threads}\"\n"
                                  "python train.py --num_agents ${num_agents} --n_rollout_threads 50\n"},
@@ -157,6 +176,25 @@ apart, or the later nodes wait and the job trains on one."""
                 yield self.finding(None, file=path, line=_line(line), column=1, knob=var,
                                    problem=f"{var} is set here but never used or exported, so it changes nothing")
         yield from self._nodes_unused(result)
+        yield from self._hand_counted_shards(result)
+
+    def _hand_counted_shards(self, result):
+        """`CHUNKS=8; for IDX in {0..7}; do ... --num-chunks $CHUNKS --chunk-idx $IDX &`, or
+        eight command lines with `--local_index 0` ... `7` and `--my_world_size
+        ${my_world_size}`: the variable is the shard count every process is told, the literal
+        is how many run (extractor fact `sharded_launches`)."""
+        for rel, meta in sorted(result.meta.items()):
+            if not isinstance(meta, dict) or is_test_file(rel):
+                continue
+            for fact in meta.get("sharded_launches") or ():
+                started = (f"a loop over a literal range of {fact['count']}" if fact["how"] == "loop"
+                           else f"{fact['count']} command lines written out")
+                yield self.finding(None, file=rel, line=fact["line"], column=1, knob=fact["var"],
+                                   problem=f"{fact['count']} processes are started here ({started}, "
+                                           f"{fact['index_flag']} 0..{fact['count'] - 1}), each told "
+                                           f"{fact['count_flag']} ${fact['var']}: how many run does not follow "
+                                           f"${fact['var']}; set it to anything but {fact['count']} and shards are "
+                                           f"skipped or run twice")
 
     def _nodes_unused(self, result):
         """`#SBATCH --nodes=2`, then `srun torchrun --nproc_per_node 4 ...` with no --nnodes."""

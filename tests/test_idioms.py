@@ -239,3 +239,10 @@ def test_a_section_read_only_through_handles_that_hold_another():
     assert found == [("trainer/config/ppo_trainer.yaml", 12, "QG101", "warning")]
     message = scan_and_check(FIXTURES / "section_reader").findings[0].message
     assert "CriticWorker" in message and "`model`" in message
+
+
+def test_sharded_launches_with_a_hand_written_process_count():
+    found = findings("sharded_launch", "QG108")
+    assert ("scripts/eval_batch.sh", 4, "QG108", "warning") in found  # {0..7} beside $CHUNKS
+    assert ("run_loop.sh", 4, "QG108", "warning") in found  # four lines, --local_index 0..3
+    assert not [f for f in found if f[0] in ("scripts/eval_follow.sh", "run_seeds.sh")]  # seq follows; seeds are no shards

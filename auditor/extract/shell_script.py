@@ -28,6 +28,7 @@ from typing import Any
 from auditor.extract import FileResult
 from auditor.extract.cfg_common import interpolations, is_generated, make_site, type_word
 from auditor.extract.cfg_shell_lex import ASSIGN_START, SINGLE_QUOTED_DOLLAR, Word, lex
+from auditor.extract.shell_shards import sharded_launches
 
 KIND = "shell"
 # $NAME, ${NAME}, ${NAME:-default}, ${NAME-default}, ${NAME:=default}, ${#NAME}, ${NAME[@]}
@@ -580,6 +581,9 @@ class _Script:
         self.result.meta["shell_vars"] = {"defined": self.defined, "used": self.used, "exported": self.exported}
         if self.measured - self.typed:
             self.result.meta["shell_vars"]["measured"] = sorted(self.measured - self.typed)
+        sharded = sharded_launches(lexed.commands, lambda offset: self.pos(offset)[0], self.defined)
+        if sharded:
+            self.result.meta["sharded_launches"] = sharded
         sbatch = _sbatch_nodes(self.text)
         if sbatch is not None:
             self.result.meta["sbatch_nodes"] = sbatch
