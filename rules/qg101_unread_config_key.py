@@ -10,7 +10,8 @@ from auditor.flow import values
 from auditor.keys import CONFIG_CLASS, one_typo
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, count_units, is_launch_override,
-                               is_test_file, is_test_site, project_packages, show, similar, where)
+                               is_test_file, is_test_site, modules_to_files, project_packages, show, similar,
+                               where)
 
 FIELD_VIAS = ("dataclass", "pydantic", "attrs", "argparse")
 MAX_PARSER_SCRIPTS = 300  # scripts whose paths QG101 walks for the flags they accept
@@ -260,9 +261,24 @@ An engine built with one parallel dimension from the settings and without anothe
 same settings define (`VllmEngine(model, tensor_parallel_size=args.vllm_tensor_parallel_size)`
 beside the field `vllm_pipeline_parallel_size`) runs the engine's default for the missing one: a
 warning at the call, unless the function reads that setting itself (a check that rejects it).
+A value passed as a bare name (`LLM(..., tensor_parallel_size=tp_size)`, a parameter) is
+matched to settings by name alone, so the settings that declare both dimensions must be in the
+calling file or a file it imports (two levels): a standalone script's `tp_size` is not another
+program's dataclass field of that name.
 The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/knobs.yaml
 `dimensions`."""
     VALID = [
+        Example({"judge.py": "import argparse\nfrom vllm import LLM\nclass Judge:\n"
+                             "    def __init__(self, model, tp_size):\n"
+                             "        self.llm = LLM(model=model, tensor_parallel_size=tp_size)\n"
+                             "if __name__ == '__main__':\n    p = argparse.ArgumentParser()\n"
+                             "    p.add_argument('--tensor_parallel_size', type=int, default=1)\n"
+                             "    a = p.parse_args()\n    Judge('m', a.tensor_parallel_size)\n",
+                 "trainer/worker.py": "from dataclasses import dataclass\n@dataclass\nclass DistInfo:\n"
+                                      "    tp_size: int\n    dp_size: int\n    pp_size: int\n"
+                                      "def world(info: DistInfo):\n    return info.tp_size * info.dp_size * info.pp_size\n"},
+                "a script's own parameter `tp_size`, not the field of another program's settings that "
+                "also declares `pp_size`"),
         Example(_role_workers("self.groups = mpu.groups_for(self.config.ref.megatron)"),
                 "the reference worker hands its own section on"),
         Example(_role_workers("self.micro = self.config.ref.micro_batch", critic_reads="self.config.micro_batch"),
@@ -868,6 +884,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                     and not is_test_site(r):
                 dropped.extend((r, r, str(param), None) for param in r.detail["omits"])
         done = set()
+        near: dict[str, set[str]] = {}  # file -> itself and the project files it imports, two levels
         for at, source, param, default in dropped:
             if (at.file, at.line, param) in done:
                 continue
@@ -875,7 +892,11 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
             routed_param = str(source.detail.get("helper_param") or source.detail.get("param") or "")
             knob = _sibling_setting(routed_param, param, routed_knob.name, settable)
             if knob is None or ("." not in routed_knob.name
-                                and not _declared_together(routed_knob, knob, at.file, routed_param)):
+                                and not _declared_together(
+                                    routed_knob, knob, at.file, routed_param,
+                                    # a bare name (`tp_size`, a parameter) joins its knob by name only
+                                    near.setdefault(at.file, _near_files(result, at.file))
+                                    if str(source.detail.get("expr") or "").isidentifier() else None)):
                 continue
             # a derived site names its function in full (`pkg.mod.Cls.build`), a read by its
             # qualified name (`Cls.build`)
@@ -1516,19 +1537,40 @@ def _sibling_setting(routed_param: str, omitted_param: str, key: str, settable: 
     return None
 
 
-def _declared_together(routed, sibling, rel: str, param: str) -> bool:
+def _declared_together(routed, sibling, rel: str, param: str, near: set[str] | None) -> bool:
     """Two knobs with no section are one settings object's when a class declares both (the
     fields of `VllmArguments`) or one file sets both: not two scripts' fields of one name. When
     the calling file REL declares the routed one itself, that declaration is the one it uses; a
     routed knob named as the callee's own parameter (`tensor_parallel_size`, which many scripts'
-    settings declare and the join merges) counts only when REL declares it."""
+    settings declare and the join merges) counts only when REL declares it. A value passed as a
+    bare name (a parameter) is joined to its knob by name alone: then the shared declaration
+    must be in REL or a file it imports (NEAR): `tp_size` of a standalone script is not the
+    `tp_size` of another program's dataclass that also declares `pp_size`."""
     def places(knob, only=None):
         return {(s.detail.get("owner") or s.file) for s in knob.sites
                 if s.role == "define" and not s.detail.get("generated") and (only is None or s.file == only)}
     own = places(routed, rel)
     if not own and routed.leaf.lower() == param.lower():
         return False
-    return bool((own or places(routed)) & places(sibling))
+    if own or near is None:
+        return bool((own or places(routed)) & places(sibling))
+    shared = places(routed) & places(sibling)
+    return any(s.file in near for knob in (routed, sibling) for s in knob.sites
+               if s.role == "define" and (s.detail.get("owner") or s.file) in shared)
+
+
+def _near_files(result, rel: str) -> set[str]:
+    """REL and the project files it imports, and the files those import."""
+    files = modules_to_files(result)
+
+    def imported(path: str) -> set[str]:
+        meta = result.meta.get(path)
+        flow = meta.get("flow") if isinstance(meta, dict) else None
+        names = flow.get("imports") if isinstance(flow, dict) else None
+        return {files[m] for name in names or () for m in (name, name.rsplit(".", 1)[0]) if m in files}
+
+    first = imported(rel)
+    return {rel, *first, *(f for path in first for f in imported(path))}
 
 
 _SETTINGS_AFFIX = re.compile(r"^_*(?:(?:cfg|conf|config|args)_)?|_(?:cfg|conf|config|args)$")
