@@ -1334,9 +1334,14 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
         `model`, and the sections that have `megatron` and `model` (`critic`, `reward_model`)
         are the ones those handles hold. Nothing reads `ref.megatron`: the reference worker
         takes the actor's sizes, and this key does nothing."""
-        groups = [(rel, group.rsplit("|", 1), chains) for rel, m in result.meta.items() if isinstance(m, dict)
-                  for group, chains in (m.get("holder_chains") or {}).items() if isinstance(chains, list)]
-        if not groups:
+        chains_by_name: dict[str, list] = {}  # a name -> the chains that read it, with their handles
+        for rel, m in result.meta.items():
+            for group, chains in ((m.get("holder_chains") or {}).items() if isinstance(m, dict) else ()):
+                for chain in chains if isinstance(chains, list) else ():
+                    names = str(chain).lower().split(".")
+                    for name in set(names):
+                        chains_by_name.setdefault(name, []).append((rel, group, names))
+        if not chains_by_name:
             return
         for knob in knobs:
             parts = knob.name.lower().split(".")
@@ -1350,7 +1355,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                 continue
             # no handle reading `megatron` at all: the leaf's reads come through names the scan
             # does not follow, so nothing is said
-            evidence = _section_readers(groups, parts, shape, result.meta)
+            evidence = _section_readers(chains_by_name.get(parts[-2], ()), parts, shape, result.meta)
             if not evidence:
                 continue
             root, scope, lacked, qs = evidence[0]
@@ -1692,29 +1697,28 @@ def _shape(facts) -> dict | None:
             for k, v in facts["children"].items() if isinstance(k, str)}
 
 
-def _section_readers(groups, parts: list[str], shape: dict, meta) -> list | None:
+def _section_readers(chains, parts: list[str], shape: dict, meta) -> list | None:
     """The handles that read section PARTS[-2] without holding PARTS[:-2] ([] when none reads
     it at all), or None when one may read it there: a chain through a suffix of the parent
-    (`ref.megatron`, `actor_rollout_ref.ref.megatron`), or a handle that may hold the parent."""
+    (`ref.megatron`, `actor_rollout_ref.ref.megatron`), or a handle that may hold the parent.
+    CHAINS: (file, "function|handle", names) of the chains that read that name."""
     prefix, section = parts[:-2], parts[-2]
     evidence = []
-    for rel, (scope, root), chains in groups:
-        for chain in chains:
-            names = str(chain).lower().split(".")
-            if section not in names:
-                continue
-            at = names.index(section)
-            if at and names[:at] == prefix[len(prefix) - at:]:
-                return None  # `self.config.ref.megatron`: the section itself
-            if at:
-                continue  # `self.config.actor.megatron`: another section's
-            if not re.fullmatch(r"[\w.]+", root):
-                return None  # `cfgs[role].megatron`: which section is computed at run time
-            held = _held_elsewhere(meta.get(rel), scope, root, ".".join(prefix), section, shape)
-            if held is None:
-                return None
-            evidence.append((root, f"{scope} ({rel})", *held))
-            break
+    judged = set()
+    for rel, group, names in chains:
+        at = names.index(section)
+        if at and names[:at] == prefix[len(prefix) - at:]:
+            return None  # `self.config.ref.megatron`: the section itself
+        if at or (rel, group) in judged:
+            continue  # `self.config.actor.megatron`: another section's
+        judged.add((rel, group))
+        scope, root = group.rsplit("|", 1)
+        if not re.fullmatch(r"[\w.]+", root):
+            return None  # `cfgs[role].megatron`: which section is computed at run time
+        held = _held_elsewhere(meta.get(rel), scope, root, ".".join(prefix), section, shape)
+        if held is None:
+            return None
+        evidence.append((root, f"{scope} ({rel})", *held))
     return evidence
 
 

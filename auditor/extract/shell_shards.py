@@ -83,6 +83,9 @@ def sharded_launches(commands, line_of, defined: dict) -> list[dict]:
             size = _range_size([w.text for w in words[3:]])
             loops.append((words[1].text, size, line_of(words[0].offset)) if size else None)
             continue
+        if head in ("while", "until", "select"):
+            loops.append(None)  # its `done` closes it, not the for-loop around it
+            continue
         if head == "done" and loops:
             loops.pop()
             continue
