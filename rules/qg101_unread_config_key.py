@@ -1330,7 +1330,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
     def _read_for_other_sections(self, result, knobs):
         """`actor_rollout_ref.ref.megatron.tensor_model_parallel_size`, joined to no read, whose
         last names code reads only as `self.config.megatron.tensor_model_parallel_size` in
-        classes whose `self.config` also reads `model`: the config file's `ref` section has no
+        functions whose `self.config` also reads `model`: the config file's `ref` section has no
         `model`, and the sections that have `megatron` and `model` (`critic`, `reward_model`)
         are the ones those handles hold. Nothing reads `ref.megatron`: the reference worker
         takes the actor's sizes, and this key does nothing."""
