@@ -830,12 +830,9 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                                    "; code reads no parallelism key of this file: it may configure another program",
                                    **({"severity": "note", "confidence": "low"} if foreign or passed_on else {}))
         yield from self._leaving(result, leaving, handed)
-        leaving_ids = {id(k) for k in leaving}
+        # read, but by no joined read, splat or handed section: only through its last names
         yield from self._read_for_other_sections(
-            result, [k for k in result.knobs if id(k) not in unread_ids and id(k) not in leaving_ids
-                     and not any(_is_reader(s) for s in k.sites)
-                     and not any(_covers(s.key, k.name) for s in splats)
-                     and not any(_within(key, k.name.lower().split(".")) for key in handed)
+            result, [k for k in result.knobs if id(k) not in unread_ids and not _is_read(k, (), splats, handed)
                      and not _read_through_alias(k, result.meta, read_keys)])
         yield from self._unused_params(result)
         yield from self._misplaced(result, read_keys, splats, handed, unread_ids)
@@ -885,18 +882,20 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                 dropped.extend((r, r, str(param), None) for param in r.detail["omits"])
         done = set()
         near: dict[str, set[str]] = {}  # file -> itself and the project files it imports, two levels
+        modules = modules_to_files(result) if dropped else {}
         for at, source, param, default in dropped:
             if (at.file, at.line, param) in done:
                 continue
             routed_knob = joined[id(source)]
             routed_param = str(source.detail.get("helper_param") or source.detail.get("param") or "")
             knob = _sibling_setting(routed_param, param, routed_knob.name, settable)
+            # a bare name (`tp_size`, a parameter) joins its knob by name only
+            bare = str(source.detail.get("expr") or "").isidentifier()
+            if bare and at.file not in near:
+                near[at.file] = _near_files(result, at.file, modules)
             if knob is None or ("." not in routed_knob.name
-                                and not _declared_together(
-                                    routed_knob, knob, at.file, routed_param,
-                                    # a bare name (`tp_size`, a parameter) joins its knob by name only
-                                    near.setdefault(at.file, _near_files(result, at.file))
-                                    if str(source.detail.get("expr") or "").isidentifier() else None)):
+                                and not _declared_together(routed_knob, knob, at.file, routed_param,
+                                                           near[at.file] if bare else None)):
                 continue
             # a derived site names its function in full (`pkg.mod.Cls.build`), a read by its
             # qualified name (`Cls.build`)
@@ -1343,13 +1342,17 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                         chains_by_name.setdefault(name, []).append((rel, group, names))
         if not chains_by_name:
             return
+        shapes: dict[str, dict | None] = {}  # config file -> its sections' keys (_shape), read once
         for knob in knobs:
             parts = knob.name.lower().split(".")
             if len(parts) < 3:
                 continue
             defines = [s for s in knob.sites if s.role == "define" and s.kind in CONFIG_KINDS and s.value is not None
                        and not s.detail.get("generated") and not is_test_file(s.file)]
-            shape = next((sh for sh in (_shape(result.meta.get(s.file)) for s in defines) if sh), None)
+            for s in defines:
+                if s.file not in shapes:
+                    shapes[s.file] = _shape(result.meta.get(s.file))
+            shape = next((shapes[s.file] for s in defines if shapes[s.file]), None)
             prefix, section = ".".join(parts[:-2]), parts[-2]
             if shape is None or not shape.get(prefix) or not shape.get(f"{prefix}.{section}"):
                 continue
@@ -1564,9 +1567,9 @@ def _declared_together(routed, sibling, rel: str, param: str, near: set[str] | N
                if s.role == "define" and (s.detail.get("owner") or s.file) in shared)
 
 
-def _near_files(result, rel: str) -> set[str]:
-    """REL and the project files it imports, and the files those import."""
-    files = modules_to_files(result)
+def _near_files(result, rel: str, files: dict[str, str]) -> set[str]:
+    """REL and the project files it imports, and the files those import (FILES: the project's
+    modules by dotted name -> file, auditor.lint.base.modules_to_files)."""
 
     def imported(path: str) -> set[str]:
         meta = result.meta.get(path)

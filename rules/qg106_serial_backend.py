@@ -3,6 +3,7 @@
 import re
 
 from auditor import catalogue
+from auditor.flow.resolve import callable_name
 from auditor.model import Site
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, backend_entry, backend_kind,
@@ -569,11 +570,10 @@ files the scan did not read (they hold no knob word, but may call one that reads
                         or fact["param_default"] != fact["serial_when"]:
                     continue
                 owner = str(fact.get("function") or "")
-                callable_name = owner.rsplit(".", 2)[-2] if owner.endswith(".__init__") else owner.rsplit(".", 1)[-1]
                 yield self.finding(None, file=rel, line=fact["line"], column=fact["col"], knob=fact["leaf"],
                                    related=[], backend=_short(fact["serial"]),
                                    count=f"the {fact['kind'] if fact['kind'] in ('envs', 'workers') else 'workers'}"
-                                         f" of every {callable_name}() call that leaves `{fact['leaf']}` out",
+                                         f" of every {callable_name(owner)}() call that leaves `{fact['leaf']}` out",
                                    why=f": `{fact['leaf']}` defaults to {show(fact['param_default'])} in {owner}(), "
                                        f"which picks {_short(fact['serial'])}; {_short(fact['parallel'])} runs "
                                        f"them in parallel only for a caller that passes "

@@ -94,7 +94,7 @@ def sharded_launches(commands, line_of, defined: dict) -> list[dict]:
             continue
         var, size, line = loop
         flags, _rest = _flags(words)
-        index = next((f for f, v in flags.items() if VAR_WORD.match(v) and VAR_WORD.match(v).group(1) == var
+        index = next((f for f, v in flags.items() if (m := VAR_WORD.match(v)) and m.group(1) == var
                       and INDEX_FLAG.search(f)), None)
         count = _count_flag(flags, var) if index else None
         if count and count[1] in defined and size > 1:

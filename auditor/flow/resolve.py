@@ -293,7 +293,7 @@ def _targets(result: ScanResult, functions: _Functions, reach: dict[str, list]) 
         sink = next((sk for p, sk in reach.get(fn, ()) if p == param), None) if fn else None
         if sink is not None:
             d.update({k: v for k, v in sink.detail.items() if k not in _LOCAL_DETAIL and k != "via"})
-            d.update(target=target, helper=_callable_name(fn), helper_param=param,
+            d.update(target=target, helper=callable_name(fn), helper_param=param,
                      helper_site=f"{sink.file}:{sink.line}")
             continue
         catalogue = catalogue or py_catalogue.load()
@@ -380,11 +380,11 @@ def _argument(info: dict, param: str, edge: dict, fn: str, rel: str) -> dict | N
         given, omitted = info["defaults"][param], True
     else:
         return None
-    return {"k": "arg", **at, "callee": _callable_name(fn),
+    return {"k": "arg", **at, "callee": callable_name(fn),
             "param": param, "omitted": omitted or None, "of": [given]}
 
 
-def _callable_name(fn: str) -> str:
+def callable_name(fn: str) -> str:
     """What a caller writes: `start_pool`, or `PromptDataset` for PromptDataset.__init__."""
     parts = fn.split(".")
     return parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
@@ -399,7 +399,7 @@ def _derived_site(rel: str, edge: dict, sink: Site, fn: str, param: str, arg: di
     # what the backend call itself says (backend, seriality, its condition), not where it sits
     detail: dict[str, Any] = {k: v for k, v in sink.detail.items() if k not in _LOCAL_DETAIL}
     given = arg["of"][0] if arg.get("of") else arg
-    detail.update(via="helper", helper=_callable_name(fn), helper_param=param, function=edge["fn"],
+    detail.update(via="helper", helper=callable_name(fn), helper_param=param, function=edge["fn"],
                   helper_site=f"{sink.file}:{sink.line}", expr=given.get("text") or edge["text"])
     if arg.get("omitted"):
         detail["omitted"] = True
