@@ -32,8 +32,8 @@ def _literal_flags(result) -> dict:
 
 
 def _flag_name(site) -> str:
-    flags = site.detail.get("flags")
-    return flags[-1] if flags else f"--{site.leaf}"
+    """The flag as the script spells it (`--n-rollout-threads`; a shell site keeps it in `flag`)."""
+    return site.detail.get("flag") or f"--{site.leaf}"
 
 
 def _line(v):

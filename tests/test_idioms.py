@@ -246,3 +246,10 @@ def test_sharded_launches_with_a_hand_written_process_count():
     assert ("scripts/eval_batch.sh", 4, "QG108", "warning") in found  # {0..7} beside $CHUNKS
     assert ("run_loop.sh", 4, "QG108", "warning") in found  # four lines, --local_index 0..3
     assert not [f for f in found if f[0] in ("scripts/eval_follow.sh", "run_seeds.sh")]  # seq follows; seeds are no shards
+
+
+def test_an_unset_variable_beside_a_literal_names_the_flag_as_spelt(tmp_path):
+    (tmp_path / "run.sh").write_text('#!/bin/bash\necho "threads: ${n_rollout_threads}"\n'
+                                     "python train.py --n-rollout-threads 50\n")
+    messages = [f.message for f in scan_and_check(tmp_path).findings if f.code == "QG108"]
+    assert len(messages) == 1 and "--n-rollout-threads (line 3)" in messages[0]
