@@ -160,6 +160,7 @@ class Prefilter:
         self.code_groups = _group_by_stem(self.backends, self.called, self.specific, self.code_generic)
 
         self.structural = vocab.structure.finder() if vocab.structure is not None else None
+        self.switch_names = vocab.switch_structure.finder() if vocab.switch_structure is not None else None
         # the long words of knob names (parallel, workers, replicas), by the lengths of the
         # words one typo away from them
         self.typo_words = {part.encode() for w in words for part in w.split("_") if len(part) >= TYPO_WORD_MIN}
@@ -174,7 +175,9 @@ class Prefilter:
     def _structural(self, data: bytes) -> bool:
         """Knob names built from a count word and a unit (collector_env_num, numEnvs): read
         only where no vocabulary word or backend already kept the file."""
-        return self.structural is not None and self.structural(data.translate(_FOLD))
+        folded = data.translate(_FOLD)
+        return (self.structural is not None and self.structural(folded)) or \
+            (self.switch_names is not None and self.switch_names(folded))
 
     def misspelt(self, data: bytes) -> bool:
         """Does a config file set a key with a word one typo from a vocabulary word

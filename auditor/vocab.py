@@ -27,11 +27,26 @@ class Vocabulary:
     structure: "Structure | None" = None
     switches: dict[str, frozenset] = field(default_factory=dict)  # name -> values that run serially
     switch_domains: dict[str, frozenset] = field(default_factory=dict)  # name -> units its counts size
+    switch_structure: "SwitchStructure | None" = None
+
+    def switch(self, leaf: str) -> tuple[frozenset, frozenset] | None:
+        """(values that run serially, units its counts size) for a serial / parallel switch,
+        named in the catalogue or built like one (async_collection); None for other names."""
+        n = normalise(leaf)
+        if n in self.switches:
+            return self.switches[n], self.switch_domains.get(n, frozenset())
+        return self.switch_structure.classify(n) if self.switch_structure is not None else None
+
+    def built_switch(self, leaf: str) -> bool:
+        """A switch by its shape (switch_structure), not one the catalogue lists by name."""
+        n = normalise(leaf)
+        return n not in self.switches and n not in self.names and self.switch_structure is not None \
+            and self.switch_structure.classify(n) is not None
 
     def match(self, leaf: str) -> str | None:
         """'exact' for a knob, 'near' for a look-alike (misspelling), None otherwise."""
         n = normalise(leaf)
-        if n in self.names or leaf in self.env_vars or n.upper() in self.env_vars or n in self.switches:
+        if n in self.names or leaf in self.env_vars or n.upper() in self.env_vars or self.switch(n) is not None:
             return "exact"
         if any(fnmatch.fnmatchcase(n, p) for p in self.patterns):
             return "exact"
@@ -45,16 +60,18 @@ class Vocabulary:
     def serial_value(self, leaf: str, value) -> bool | None:
         """For a switch (multi_gpu, local_mode, vec_env): does VALUE run serially? None for a
         name that is no switch."""
-        serial = self.switches.get(normalise(leaf))
-        if serial is None:
+        switch = self.switch(leaf)
+        if switch is None:
             return None
+        serial = switch[0]
         text = str(value).strip().strip("'\"").lower()
         return text in serial or text.rsplit(".", 1)[-1] in serial
 
     def counts_for(self, switch: str, leaf: str) -> bool:
         """Is LEAF a count of a unit that SWITCH decides the parallelism of (num_envs for vec_env)?"""
-        domain = self.switch_domains.get(normalise(switch))
-        if not domain or self.structure is None or normalise(leaf) in self.switches or self.match(leaf) != "exact":
+        found = self.switch(switch)
+        domain = found[1] if found is not None else None
+        if not domain or self.structure is None or self.switch(leaf) is not None or self.match(leaf) != "exact":
             return False
         return bool(self.units(leaf) & domain)
 
@@ -162,6 +179,64 @@ class Structure:
         return False
 
 
+@dataclass(frozen=True)
+class SwitchStructure:
+    """Serial / parallel switches as fields spell them (rules/knobs.yaml ``switch_structure``)."""
+
+    modes: dict  # mode word -> (serial value or None, domain)
+    counted: dict  # multi / single / one -> serial value
+    negations: frozenset
+    verbs: frozenset
+    states: frozenset
+    subjects: frozenset
+    unit_domains: dict
+    units: frozenset
+
+    def classify(self, name: str) -> tuple[frozenset, frozenset] | None:
+        words = [w.lower() for w in _WORDS.findall(name)]
+        if len(words) < 2 or words[0] in self.states:
+            return None
+        for i, word in enumerate(words):
+            tail = words[i + 1:]
+            if word in self.modes and (not tail or len(tail) == 1 and tail[0] in self.subjects):
+                serial, domain = self.modes[word]
+            elif word in self.counted and len(tail) == 1 and self._unit(tail[0]) and \
+                    all(w in self.verbs for w in words[:i]):
+                serial, domain = self.counted[word], self.unit_domains.get(self._unit(tail[0]), frozenset())
+            else:
+                continue
+            if serial is not None and any(w in self.negations for w in words[:i]):
+                serial = "false" if serial == "true" else "true"
+            return frozenset({serial} if serial is not None else ()), domain
+        return None
+
+    def _unit(self, word: str) -> str | None:
+        for stem in (word, word[:-1] if word.endswith("s") else None):
+            if stem and stem in self.units:
+                return stem
+        return None
+
+    def finder(self) -> "Callable[[bytes], bool]":
+        """A prefilter test on folded bytes: does the text hold a name built like a switch?
+        Its mode words start each search (a literal, searched at C speed); the identifier each
+        hit belongs to is then classified. A code file reading such a switch must be parsed,
+        or the switch would look unread."""
+        words = sorted({*self.modes, *self.counted}, key=len, reverse=True)
+        hit = re.compile(("(?:%s)" % "|".join(words)).encode())
+        ident = re.compile(rb"[a-z0-9_]+$")
+
+        def found(folded: bytes) -> bool:
+            for m in hit.finditer(folded):
+                head = ident.search(folded[max(0, m.start() - 40):m.start()])
+                tail = re.match(rb"[a-z0-9_]*", folded[m.end():m.end() + 40]).group()
+                name = (head.group() if head else b"") + m.group() + tail
+                if b"_" in name and self.classify(name.decode("ascii", "replace")) is not None:
+                    return True
+            return False
+
+        return found
+
+
 @lru_cache(maxsize=None)
 def _base() -> tuple:
     data = catalogue.data("knobs.yaml")
@@ -175,7 +250,23 @@ def _base() -> tuple:
               for k, v in (data.get("switches") or {}).items()),
         tuple((normalise(k), frozenset(str(x).lower() for x in (v or {}).get("domain", ())))
               for k, v in (data.get("switches") or {}).items()),
+        _switch_structure(data.get("switch_structure"), data.get("structure")),
     )
+
+
+def _switch_structure(data: dict | None, structure: dict | None) -> SwitchStructure | None:
+    if not data:
+        return None
+    words = lambda k: frozenset(str(w).lower() for w in data.get(k, ()))  # noqa: E731
+    return SwitchStructure(
+        modes={str(k).lower(): (str(v["serial"]).lower() if (v or {}).get("serial") is not None else None,
+                                frozenset(str(x).lower() for x in (v or {}).get("domain", ())))
+               for k, v in (data.get("modes") or {}).items()},
+        counted={str(k).lower(): str(v).lower() for k, v in (data.get("counted") or {}).items()},
+        negations=words("negations"), verbs=words("verbs"), states=words("states"), subjects=words("subjects"),
+        unit_domains={str(k).lower(): frozenset(str(x).lower() for x in v)
+                      for k, v in (data.get("unit_domains") or {}).items()},
+        units=frozenset(str(w).lower() for w in (structure or {}).get("units", ())))
 
 
 def _structure(data: dict | None) -> Structure | None:
@@ -191,9 +282,9 @@ def load(extra: dict | None = None, origin: str = "pyproject.toml") -> Vocabular
     ``extra`` is the whole ``[tool.qg-audit]`` table; keys this module does not own are
     ignored here (other modules validate them).
     """
-    names, patterns, env_vars, near, structure, switches, domains = _base()
+    names, patterns, env_vars, near, structure, switches, domains, switch_structure = _base()
     vocab = Vocabulary(set(names), list(patterns), set(env_vars), [re.compile(r) for r in near], structure,
-                       dict(switches), dict(domains))
+                       dict(switches), dict(domains), switch_structure)
     for key, attr in EXTENSION_KEYS.items():
         if not extra or key not in extra:
             continue

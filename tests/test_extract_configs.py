@@ -368,3 +368,9 @@ def test_json_data_mapping_is_not_settings():
     text = json.dumps({"model": {"vocab": vocab}, "trainer": {"num_workers": 4}})
     r = json_config.extract(text, "tokenizer.json", V)
     assert [s.key for s in r.sites] == ["trainer.num_workers"]
+
+
+def test_a_section_named_like_a_switch_is_no_switch():
+    text = "trainer:\n  distributed_training:\n    backend: nccl\n  use_multiprocessing: true\n"
+    r = yaml_config.extract(text, "conf.yaml", V)
+    assert table(r) == {("define", 4, "trainer.use_multiprocessing", True, None)}

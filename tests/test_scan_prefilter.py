@@ -39,6 +39,9 @@ PREFILTER = scan.Prefilter(vocab.load())
     "engine, *_ = deepspeed.initialize(args=args, model=model)\n",
     "cfg = json.load(open(args.deepspeed_config))\n",
     "os.environ['XLA_FLAGS'] = '--xla_cpu_multi_thread_eigen=false'\n",
+    # switches built like one: a file reading only such a switch must be parsed, or it looks unread
+    "if cfg.generator.vllm_v1_disable_multiproc:\n",
+    "use_single_gpu: true\n",
 ])
 def test_keeps(text):
     assert PREFILTER(text.encode())
@@ -54,6 +57,7 @@ def test_keeps(text):
     "parallelism is great\n",
     "total_timesteps: 1000000\nbatch_size: 64\nhidden_size: 256\n",  # counts of steps and sizes, not units
     "gpu_name = fn_gpu(x)\n",
+    "async def main():\n    await serve(is_distributed)\n",
 ])
 def test_skips(text):
     assert not PREFILTER(text.encode())

@@ -31,3 +31,24 @@ def test_counts_of_other_things_and_measurements_are_not(name):
 def test_misspellings_of_listed_names_stay_look_alikes():
     assert V.match("num_worker") == "near" and V.match("n_env") == "near"
     assert V.match("num_workers") == "exact" and V.match("num_proc") == "exact"
+
+
+@pytest.mark.parametrize("name, serial", [
+    ("vllm_v1_disable_multiproc", "true"), ("disable_frontend_multiprocessing", "true"),
+    ("use_multiprocessing", "false"), ("one_gpu", "true"), ("use_single_gpu", "true"), ("multi_node", "false"),
+    ("disable_distributed", "true"), ("enable_distributed_inference", "false"), ("sequential_rollout", "true"),
+    ("no_subprocess_envs", "true"),
+])
+def test_switches_built_like_one_are_knobs_with_their_serial_value(name, serial):
+    assert V.match(name) == "exact", name
+    assert V.serial_value(name, serial) is True and V.serial_value(name, "maybe") is False
+
+
+@pytest.mark.parametrize("name", [
+    # a mode word in another sense, a state the program measures, or one in a longer phrase
+    "is_distributed", "distributed_backend", "async_collection", "sync_env", "validate_weight_first_sync",
+    "pbt_mix_policies_in_one_env", "decorrelate_envs_on_one_worker", "parameter_sync_step", "serial_number",
+    "distributed_sampler", "multiprocessing_context",
+])
+def test_names_that_only_mention_a_mode_are_not_switches(name):
+    assert V.switch(name) is None, name

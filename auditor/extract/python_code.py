@@ -900,7 +900,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             # self.n = min(n, os.cpu_count())); plumbing, resets to None and computed values do not.
             # A backend switch replaced under a condition does (`if self.default_vec_env_cls is not
             # None: self.vec_env_class = self.default_vec_env_cls`, over the user's --vec-env)
-            if how == "reference" and conds and target.attr.lower() in self.vocab.switches if isinstance(
+            if how == "reference" and conds and self.vocab.switch(target.attr) is not None if isinstance(
                     target, ast.Attribute) else False:
                 self.emit("override", target, key, None, how=how, target=self.text(target), switch=True, **extra)
                 return

@@ -135,6 +135,10 @@ class _Walker:
             if match and isinstance(vnode, yaml.ScalarNode) and id(vnode) in self.knob_scalars:
                 self.alias_hits += 1  # an alias of a value already defined at its anchor
                 continue
+            if match and isinstance(vnode, yaml.MappingNode) and self.vocab.built_switch(name):
+                # `distributed_training:` holding keys: a section named like a switch, not one (a
+                # listed switch may hold its spec: `vec_env: {name: subproc}`)
+                match = None
             if match:
                 self.define(knode, vnode, key, match, path)
                 if target is not None:
