@@ -126,17 +126,31 @@ def composed(includes: dict[str, list[tuple[str, dict]]], primary: str) -> set[s
 def hydra_packages(result: ScanResult) -> dict[str, str]:
     """Absolute package of every YAML config reached through a ``defaults:`` list.
 
-    Primary configs (included by nobody) sit at their ``# @package`` header or the root.
+    Primary configs (included by nobody) sit at their ``# @package`` header or the root; one
+    without a header in a folder that other configs include as a group is an option of that
+    group.
     An included file gets the entry's explicit ``@package``, else its own header, else its
     group. A file included from two places keeps the first package (the join does not
     duplicate definitions).
     """
     edges = hydra_includes(result)
     included = {child for children in edges.values() for child, _ in children}
-    packages: dict[str, str] = {}
-    queue = [f for f in sorted(edges) if f not in included]
-    for f in queue:
-        packages[f] = _absolute("", result.meta.get(f, {}).get("package"))
+    primaries = {f: _absolute("", result.meta.get(f, {}).get("package")) for f in sorted(edges) if f not in included}
+    packages = _place(result, edges, primaries)
+    # a folder whose files configs include as a group option (`- env: dmc`): a file there that
+    # nobody includes is another option of that group, chosen on the command line (`env=dummy`),
+    # not a root config
+    group_dirs = {posixpath.dirname(child): packages[child] for children in edges.values()
+                  for child, entry in children if entry.get("group") and child in packages}
+    moved = {f: group_dirs[posixpath.dirname(f)] for f in primaries
+             if posixpath.dirname(f) in group_dirs and not result.meta.get(f, {}).get("package")}
+    return _place(result, edges, {**primaries, **moved}) if moved else packages
+
+
+def _place(result: ScanResult, edges: dict, primaries: dict[str, str]) -> dict[str, str]:
+    """Packages of the configs reached from PRIMARIES (file -> its package), breadth first."""
+    packages = dict(primaries)
+    queue = list(primaries)
     while queue:
         parent = queue.pop(0)
         for child, entry in edges.get(parent, []):

@@ -101,6 +101,30 @@ def test_hydra_primary_without_knobs_still_places_its_groups(tmp_path):
     assert "num_envs" not in knobs
 
 
+def test_a_group_option_nobody_includes_sits_in_its_group(tmp_path):
+    # env/dummy.yaml is chosen on the command line (`env=dummy`), never by a defaults list: it
+    # and the default it pulls in are still the `env` group, as env/atari.yaml is
+    root = project(tmp_path, {
+        "conf/config.yaml": """
+            defaults:
+              - env: atari
+              - _self_
+            seed: 1
+        """,
+        "conf/env/default.yaml": "num_envs: 4\nuse_multiprocessing: false\n",
+        "conf/env/atari.yaml": "defaults:\n  - default\n  - _self_\nnum_envs: 16\n",
+        "conf/env/dummy.yaml": "defaults:\n  - default\n  - _self_\nnum_envs: 1\n",
+        "train.py": """
+            def fit(cfg):
+                return cfg.env.num_envs, cfg.env.use_multiprocessing
+        """,
+    })
+    knobs = knobs_of(root)
+    assert ("define", "conf/env/default.yaml", 2) in chain(knobs["env.use_multiprocessing"])
+    assert ("define", "conf/env/dummy.yaml", 4) in chain(knobs["env.num_envs"])
+    assert "use_multiprocessing" not in knobs and "num_envs" not in knobs
+
+
 def test_generated_config_does_not_double_count(tmp_path):
     root = project(tmp_path, {
         "conf/ppo.yaml": "data:\n  dataloader_num_workers: 8\n",
