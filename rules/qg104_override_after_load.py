@@ -92,6 +92,9 @@ or more) is a warning: a user who sets that value on purpose cannot be told from
 nothing (`model_fields_set` tells them apart). One that replaces a field by a value derived
 from other settings whenever the two disagree is a note."""
     VALID = [
+        Example({"stats.py": "import ray\n"
+                             "def report(stats):\n    info = dict(stats)\n    info['num_cpus'] = 2\n    return info\n"},
+                "a copy of what a function computed, not of the settings it was given"),
         Example({"ppo.py": "from dataclasses import dataclass\n"
                            "import tyro\n"
                            "@dataclass\n"
@@ -346,6 +349,11 @@ from other settings whenever the two disagree is a note."""
                                 "    config.num_workers = 5\n    return config\n"},
                 "merged from a module's own preset, not the caller's settings: a note",
                 expect=[("examples.py", 6)], severity="note"),
+        Example({"grpo.py": "import ray\n"
+                            "def main(cfg):\n    collector_config = dict(cfg.ray.collector_config)\n"
+                            "    collector_config['num_cpus'] = 2\n    return ray.remote(**collector_config)\n"},
+                "a literal written into a copy of the section the user configures",
+                expect=[("grpo.py", 4)], severity="warning"),
         Example({"config.yaml": "partition:\n  max_concurrent_gpu_probes: auto\n",
                  "exec.py": "class Executor:\n    def __init__(self, cfg):\n"
                             "        max_concurrent_gpu_probes = cfg.partition.max_concurrent_gpu_probes\n"

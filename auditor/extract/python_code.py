@@ -684,6 +684,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             self._assigning = target.id if isinstance(target, ast.Name) else None
             self.assign(target, node.value)
         self._assigning = None
+        if isinstance(node.targets[0], ast.Name):
+            self.record_copy(node.targets[0].id, node)
 
     def _pass_on(self, value: ast.AST) -> None:
         """`runner_cls = SerialRunner if cfg.serial_mode else ParallelRunner`, then
@@ -910,7 +912,9 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
                 self.emit("define", target, key, v, via="attribute", owner=fn.cls or None)
                 return
         else:
-            if self.local_mapping(target):
+            root = chain(target)[1]
+            copied = isinstance(root, ast.Name) and root.id in fn.merged and how == "literal"
+            if self.local_mapping(target) and not copied:
                 return  # a local dict being filled (info["world_size"] = ...), not a configuration
             if how == "reference" and isinstance(uncast(value), ast.Name):
                 name = uncast(value).id
@@ -925,7 +929,6 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
                     return  # kwargs["num_workers"] = num_workers: passing a local through
                 # `num_envs = 9` then `cfg.num_envs = num_envs`: a literal by way of a name
                 how, v, extra = "literal", fn.consts[name], {**extra, "via_name": f"{name} = {fn.consts[name]}"}
-            root = chain(target)[1]
             merge = fn.merged.get(root.id) if isinstance(root, ast.Name) else None
             if merge is not None and how == "literal":
                 extra = {**extra, "merged": f"`{merge[1]}` at line {merge[0]}"}
@@ -945,6 +948,36 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         fn = self.function()
         if isinstance(root, ast.Name) and root.id != receiver.id and (root.id in fn.params or HANDLE.match(root.id)):
             fn.merged.setdefault(receiver.id, (node.lineno, self.text(node)[:80]))
+
+    def record_copy(self, name: str, node: ast.Assign) -> None:
+        """`collector_config = dict(cfg.ray.collector_config)`, `deepcopy(args.env)`,
+        `OmegaConf.to_container(cfg.env)`, `{**cfg.data}`, `cfg.env.copy()`: a local copy of a
+        section of the settings the function was given. A literal written into it afterwards replaces what the
+        user set there, as after a merge."""
+        value = node.value
+        if isinstance(value, ast.Dict) and len(value.keys) == 1 and value.keys[0] is None:
+            source = value.values[0]  # {**cfg.data}
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "copy" \
+                and not value.args:
+            source = value.func.value  # cfg.env.copy()
+        elif isinstance(value, ast.Call) and len(value.args) == 1 and \
+                self.text(value.func).rsplit(".", 1)[-1] in COPYING and not isinstance(value.args[0], ast.Starred):
+            source = value.args[0]
+        elif isinstance(value, ast.Call) and not value.args and len(value.keywords) == 1 and \
+                value.keywords[0].arg is None and self.text(value.func) == "dict":
+            source = value.keywords[0].value  # dict(**cfg.data)
+        else:
+            return
+        if not isinstance(source, (ast.Attribute, ast.Subscript)):
+            return  # a whole settings object copied (`deepcopy(config)`) is mostly one transformed for export
+        root = chain(source)[1]
+        # a section of the function's own parameter, named as settings (cfg, config, args): a copy
+        # of other data (`dict(stats)`), of a module's table of presets, or of the keyword
+        # arguments a factory hands each worker (`inner = dict(kwargs)`) holds no user's value
+        fn = self.function()
+        if isinstance(root, ast.Name) and root.id != name and root.id in fn.params and \
+                not root.id.lower().endswith("kwargs") and (HANDLE.match(root.id) or CONFIG_ROOT.search(root.id)):
+            fn.merged.setdefault(name, (node.lineno, self.text(value)[:80]))
 
     def parameter_over_setting(self, target: ast.AST, name: str) -> int | None:
         """The literal default of NAME when `settings.NAME = NAME` writes a parameter of the
@@ -1307,6 +1340,7 @@ def match_cache(vocab) -> dict:
 
 
 # methods that fill a settings object from another mapping (yacs' merge_from_list, dict.update)
+COPYING = frozenset({"dict", "copy", "deepcopy", "to_container", "to_object", "OrderedDict"})
 MERGING = frozenset({"merge", "merge_from_list", "merge_from_dict", "merge_from_file", "update"})
 # `async` / `await` used as a name, as Python 3.6 allowed (keywords since 3.7)
 OLD_KEYWORD_NAMES = re.compile(r"\b(?:async|await)\s*(?:=[^=]|[,)]|\.)|\.(?:async|await)\b")
