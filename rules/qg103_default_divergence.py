@@ -65,8 +65,20 @@ configuration (`env_num = env_num or cfg.env_num`: a default of 8 is never falsy
 A function's fallback for its own keyword arguments (`kwargs.pop("num_workers", 1)` in a
 library class) is compared only with config files in its own top-level folder, and a
 parameter's default not with the configs of example scripts in another top-level folder
-(`examples/`, `sota-implementations/`): those reach it through a call, not by name."""
+(`examples/`, `sota-implementations/`): those reach it through a call, not by name. A
+parameter's default that every call the project makes passes (by name or position) never
+runs: no finding. The off default of a switch (`use_multiprocessing=False`, or
+`kwargs.pop("use_multiprocessing", False)`) beside a config that turns it on is a note:
+opt-in switches are threaded through calls the call graph may not resolve, and a name cannot
+tell which of them drops it."""
     VALID = [
+        Example({"config.yaml": "num_workers: 8\n",
+                 "pipeline.py": "from torch.utils.data import DataLoader\n"
+                                "def loader(ds, num_workers=2):\n    return DataLoader(ds, num_workers=num_workers)\n",
+                 "train.py": "from pipeline import loader\n"
+                             "def main(cfg, ds):\n    return loader(ds, cfg.num_workers)\n"
+                             "def evaluate(cfg, ds):\n    return loader(ds, num_workers=cfg.num_workers)\n"},
+                "every call of the function passes the parameter (by position or by name): its default never runs"),
         Example({"sota-implementations/redq/config.yaml": "num_workers: 2\n",
                  "rllib/datasets/d4rl.py": "def load(name, num_workers=0):\n    return fetch(name, num_workers)\n"},
                 "a library function's parameter default, against an example script's config in a folder no "
@@ -113,6 +125,19 @@ parameter's default not with the configs of example scripts in another top-level
                 "a fallback the next line rejects: a missing key fails loudly"),
     ]
     INVALID = [
+        Example({"config.yaml": "num_workers: 8\n",
+                 "pipeline.py": "from torch.utils.data import DataLoader\n"
+                                "def loader(ds, num_workers=2):\n    return DataLoader(ds, num_workers=num_workers)\n",
+                 "train.py": "from pipeline import loader\n"
+                             "def main(cfg, ds):\n    return loader(ds, cfg.num_workers)\n"
+                             "def evaluate(cfg, ds):\n    return loader(ds)\n"},
+                "one call of the function leaves the parameter out: its default runs there",
+                expect=[("pipeline.py", 2)], severity="warning"),
+        Example({"config.yaml": "use_multiprocessing: true\n",
+                 "pipeline.py": "def generate(prompts, use_multiprocessing=False):\n"
+                                "    return run(prompts, use_multiprocessing)\n"},
+                "the off default of an opt-in switch beside a config that turns it on: a note",
+                expect=[("pipeline.py", 1)], severity="note"),
         Example({"conf/pong.yaml": "collector:\n  env_num: 32\n",
                  "worker/collector.py": "from concurrent.futures import ProcessPoolExecutor\n"
                                         "class Collector:\n"
@@ -229,6 +254,7 @@ parameter's default not with the configs of example scripts in another top-level
         # a key of a Hydra `_target_` node is an explicit argument of its target: no parameter
         # default falls back against it
         target_args = {(s.file, s.line) for s in result.sites if s.role == "consume" and s.detail.get("via") == "_target_"}
+        calls = _calls_by_callee(result)
         for knob in result.knobs:
             configured = [s for s in knob.sites if is_config_define(s) and is_literal(s.value)
                           and not s.detail.get("reference")]
@@ -245,13 +271,25 @@ parameter's default not with the configs of example scripts in another top-level
             in_configs = _Summary([s for s in configured if s.kind in CONFIG_KINDS
                                    and (s.file, s.line) not in target_args]) if params else None
             for site, default in params:
+                if _every_call_passes(site, calls, result.meta):
+                    continue  # the default never runs: each call the project makes passes a value
                 for f in self._against(knob, site, default, self._near_only(site, in_configs)):
                     if "." in knob.name:  # a function parameter matched to a nested config key by its leaf
+                        f.severity, f.confidence = "note", "low"
+                    elif isinstance(default, bool):
+                        # `def inference(..., enable_distributed_inference=False)` beside a config that
+                        # turns it on: the off default of an opt-in switch, threaded through by callers
+                        # the call graph may not resolve; a name cannot tell that one drops it
                         f.severity, f.confidence = "note", "low"
                     yield f
             for site, default in reads:
                 summary = sets.for_read(site)
-                yield from self._against(knob, site, default, self._near_only(site, summary))
+                for f in self._against(knob, site, default, self._near_only(site, summary)):
+                    if isinstance(default, bool) and _api_default(site):
+                        # `kwargs.pop("vllm_v1_disable_multiproc", False)`: a function's own off
+                        # default for an opt-in switch its callers hand on, as for a parameter
+                        f.severity, f.confidence = "note", "low"
+                    yield f
             if configured:
                 continue
             # no configured default: code paths that read the same setting disagree. Dotted
@@ -374,6 +412,36 @@ parameter's default not with the configs of example scripts in another top-level
                            other=f"the {len(configured)} configurations that set it disagree ({counts}{more}; "
                                  f"e.g. {where(first)})",
                            severity="note", confidence="low")
+
+
+def _calls_by_callee(result) -> dict[str, list[tuple[str, dict]]]:
+    """The last name of each callee (`inference`; a class's for its constructor) -> (its dotted
+    name, the call) for the project's calls outside tests (the flow layer's call edges)."""
+    out: dict[str, list[tuple[str, dict]]] = collections.defaultdict(list)
+    for rel, meta in result.meta.items():
+        flow = meta.get("flow") if isinstance(meta, dict) and not is_test_file(rel) else None
+        for edge in (flow or {}).get("calls", ()):
+            for callee in set(edge.get("callee") or ()):
+                out[callee.rsplit(".", 1)[-1]].append((callee, edge))
+    return out
+
+
+def _every_call_passes(site, calls, meta) -> bool:
+    """Every call of the parameter's function the project makes passes the parameter (by name,
+    by position, or maybe through a splat), so its default never runs. False when no call is
+    known: a library function is called from outside."""
+    facts = meta.get(site.file)
+    module = ((facts.get("flow") or {}) if isinstance(facts, dict) else {}).get("module")
+    fn = str(site.detail.get("function") or "")
+    if not module or not fn:
+        return False
+    name = f"{module}.{fn}".removesuffix(".__init__")
+    # one module may be named from the tree's root or from its source folder (src.pkg.mod)
+    edges = [e for callee, e in calls.get(name.rsplit(".", 1)[-1], ())
+             if callee == name or name.endswith("." + callee) or callee.endswith("." + name)]
+    position = site.detail.get("position")
+    return bool(edges) and all(site.key in e.get("kwargs", {}) or e.get("star")
+                               or position is not None and len(e.get("args") or ()) > position for e in edges)
 
 
 _KWARGS = re.compile(r"^_*(kw|kwds|kwarg|kwargs|\w+_kwargs)$")

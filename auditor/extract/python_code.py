@@ -515,12 +515,15 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             frame.params[args.kwarg.arg] = None
         self.frames.append(frame)
         self.fn_frames.append(frame)
-        for a in positional + args.kwonlyargs:
+        # a caller's positional arguments skip `self` / `cls`
+        skip = 1 if outer.kind == "class" and positional and positional[0].arg in ("self", "cls") else 0
+        for i, a in enumerate(positional + args.kwonlyargs):
             d = defaults[a.arg]
             if d is not None and self.match(a.arg):
                 value = literal(d)
                 self.emit("read", a, a.arg, default=None if value is NOT_LITERAL else value, via="param",
-                          expr=self.text(d) if value is NOT_LITERAL else None)
+                          expr=self.text(d) if value is NOT_LITERAL else None,
+                          position=i - skip if i < len(positional) else None)
         first_site = len(self.sites)
         for stmt in node.body:
             self.visit(stmt)
