@@ -187,8 +187,42 @@ parameter (`def __init__(..., num_processors=8)` feeding `ds.map(num_proc=...)`)
 calls that pass it pass only literals, is one note, at the parameter: that default, or another
 literal, is the only count that ever runs; a warning when a caller that omits it is a program
 that reads its settings (it could have passed one). A mapping built with `dict(k=v)` or `{"k":
-v}` and handed on as `**kwargs` passes its keys."""
+v}` and handed on as `**kwargs` passes its keys.
+
+A worker pool sized by the machine (`Pool(cpu_count() * 2)`, one `Process` per turn of
+`range(cpu_count())`) in a file whose other pool of the same kind takes the user's count
+(`Pool(self.args.n_cpus)`), or, for processes, that reads a worker count the user sets (a flag,
+field or config key counting CPUs, processes, workers or threads) which reaches no backend the
+scan knows (`self.pool_class(self.args.n_cpus)`), is a warning (a note under examples/): the
+machine decides this pool and the setting meant for the program's workers never reaches it.
+Loaders and dataset pipelines are not such pools: their counts are their own."""
     VALID = [
+        Example({"prep.py": "import argparse\nimport multiprocessing\nfrom torch.utils.data import DataLoader\n"
+                            "def main(args, ds):\n"
+                            "    loader = DataLoader(ds, num_workers=args.num_workers)\n"
+                            "    with multiprocessing.Pool(multiprocessing.cpu_count()) as pool:\n"
+                            "        return loader, pool.map(len, ds)\n"
+                            "p = argparse.ArgumentParser()\np.add_argument('--num_workers', type=int, default=4)\n"},
+                "a pool sized by the machine beside the loader's own worker count: the loader's count is its own"),
+        Example({"label.py": "import argparse\nimport multiprocessing as mp\n"
+                             "from concurrent.futures import ProcessPoolExecutor\n"
+                             "def verify(files):\n"
+                             "    with ProcessPoolExecutor(max_workers=mp.cpu_count()) as ex:\n"
+                             "        return list(ex.map(len, files))\n"
+                             "def main(args):\n"
+                             "    procs = [mp.Process(target=caption, args=(r,)) for r in range(args.num_gpus)]\n"
+                             "    return procs\n"
+                             "p = argparse.ArgumentParser()\np.add_argument('--num_gpus', type=int, default=8)\n"},
+                "a CPU pool sized by the machine beside one process per GPU: the GPU count sizes another pool"),
+        Example({"elo.py": "import argparse\nimport os\nfrom multiprocessing import Pool\n"
+                           "def bootstrap(rows, num_cpu=None):\n"
+                           "    with Pool(num_cpu if num_cpu else os.cpu_count()) as pool:\n"
+                           "        return pool.map(len, rows)\n"
+                           "def main(args, rows):\n"
+                           "    with Pool(args.num_cpu) as pool:\n        pool.map(len, rows)\n"
+                           "    return bootstrap(rows, args.num_cpu)\n"
+                           "p = argparse.ArgumentParser()\np.add_argument('--num_cpu', type=int, default=8)\n"},
+                "the machine only as the fallback of the caller's count"),
         Example({"train.py": "from torch.utils.data import DataLoader\n"
                              "def loaders(cfg, train_ds, test_ds):\n"
                              "    return DataLoader(train_ds, num_workers=cfg.data.loader_workers)\n",
@@ -226,6 +260,28 @@ v}` and handed on as `**kwargs` passes its keys."""
                 "another package's knob given a literal that no call of the project routes"),
     ]
     INVALID = [
+        Example({"explore.py": "import argparse\nimport multiprocessing\n"
+                               "def work(q):\n    return q\n"
+                               "class Explorer:\n"
+                               "    def __init__(self, args, pool_class):\n"
+                               "        self.pool = pool_class(args.n_cpus)\n"
+                               "    def split(self, frames):\n"
+                               "        n_processes = multiprocessing.cpu_count()\n"
+                               "        procs = [multiprocessing.Process(target=work) for _ in range(n_processes)]\n"
+                               "        return procs\n"
+                               "def main():\n    p = argparse.ArgumentParser()\n"
+                               "    p.add_argument('--n_cpus', type=int, default=8)\n"
+                               "    return Explorer(p.parse_args(), multiprocessing.Pool)\n"},
+                "processes sized by the machine in a file that reads the worker count the user sets",
+                expect=[("explore.py", 10)], severity="warning"),
+        Example({"explore.py": "import argparse\nimport multiprocessing\n"
+                               "def main(args):\n"
+                               "    pool = multiprocessing.Pool(args.n_cpus)\n"
+                               "    big = multiprocessing.Pool(multiprocessing.cpu_count() * 2)\n"
+                               "    return pool, big\n"
+                               "p = argparse.ArgumentParser()\np.add_argument('--n_cpus', type=int, default=8)\n"},
+                "a pool sized by the machine beside one the user's count sizes",
+                expect=[("explore.py", 5)], severity="warning"),
         Example({"config.yaml": "collector:\n  num_workers: 8\n",
                  "train.py": "from torchrl.envs import ParallelEnv\n"
                              "def make_envs(cfg, make):\n"
@@ -507,6 +563,7 @@ v}` and handed on as `**kwargs` passes its keys."""
                                        **({} if takes else {"severity": "note", "confidence": "medium"}))
         yield from self._sibling_literals(result)
         yield from self._serial_beside_routed(result, reported)
+        yield from self._machine_beside_setting(result, reported)
         yield from self._keyword_literals(result)
         yield from self._launch_commands(result)
 
@@ -705,6 +762,68 @@ v}` and handed on as `**kwargs` passes its keys."""
                                    f"this function reads `{holder}` too: the {other.leaf} the user sets never "
                                    f"reaches this call")
 
+    def _machine_beside_setting(self, result, reported: set):
+        """`[Process(target=f) for _ in range(cpu_count())]` or `Pool(cpu_count() * 2)` in a file
+        whose other pool takes the count the user sets (`Pool(self.args.n_cpus)`, --n_cpus
+        "Number of worker threads to spawn"): the machine sizes this one, and the setting meant
+        for the program's workers never reaches it. Worker pools only (a pool, or one Process
+        or Thread per turn of a loop), of one kind, both in one file; a loader or a dataset
+        pipeline has counts of its own."""
+        from auditor import vocab as vocab_mod
+
+        vocab = vocab_mod.load(result.settings or None)
+        declared = {k.name for k in result.knobs
+                    if any(is_config_define(s) or s.kind == "shell" and s.role == "define" for s in k.sites)}
+        routed: dict[tuple, list] = {}  # (file, kind) -> [(site, config step)] of pools the user's count sizes
+        machine = []
+        for s in result.sites:
+            d = s.detail
+            if s.role != "consume" or s.kind != "python" or is_test_site(s) or not (d.get("pool") or d.get("loop")):
+                continue
+            kind = backend_kind(s)
+            if kind == "threads" and d.get("pool_use") != "compute":
+                continue  # I/O and timeout pools
+            steps = d.get("flow") or ()
+            sources = [st for st in steps if st.get("role") == "source"]
+            # the user's count of CPUs, processes or workers: one per GPU (`args.num_gpus`) is another pool
+            config = next((st for st in sources if st.get("kind") == "config" and st.get("key") in declared
+                           and vocab.units(str(st["key"]).rsplit(".", 1)[-1]) & _WORKER_UNITS), None)
+            if config is not None:
+                routed.setdefault((s.file, kind), []).append((s, config))
+            elif sources and all(st.get("kind") == "cpu_count" for st in sources) \
+                    and (s.file, s.line) not in reported and not idioms.runs_in_worker(s):
+                # the machine alone: not `num_cpu if num_cpu else os.cpu_count()`, the user's first
+                machine.append((s, kind, sources[0]))
+        if not machine:
+            return
+        # (file) -> reads of a declared count of workers that reach no backend known here: the
+        # user's count handed to something the scan cannot follow (`self.pool_class(args.n_cpus)`)
+        consumed = {(s.file, k.name) for k in result.knobs for s in k.sites if s.role == "consume"}
+        unfollowed: dict[str, list] = {}
+        for knob in result.knobs:
+            if knob.name not in declared or not vocab.units(knob.leaf) & _WORKER_UNITS:
+                continue
+            for s in knob.sites:
+                if s.role == "read" and s.kind == "python" and not is_test_site(s) and \
+                        s.detail.get("via") != "param" and (s.file, knob.name) not in consumed:
+                    unfollowed.setdefault(s.file, []).append(s)
+        for site, kind, measured in machine:
+            sibling = next(((o, c) for o, c in routed.get((site.file, kind), ()) if o.line != site.line), None)
+            if sibling is not None:
+                other, config = sibling
+                key, why = config["key"], (f", while line {other.line} passes `{config['text']}` to "
+                                           f"{_short(str(other.detail['backend']))}")
+            elif kind == "processes" and unfollowed.get(site.file):
+                other = min(unfollowed[site.file], key=lambda r: abs(r.line - site.line))
+                key, why = other.key, f", while this file reads the user's {other.key} at line {other.line}"
+            else:
+                continue
+            reported.add((site.file, site.line))
+            yield self.finding(site, knob=key, related=[other, site], backend=_short(str(site.detail["backend"])),
+                               what=f"the machine's CPU count (`{measured['text']}` at line {measured['line']})",
+                               why=f"{why}: the {key} the user sets for the program's workers never reaches this one",
+                               **({"severity": "note", "confidence": "medium"} if in_examples(site.file) else {}))
+
     def _sibling_literals(self, result):
         """A config file that writes a literal where most of its siblings route the user's
         setting: `numEnvs: 128` in one task config of a folder whose others say
@@ -735,6 +854,9 @@ v}` and handed on as `**kwargs` passes its keys."""
                         f"at {where(example)}): a value set there never reaches this one",
                     flow=[{"file": site.file, "line": site.line, "column": site.column, "kind": "define",
                            "role": "source", "key": site.key, "value": site.value, "text": site.source}])
+
+
+_WORKER_UNITS = frozenset({"cpu", "core", "proc", "process", "processor", "worker", "thread"})
 
 
 def _names_settings(holder: str) -> bool:

@@ -763,3 +763,30 @@ def test_environ_by_name_marks_a_file_that_exports_settings_by_computed_names():
     assert line("import os\nfor k, v in env.items():\n    os.environ[k] = v\n") == 3
     assert line("import os\nos.environ.update(asdict(env_args))\n") == 2
     assert line("import os\nos.environ['OMP_NUM_THREADS'] = '1'\nos.environ.update({'A': '1'}, B='2')\n") is None
+
+
+def test_a_package_bound_by_a_star_import_is_that_package():
+    # `from .utils import *` where utils imports multiprocessing: the file never binds the name
+    # itself, so `multiprocessing.Process` there is the library's
+    text = ("from .utils import *\n"
+            "def split(n_cpus):\n"
+            "    procs = [multiprocessing.Process(target=f) for _ in range(n_cpus)]\n"
+            "    pool = multiprocessing.Pool(n_cpus)\n")
+    consumes = [s for s in python_code.extract(text, "explore.py", VOCAB).sites if s.role == "consume"]
+    assert {(s.line, s.detail["backend"]) for s in consumes} == {(3, "multiprocessing.Process"),
+                                                                  (4, "multiprocessing.Pool")}
+    bound = text.replace("from .utils import *\n", "from .utils import *\nmultiprocessing = load_plugin()\n")
+    assert not [s for s in python_code.extract(bound, "explore.py", VOCAB).sites if s.role == "consume"]
+
+
+def test_one_process_per_part_of_an_array_split():
+    # the loop turns once per part, and starts one worker per turn: N is the count
+    text = ("import numpy as np\nfrom multiprocessing import Process\n"
+            "def prepare(files, num_processes=64):\n"
+            "    chunks = np.array_split(files, num_processes)\n"
+            "    for i, subset in enumerate(chunks):\n"
+            "        Process(target=work, args=(subset, i)).start()\n"
+            "    return [Process(target=work, args=(c,)) for c in np.array_split(files, 8)]\n")
+    consumes = [s for s in python_code.extract(text, "prep.py", VOCAB).sites if s.role == "consume"]
+    assert {(s.line, s.key, s.value) for s in consumes} == {(6, "num_processes", None), (7, "num_processes", 8)}
+    assert all(s.detail.get("loop") for s in consumes)

@@ -203,6 +203,14 @@ def range_arg(node: ast.AST) -> ast.AST | None:
     return None
 
 
+def split_count(node: ast.AST) -> ast.AST | None:
+    """N of `np.array_split(items, N)` / `array_split(items, N)`: a list of N parts."""
+    if isinstance(node, ast.Call) and len(node.args) >= 2 and not isinstance(node.args[1], (ast.List, ast.Tuple)) \
+            and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) == "array_split":
+        return node.args[1]
+    return None
+
+
 def base_name(node: ast.AST) -> ast.Name | None:
     """The variable under a chain cut by a computed subscript or call: summary[key] -> summary."""
     while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):

@@ -27,7 +27,7 @@ from auditor.flow import local as flow_local
 from auditor.extract.py_refs import (
     CASTS, CPU_COUNT, HANDLE, HELP_COUNTS, NOT_LITERAL, Source, base_name, chain, const_str, documented_params, getter_default,
     getter_key,
-    json_safe, literal, numeric_looking, range_arg, strip_handles, uncast,
+    json_safe, literal, numeric_looking, range_arg, split_count, strip_handles, uncast,
 )
 from auditor.keys import CONFIG_CLASS, holder
 from auditor.model import Site
@@ -70,6 +70,7 @@ class Frame:
     aliases: dict[str, str] = field(default_factory=dict)  # local name -> knob key it holds
     backends: dict[str, list] = field(default_factory=dict)  # local name -> [(Consumer, condition)]
     sized: dict[str, str] = field(default_factory=dict)  # local list name -> knob giving its length
+    parts: dict[str, ast.AST] = field(default_factory=dict)  # `chunks = np.array_split(files, n)`: chunks -> n
     consts: dict[str, int] = field(default_factory=dict)  # local name -> the int literal it was bound to, once
     instances: dict[str, ast.AST] = field(default_factory=dict)  # local name -> the class it was built from
     conds: list[str] = field(default_factory=list)  # enclosing if-tests, innermost last
@@ -124,6 +125,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.cat = py_catalogue.load()
         self.sites: list[Site] = []
         self.imports: dict[str, str] = {}
+        self.star_imports = False  # `from .utils import *`: names this file never imports may be bound
         self.frames = [Frame("<module>", "module")]
         self.fn_frames = [self.frames[0]]  # function() of each depth of frames: asked ~300 times a file
         self.facts = Facts()
@@ -342,6 +344,11 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             for f in reversed(self.frames):
                 if node.id in f.aliases and f.aliases[node.id].startswith("module:"):
                     return f.aliases[node.id][len("module:"):]
+            if self.star_imports and node.id in self.cat.roots and \
+                    not any(node.id in f.aliases or node.id in f.bound or node.id in f.params for f in self.frames):
+                # `from .utils import *` where utils imports multiprocessing: a backend's package
+                # name the file never binds itself is that package
+                return node.id
             return None
         if isinstance(node, ast.Attribute):
             if isinstance(node.value, ast.Name) and node.value.id == "self" and self.self_modules:
@@ -469,6 +476,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         self.flow_defs.append(("import", node))
+        self.star_imports |= any(a.name == "*" for a in node.names)
         if node.level or not node.module:
             return  # relative imports name the project's own modules
         self.imports_ray |= node.module.split(".", 1)[0] == "ray"
@@ -617,7 +625,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
         self.visit(node.iter)
         fn = self.function()
-        loop = range_arg(node.iter)
+        loop = self.loop_count(node.iter)
         if loop is not None:
             fn.loops.append(loop)
             self.sized_loop(loop)
@@ -632,6 +640,19 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
 
     visit_AsyncFor = visit_For
 
+    def loop_count(self, iterable: ast.AST) -> ast.AST | None:
+        """N of `range(N)`, or of `enumerate(chunks)` / `chunks` where `chunks =
+        np.array_split(files, N)`: one turn per part, and one worker per turn when the loop
+        starts one."""
+        count = range_arg(iterable)
+        if count is not None:
+            return count
+        if isinstance(iterable, ast.Call) and getattr(iterable.func, "id", "") == "enumerate" and iterable.args:
+            iterable = iterable.args[0]
+        if isinstance(iterable, ast.Name):
+            return next((f.parts[iterable.id] for f in reversed(self.fn_frames) if iterable.id in f.parts), None)
+        return split_count(iterable)
+
     def sized_loop(self, count: ast.AST) -> None:
         """`for i in range(self.n_workers)` in a method: what the class makes N of (the flow
         layer decides whether N comes from a parameter and what the class does with it)."""
@@ -644,7 +665,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
 
     def visit_comprehension_node(self, node: ast.AST, elts: list[ast.AST]) -> None:
         fn = self.function()
-        loops = [r for g in node.generators if (r := range_arg(g.iter)) is not None]
+        loops = [r for g in node.generators if (r := self.loop_count(g.iter)) is not None]
         for r in loops:
             self.sized_loop(r)
         for g in node.generators:
@@ -797,6 +818,11 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         key = self.target_key(target) if earlier and interesting else None
         # what the name holds from now on
         fn.bound.add(name)
+        parts = split_count(value)
+        if parts is not None:
+            fn.parts[name] = parts
+        else:
+            fn.parts.pop(name, None)
         self.bind_pool(name, value)
         self.remember_display(name, value)
         self.remember_mapping(name, value)
