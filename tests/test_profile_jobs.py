@@ -26,7 +26,6 @@ import json
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import threading
@@ -120,8 +119,9 @@ def qg(*args, timeout=300, watch=False):
     return proc.returncode, out, err, watcher
 
 
-def steady_start(reports: Path) -> float:
-    """When profile's steady window began (wall time): the end of the sampling timer's warm-up."""
+def steady_window(reports: Path) -> tuple[float, float]:
+    """Profile's steady window (wall time): from the end of the sampling timer's warm-up to the
+    end of its last timed step."""
     from auditor.profiling import auto
     from auditor.profiling.series import parse_records
 
@@ -129,7 +129,7 @@ def steady_start(reports: Path) -> float:
     series, _ = parse_records([r for r in records if auto.is_auto(r)])
     s = next(x for x in series if x.steps)
     k = s.warmup_declared
-    return s.t0 + (s.steps[k - 1].end_ns / 1e9 if k else 0.0)
+    return s.t0 + (s.steps[k - 1].end_ns / 1e9 if k else 0.0), s.t0 + s.steps[-1].end_ns / 1e9
 
 
 @pytest.mark.slow
@@ -144,17 +144,20 @@ def test_sb3_sampling_rate_matches_collect_rollouts(job, tmp_path):
                          "--measure", str(measured))
     assert rc == 0, err
     doc = json.loads(out)
-    start = steady_start(reports)
+    start, end = steady_window(reports)
     calls = [json.loads(line) for line in measured.read_text().splitlines()]
-    inside = [c for c in calls if c["w0"] >= start]
-    assert len(inside) >= 2, (len(calls), calls[:2], start)
-    truth = sum(c["samples"] for c in inside) / sum(c["t1"] - c["t0"] for c in inside)
+    # the truth over the same window as profile's: each call's share of it, its samples pro rata
+    # (a fast call the window cuts in half counts in both, or in neither)
+    inside = [(c, max(start, c["w0"]), min(end, c["w0"] + c["t1"] - c["t0"])) for c in calls]
+    inside = [(c, a, b) for c, a, b in inside if b > a]
+    assert len(inside) >= 2, (len(calls), calls[:2], start, end)
+    truth = sum(c["samples"] * (b - a) / (c["t1"] - c["t0"]) for c, a, b in inside) / sum(b - a for _, a, b in inside)
     rate = doc["samples_per_s"]
-    # the truth is only as steady as the calls it averages: on a loaded box one collect_rollouts
-    # call may run at a rate far from the next, so the tolerance adds two standard errors of
-    # their mean to 15% (at most 50%, still far below the 2x a misread collect-then-train loop gives)
-    rates = [c["samples"] / (c["t1"] - c["t0"]) for c in inside]
-    tolerance = min(0.15 + 2 * statistics.stdev(rates) / len(rates) ** 0.5 / truth, 0.5)
+    # over one window the two agree to a few per mille on a loaded box, however unevenly the
+    # calls ran (127 to 6,600 samples/s); 10% is far below the 2x a misread collect-then-train
+    # loop gives
+    rates = [c["samples"] / (c["t1"] - c["t0"]) for c, _, _ in inside]
+    tolerance = 0.10
     print(f"  {job[1]}: profile {rate:,.0f} samples/s, collect_rollouts {truth:,.0f} ({len(inside)} calls, "
           f"{min(rates):,.0f}-{max(rates):,.0f}), ratio {rate / truth:.3f}, tolerance {tolerance:.2f}; "
           f"training {doc['training']['share']:.0%} of the loop")
