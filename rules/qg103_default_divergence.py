@@ -70,8 +70,21 @@ parameter's default that every call the project makes passes (by name or positio
 runs: no finding. The off default of a switch (`use_multiprocessing=False`, or
 `kwargs.pop("use_multiprocessing", False)`) beside a config that turns it on is a note:
 opt-in switches are threaded through calls the call graph may not resolve, and a name cannot
-tell which of them drops it."""
+tell which of them drops it. A helper call that leaves out a count the calling function itself
+passes to another helper's parameter of that name for the same backend
+(`compute_bootstrap_style_control(battles)` beside `compute_bootstrap_bt(battles,
+num_cpu=num_cpu)`) is a warning: the count was at hand, and this call runs the helper's
+default (for `num_cpu if num_cpu else os.cpu_count()`, the machine's CPU count)."""
     VALID = [
+        Example({"rating.py": "import os\nimport multiprocessing as mp\nfrom torch.utils.data import DataLoader\n"
+                              "def boot_bt(rows, num_cpu=None):\n"
+                              "    with mp.Pool(num_cpu if num_cpu else os.cpu_count()) as pool:\n"
+                              "        return pool.map(len, rows)\n"
+                              "def load(ds, num_cpu=0):\n    return DataLoader(ds, num_workers=num_cpu)\n",
+                 "report.py": "from rating import boot_bt, load\n"
+                              "def report(rows, ds, num_cpu):\n"
+                              "    return boot_bt(rows, num_cpu=num_cpu), load(ds)\n"},
+                "the count its function holds goes to a helper of another backend: the loader's is its own"),
         Example({"config.yaml": "num_workers: 8\n",
                  "pipeline.py": "from torch.utils.data import DataLoader\n"
                                 "def loader(ds, num_workers=2):\n    return DataLoader(ds, num_workers=num_workers)\n",
@@ -125,6 +138,19 @@ tell which of them drops it."""
                 "a fallback the next line rejects: a missing key fails loudly"),
     ]
     INVALID = [
+        Example({"rating.py": "import os\nimport multiprocessing as mp\n"
+                              "def boot_bt(rows, num_cpu=None):\n"
+                              "    with mp.Pool(num_cpu if num_cpu else os.cpu_count()) as pool:\n"
+                              "        return pool.map(len, rows)\n"
+                              "def boot_style(rows, num_cpu=None):\n"
+                              "    with mp.Pool(num_cpu if num_cpu else os.cpu_count()) as pool:\n"
+                              "        return pool.map(len, rows)\n",
+                 "report.py": "from rating import boot_bt, boot_style\n"
+                              "def report(rows, style, num_cpu):\n"
+                              "    if style:\n        return boot_style(rows)\n"
+                              "    return boot_bt(rows, num_cpu=num_cpu)\n"},
+                "a call that leaves out the count its function passes to a sibling helper of the same backend",
+                expect=[("report.py", 4)], severity="warning"),
         Example({"config.yaml": "num_workers: 8\n",
                  "pipeline.py": "from torch.utils.data import DataLoader\n"
                                 "def loader(ds, num_workers=2):\n    return DataLoader(ds, num_workers=num_workers)\n",
@@ -312,6 +338,9 @@ tell which of them drops it."""
         knob_of = {id(s): k for k in result.knobs for s in k.sites}
         passed: dict[tuple, list] = {}
         omitted = []
+        # (file, calling function, parameter) -> calls there passing a value that is no literal
+        held: dict[tuple, list] = {}
+        sinks = {f"{s.file}:{s.line}": s for s in result.sites if s.role == "consume" and s.detail.get("via") != "helper"}
         for s in result.sites:
             d = s.detail
             if s.role != "consume" or d.get("via") != "helper" or d.get("project_backend"):
@@ -319,8 +348,11 @@ tell which of them drops it."""
             ident = (d.get("helper_site"), d.get("helper_param"))
             if d.get("omitted"):
                 omitted.append((ident, s))
-            elif d.get("flow_key"):
+                continue
+            if d.get("flow_key"):
                 passed.setdefault(ident, []).append(s)
+            if d.get("expr") and not d.get("literal"):
+                held.setdefault((s.file, d.get("function"), d.get("helper_param")), []).append(s)
         summaries: dict[int, _Summary] = {}  # per knob, made once
         chosen: dict[tuple, tuple | None] = {}  # (helper, default) -> (knob, passing call): once per pair
         for ident, site in omitted:
@@ -344,6 +376,27 @@ tell which of them drops it."""
                         chosen[memo_key] = (knob, summary.sites[0], other)
                         break
             if chosen[memo_key] is None:
+                d = site.detail
+                # the count is at hand: the same function passes it to another helper's parameter of
+                # that name for the same backend (`compute_bootstrap_bt(..., num_cpu=num_cpu)` beside
+                # `compute_bootstrap_style_control(...)`)
+                holder = next((o for o in held.get((site.file, d.get("function"), d.get("helper_param")), ())
+                               if o.detail.get("helper") != d.get("helper")
+                               and o.detail.get("backend") == d.get("backend")), None)
+                if holder is not None and not is_test_file(site.file):
+                    inner = sinks.get(d.get("helper_site"))
+                    machine = inner is not None and (inner.detail.get("cpu_count") or "cpu_count(" in str(
+                        inner.detail.get("expr") or ""))
+                    shown = f"{show(default)} (so the machine's CPU count)" if machine and default is None else show(default)
+                    yield self.finding(site, knob=d["helper_param"], related=[holder, site], default=shown,
+                                       when=f"because {d['helper']}() is called without {d['helper_param']}",
+                                       other=f"{where(holder)}, in the same function, passes `{holder.detail['expr']}` "
+                                             f"to {holder.detail['helper']}()'s {d['helper_param']} for the same "
+                                             f"{_short(str(d.get('backend')))}: the count this function holds never "
+                                             f"reaches this call",
+                                       **({"severity": "note", "confidence": "medium"} if in_examples(site.file)
+                                          else {}))
+                    continue
                 # the same value today, but a sibling call in this file routes the user's setting:
                 # train_dataset(workers=cfg.x) beside val_dataset() - setting x changes one of them
                 sibling = next((o for o in passed.get(ident, []) if o.file == site.file
@@ -442,6 +495,10 @@ def _every_call_passes(site, calls, meta) -> bool:
     position = site.detail.get("position")
     return bool(edges) and all(site.key in e.get("kwargs", {}) or e.get("star")
                                or position is not None and len(e.get("args") or ()) > position for e in edges)
+
+
+def _short(backend: str) -> str:
+    return backend.rsplit(".", 1)[-1]
 
 
 _KWARGS = re.compile(r"^_*(kw|kwds|kwarg|kwargs|\w+_kwargs)$")
