@@ -85,6 +85,16 @@ default (for `num_cpu if num_cpu else os.cpu_count()`, the machine's CPU count).
                               "def report(rows, ds, num_cpu):\n"
                               "    return boot_bt(rows, num_cpu=num_cpu), load(ds)\n"},
                 "the count its function holds goes to a helper of another backend: the loader's is its own"),
+        Example({"execs.py": "from multiprocessing import Pool\n"
+                             "class HashExecutor:\n    def __init__(self, max_workers=2):\n"
+                             "        self.pool = Pool(max_workers)\n"
+                             "class ProcessorExecutor:\n    def __init__(self, max_workers=4):\n"
+                             "        self.pool = Pool(max_workers)\n",
+                 "processor.py": "from execs import HashExecutor, ProcessorExecutor\n"
+                                 "class Processor:\n    def __init__(self, cfg):\n"
+                                 "        self.hash = HashExecutor()\n"
+                                 "        self.procs = ProcessorExecutor(max_workers=cfg.processor_workers)\n"},
+                "a generic parameter of two helpers given another name's count: two pools for two jobs"),
         Example({"config.yaml": "num_workers: 8\n",
                  "pipeline.py": "from torch.utils.data import DataLoader\n"
                                 "def loader(ds, num_workers=2):\n    return DataLoader(ds, num_workers=num_workers)\n",
@@ -380,9 +390,14 @@ default (for `num_cpu if num_cpu else os.cpu_count()`, the machine's CPU count).
                 # the count is at hand: the same function passes it to another helper's parameter of
                 # that name for the same backend (`compute_bootstrap_bt(..., num_cpu=num_cpu)` beside
                 # `compute_bootstrap_style_control(...)`)
+                # under that very name (`num_cpu=num_cpu`): a generic parameter (`max_workers`) of two
+                # helpers may size two pools for two jobs; and not an I/O thread pool
                 holder = next((o for o in held.get((site.file, d.get("function"), d.get("helper_param")), ())
                                if o.detail.get("helper") != d.get("helper")
-                               and o.detail.get("backend") == d.get("backend")), None)
+                               and o.detail.get("backend") == d.get("backend")
+                               and str(o.detail.get("expr")).rsplit(".", 1)[-1] == d.get("helper_param")), None)
+                if holder is not None and d.get("kind") == "threads" and d.get("pool_use") != "compute":
+                    holder = None
                 if holder is not None and not is_test_file(site.file):
                     inner = sinks.get(d.get("helper_site"))
                     machine = inner is not None and (inner.detail.get("cpu_count") or "cpu_count(" in str(
