@@ -81,15 +81,19 @@ def test_hydra_package_reroots_included_keys(tmp_path):
     assert "tensor_model_parallel_size" not in knobs
 
 
+# a primary config choosing env/atari.yaml of the `env` group, and setting no knob itself
+ENV_GROUP_PRIMARY = """
+    defaults:
+      - env: atari
+      - _self_
+    seed: 1
+"""
+
+
 def test_hydra_primary_without_knobs_still_places_its_groups(tmp_path):
     # the primary sets no parallelism key, so the keyword prefilter alone would skip it
     root = project(tmp_path, {
-        "conf/config.yaml": """
-            defaults:
-              - env: atari
-              - _self_
-            seed: 1
-        """,
+        "conf/config.yaml": ENV_GROUP_PRIMARY,
         "conf/env/atari.yaml": "num_envs: 16\n",
         "train.py": """
             def fit(cfg):
@@ -105,12 +109,7 @@ def test_a_group_option_nobody_includes_sits_in_its_group(tmp_path):
     # env/dummy.yaml is chosen on the command line (`env=dummy`), never by a defaults list: it
     # and the default it pulls in are still the `env` group, as env/atari.yaml is
     root = project(tmp_path, {
-        "conf/config.yaml": """
-            defaults:
-              - env: atari
-              - _self_
-            seed: 1
-        """,
+        "conf/config.yaml": ENV_GROUP_PRIMARY,
         "conf/env/default.yaml": "num_envs: 4\nuse_multiprocessing: false\n",
         "conf/env/atari.yaml": "defaults:\n  - default\n  - _self_\nnum_envs: 16\n",
         "conf/env/dummy.yaml": "defaults:\n  - default\n  - _self_\nnum_envs: 1\n",
