@@ -90,8 +90,27 @@ A validator of a settings class (`InferenceConfig`, a pydantic `model_validator`
 self.vllm.data_parallel_size == 1: self.vllm.data_parallel_size = dp_per_node`, a default of 1
 or more) is a warning: a user who sets that value on purpose cannot be told from one who set
 nothing (`model_fields_set` tells them apart). One that replaces a field by a value derived
-from other settings whenever the two disagree is a note."""
+from other settings whenever the two disagree is a note.
+
+A count of parallel units read from the settings and divided by another count (or a literal
+above 1) with the remainder dropped, handed on as a count (`n_envs=int(cfg.algorithm.n_envs /
+cfg.algorithm.n_processes)`, `envs_per_worker = cfg.num_envs // cfg.num_workers`), in a file
+that never tests a remainder of it (`assert n % k == 0`, `divmod`), runs `n % k` units fewer
+than the user asked whenever n is no multiple (5 envs over 2 processes run 4): a warning when a
+config file sets the count (the one nearest the script is cited), a note otherwise."""
     VALID = [
+        Example({"conf/config.yaml": "algorithm:\n  n_envs: 8\n  n_processes: 2\n",
+                 "a2c.py": "from agents import GymAgent\n"
+                           "def main(cfg):\n"
+                           "    assert cfg.algorithm.n_envs % cfg.algorithm.n_processes == 0\n"
+                           "    return GymAgent(n_envs=cfg.algorithm.n_envs // cfg.algorithm.n_processes)\n"},
+                "a split whose remainder the file tests"),
+        Example({"conf/config.yaml": "data:\n  batch_size: 64\n  num_workers: 4\n",
+                 "train.py": "from torch.utils.data import DataLoader\n"
+                             "def main(cfg, ds, world_size):\n"
+                             "    return DataLoader(ds, batch_size=cfg.data.batch_size // world_size,\n"
+                             "                      num_workers=cfg.data.num_workers)\n"},
+                "a batch split over ranks: a batch size is no count of workers"),
         Example({"stats.py": "import ray\n"
                              "def report(stats):\n    info = dict(stats)\n    info['num_cpus'] = 2\n    return info\n"},
                 "a copy of what a function computed, not of the settings it was given"),
@@ -335,6 +354,13 @@ from other settings whenever the two disagree is a note."""
                 "a field its help calls computed"),
     ]
     INVALID = [
+        Example({"conf/config.yaml": "algorithm:\n  n_envs: 8\n  n_processes: 2\n",
+                 "td3.py": "from agents import GymAgent, RemoteAgent\n"
+                           "def main(cfg):\n"
+                           "    env = GymAgent(n_envs=int(cfg.algorithm.n_envs / cfg.algorithm.n_processes))\n"
+                           "    return RemoteAgent(env, num_processes=cfg.algorithm.n_processes)\n"},
+                "a count split over processes with the remainder dropped, nothing testing it",
+                expect=[("td3.py", 3)], severity="warning"),
         Example({"utils/config.py": "class Config:\n    def __init__(self):\n        self.num_workers = 1\n"
                                     "    def merge(self, d):\n        self.__dict__.update(d)\n",
                  "examples.py": "from utils.config import Config\n"
@@ -535,6 +561,7 @@ from other settings whenever the two disagree is a note."""
     ]
 
     def check(self, result):
+        yield from self._uneven_splits(result)
         yield from self._dropped(result)
         yield from self._ignored_unless(result)
         yield from self._environment_fallback(result)
@@ -644,6 +671,40 @@ from other settings whenever the two disagree is a note."""
                     configured=lost,
                     **_severity(site, cited or bool(merged), logged or settings or untouched),
                 )
+
+    def _uneven_splits(self, result):
+        """`n_envs=int(cfg.algorithm.n_envs / cfg.algorithm.n_processes)`, nothing in the file
+        testing the remainder: when the user's count is no multiple of the other, the remainder
+        never runs (5 envs over 2 processes run 4). A warning when a config file sets the count
+        (it is the user's), a note otherwise."""
+        configured: dict[str, list] = {}
+        for knob in result.knobs:
+            for s in knob.sites:
+                if is_config_define(s) and s.kind in CONFIG_KINDS and s.value is not None:
+                    configured.setdefault(knob.leaf.lower(), []).append(s)
+        for rel, meta in sorted(result.meta.items()):
+            facts = meta.get("uneven_splits") if isinstance(meta, dict) else None
+            if not facts or is_test_file(rel):
+                continue
+            for fact in facts:
+                key, leaf = fact["key"], fact["key"].rsplit(".", 1)[-1].lower()
+                # the config key of that path, else of that name; the one nearest the script (its
+                # own folder's config, not another example's)
+                candidates = sorted(configured.get(leaf, ()), key=lambda s: (
+                    not (s.key.endswith(key) or key.endswith(s.key)), -_shared_folders(s.file, rel)))
+                cited = candidates[0] if candidates else None
+                by = fact["by"]
+                lost = (f"; the {show(cited.value)} configured at {where(cited)} runs in full only when it is a "
+                        f"multiple" if cited is not None else "")
+                yield self.finding(None, file=rel, line=fact["line"], column=fact["col"], knob=key, alias="",
+                                   effect=f"divided by {by if isinstance(by, int) else by.rsplit('.', 1)[-1]} with "
+                                          f"the remainder dropped (`{fact['expr']}`, for {fact['target']}) and "
+                                          f"nothing in this file tests the remainder, so the units left over never run",
+                                   condition="", configured=lost,
+                                   related=[cited] if cited is not None else [],
+                                   flow=[{"file": rel, "line": fact["line"], "column": fact["col"], "kind": "split",
+                                          "role": "sink", "key": key, "text": fact["expr"]}],
+                                   **({} if cited is not None else {"severity": "note", "confidence": "medium"}))
 
     def _parameter_over_setting(self, site, knob, configured):
         """`cfg.n_rollout_threads = n_rollout_threads` in a function given both the parsed
@@ -806,6 +867,16 @@ def _preset_tables(sites) -> set[tuple]:
             branches.setdefault(where_, set()).add(cond)
             leaves.setdefault(where_, set()).add(s.leaf.lower())
     return {(*k, leaf) for k, conds in branches.items() if len(conds) >= 3 for leaf in leaves[k]}
+
+
+def _shared_folders(a: str, b: str) -> int:
+    """How many leading folders paths A and B share."""
+    n = 0
+    for x, y in zip(a.split("/")[:-1], b.split("/")[:-1]):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def _setting_read(expr: str) -> str | None:

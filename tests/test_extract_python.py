@@ -790,3 +790,16 @@ def test_one_process_per_part_of_an_array_split():
     consumes = [s for s in python_code.extract(text, "prep.py", VOCAB).sites if s.role == "consume"]
     assert {(s.line, s.key, s.value) for s in consumes} == {(6, "num_processes", None), (7, "num_processes", 8)}
     assert all(s.detail.get("loop") for s in consumes)
+
+
+def test_a_count_split_with_its_remainder_dropped():
+    text = ("def main(cfg):\n"
+            "    env = GymAgent(n_envs=int(cfg.algorithm.n_envs / cfg.algorithm.n_processes))\n"
+            "    envs_per_worker = cfg.num_envs // 4\n"
+            "    batch = Loader(batch_size=cfg.batch_size // cfg.num_workers)\n"
+            "    return env, envs_per_worker, batch\n")
+    splits = python_code.extract(text, "td3.py", VOCAB).meta["uneven_splits"]
+    assert [(s["line"], s["key"], s["by"], s["target"]) for s in splits] == [
+        (2, "algorithm.n_envs", "algorithm.n_processes", "n_envs"), (3, "num_envs", 4, "envs_per_worker")]
+    checked = text.replace("    return", "    assert cfg.num_envs % 4 == 0\n    return")
+    assert [s["line"] for s in python_code.extract(checked, "td3.py", VOCAB).meta["uneven_splits"]] == [2]

@@ -21,7 +21,7 @@ from auditor.extract.py_consume import ConsumeMixin, pool_name
 from auditor.extract.py_context import Context
 from auditor.extract.py_defines import DefineMixin, absl_flag, help_counted_flags, is_thread_var
 from auditor.extract.py_facts import Facts
-from auditor.extract import py_launch
+from auditor.extract import py_launch, py_splits
 from auditor.extract.py_shadow import ShadowMixin
 from auditor.flow import local as flow_local
 from auditor.extract.py_refs import (
@@ -1501,6 +1501,11 @@ def extract(text: str, path: str, vocab) -> FileResult:
         meta["holder_chains"] = {group: sorted(chains) for group, chains in ex.holder_chains.items()}
     if ex.holder_reads:
         meta["holder_reads"] = {group: sorted(firsts) for group, firsts in ex.holder_reads.items()}
+    if "//" in text or "/" in text and ("int(" in text or "floor(" in text):
+        splits = py_splits.uneven_splits(
+            tree, ex.text, lambda name: vocab.match(name) == "exact" and bool(vocab.units(name)))
+        if splits:
+            meta["uneven_splits"] = splits
     holders = _holders_at_serial_counts(ex)
     if holders:
         meta["holders"] = holders

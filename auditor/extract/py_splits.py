@@ -1,0 +1,101 @@
+"""Counts split with the remainder dropped: `n_envs=int(cfg.n_envs / cfg.n_processes)`.
+
+A count of parallel units (envs, workers, GPUs) divided by another count with truncation and
+handed on as a count: when the user's value is not a multiple, `n % k` units never run. A file
+that tests the remainder anywhere (`assert n % k == 0`, `divmod(n, k)`) checks it; that split
+is left out. Facts only: QG104 decides what they mean.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable
+
+from auditor.extract.py_refs import chain, strip_handles
+
+MAX_SPLITS = 200
+
+
+def uneven_splits(tree: ast.AST, text_of: Callable[[ast.AST], str], is_count: Callable[[str], bool]) -> list[dict]:
+    """[{line, col, function, key, by, expr, target}] for each truncating split of a count read
+    from settings (a dotted read whose last name IS_COUNT accepts) by another count or a literal
+    above 1, whose result is a keyword argument or a name that IS_COUNT accepts too."""
+    checked = _remainders(tree, text_of)
+    out: list[dict] = []
+    for fn_name, node, target, value in _count_uses(tree, is_count):
+        split = _split(value)
+        if split is None:
+            continue
+        num, den = split
+        key = _setting(num, is_count)
+        if key is None or text_of(num) in checked:
+            continue
+        by = _setting(den, is_count)
+        if by is None and not (isinstance(den, ast.Constant) and isinstance(den.value, int) and den.value > 1):
+            continue
+        out.append({"line": value.lineno, "col": value.col_offset + 1, "function": fn_name, "key": key,
+                    "by": by or den.value, "expr": text_of(value)[:120], "target": target})
+        if len(out) >= MAX_SPLITS:
+            break
+    return out
+
+
+def _split(node: ast.AST) -> tuple[ast.AST, ast.AST] | None:
+    """(numerator, denominator) of `a // b`, `int(a / b)`, `math.floor(a / b)`."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+        return node.left, node.right
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords and \
+            (getattr(node.func, "id", None) == "int" or getattr(node.func, "attr", None) == "floor"):
+        inner = node.args[0]
+        if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Div):
+            return inner.left, inner.right
+    return None
+
+
+def _setting(node: ast.AST, is_count: Callable[[str], bool]) -> str | None:
+    """`cfg.algorithm.n_envs` -> "algorithm.n_envs": a dotted read of a count, handles dropped."""
+    parts, root = chain(node)
+    if not isinstance(root, ast.Name) or not parts or root.id == "self":
+        return None
+    if not all(isinstance(p, str) for p in parts) or not is_count(parts[-1]):
+        return None
+    return ".".join(strip_handles([root.id, *parts]))
+
+
+def _count_uses(tree: ast.AST, is_count: Callable[[str], bool]):
+    """(function, node, target, value) for keyword arguments and for assignments to a count name."""
+    stack: list[str] = []
+
+    def walk(node: ast.AST):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stack.append(node.name)
+            for child in ast.iter_child_nodes(node):
+                yield from walk(child)
+            stack.pop()
+            return
+        fn = ".".join(stack) or "<module>"
+        if isinstance(node, ast.Call):
+            for k in node.keywords:
+                if k.arg and is_count(k.arg):
+                    yield fn, node, k.arg, k.value
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                name = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else None
+                if name and is_count(name):
+                    yield fn, node, name, node.value
+        for child in ast.iter_child_nodes(node):
+            yield from walk(child)
+
+    yield from walk(tree)
+
+
+def _remainders(tree: ast.AST, text_of: Callable[[ast.AST], str]) -> set[str]:
+    """Texts whose remainder the file tests: the left of every `%`, the first argument of divmod."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and not isinstance(node.left, ast.Constant):
+            out.add(text_of(node.left))
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "divmod" and node.args:
+            out.add(text_of(node.args[0]))
+    return out
