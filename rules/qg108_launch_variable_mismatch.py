@@ -72,6 +72,10 @@ with `--my_world_size ${my_world_size}`) starts the literal count whatever the v
 set it to 4 and eight processes split the work four ways, each shard twice; to 16 and half the
 shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
     VALID = [
+        Example({"train.slurm": "#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --gpus-per-node=8\n"
+                                "srun torchrun --nproc_per_node=$SLURM_GPUS_PER_NODE \\\n"
+                                "    --nnodes=$SLURM_NNODES \\\n    train.py\n"},
+                "torchrun's --nnodes on a continuation line of the same command"),
         Example({"eval.sh": "#!/bin/bash\nCHUNKS=8\nfor IDX in $(seq 0 $((CHUNKS-1))); do\n"
                             "    python eval.py --num-chunks $CHUNKS --chunk-idx $IDX &\ndone\nwait\n"},
                 "a sharded launch whose loop follows the shard count"),
@@ -201,7 +205,8 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
         launches: dict[tuple, list] = {}
         for s in result.sites:
             if s.kind == "shell" and s.detail.get("launcher_option") and s.detail.get("launcher") in _NODE_FLAGS:
-                launches.setdefault((s.file, s.line, s.detail["launcher"]), []).append(s)
+                # one command, however many lines its options are continued over
+                launches.setdefault((s.file, s.detail.get("command_line", s.line), s.detail["launcher"]), []).append(s)
         for (rel, line, launcher), options in sorted(launches.items()):
             meta = result.meta.get(rel)
             nodes = meta.get("sbatch_nodes") if isinstance(meta, dict) else None

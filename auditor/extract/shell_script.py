@@ -422,7 +422,8 @@ class _Script:
             if m.group(3) is None and dest not in LAUNCHER_BOOLEANS and self.takes(words, i + 1):
                 if not words[i + 1][0].text.endswith(".py"):
                     value_item = words[i + 1]
-            self.flag(words[i], m, value_item, launcher=name, knob_always=dest in LAUNCHER_KNOBS)
+            self.flag(words[i], m, value_item, launcher=name, knob_always=dest in LAUNCHER_KNOBS,
+                      command_line=self.pos(words[0][0].offset)[0])
             i += 2 if value_item is not None else 1
         rest = words[i:]
         if not rest:
@@ -501,7 +502,7 @@ class _Script:
         return (None if res.text is None else type_word(res.text)), detail
 
     def flag(self, item, m: re.Match, value_item, launcher: str | None, knob_always: bool = False,
-             outer: str | None = None, script: str | None = None) -> None:
+             outer: str | None = None, script: str | None = None, command_line: int | None = None) -> None:
         dest = m.group(2).replace("-", "_")
         match = self.vocab.match(dest.rsplit(".", 1)[-1]) or ("exact" if knob_always else None)
         if not match:
@@ -523,6 +524,8 @@ class _Script:
             detail["launcher"] = launcher or outer
         if launcher:  # the launcher's own option (--nproc_per_node), not an argument of the program it starts
             detail["launcher_option"] = True
+            if command_line is not None:  # its options may be continued over several lines (`\`)
+                detail["command_line"] = command_line
         if launcher is None and script:
             detail["script"] = script
         self.site("define", at, dest, match, value=value, **detail)
