@@ -16,19 +16,24 @@ from auditor.extract.py_refs import chain, strip_handles
 MAX_SPLITS = 200
 
 
-def uneven_splits(tree: ast.AST, text_of: Callable[[ast.AST], str], is_count: Callable[[str], bool]) -> list[dict]:
+def uneven_splits(candidates: list[tuple[str, str, ast.AST]], tree: ast.AST, text_of: Callable[[ast.AST], str],
+                  is_count: Callable[[str], bool]) -> list[dict]:
     """[{line, col, function, key, by, expr, target}] for each truncating split of a count read
     from settings (a dotted read whose last name IS_COUNT accepts) by another count or a literal
-    above 1, whose result is a keyword argument or a name that IS_COUNT accepts too."""
-    checked = _remainders(tree, text_of)
+    above 1, whose result is a keyword argument or a name that IS_COUNT accepts too. CANDIDATES:
+    (function, target name, value) of the splits the extractor met (`split_of`)."""
+    checked: set[str] | None = None  # walked only for a file that has a candidate
     out: list[dict] = []
-    for fn_name, node, target, value in _count_uses(tree, is_count):
-        split = _split(value)
-        if split is None:
+    for fn_name, target, value in candidates:
+        if not is_count(target):
             continue
-        num, den = split
+        num, den = split_of(value)
         key = _setting(num, is_count)
-        if key is None or text_of(num) in checked:
+        if key is None:
+            continue
+        if checked is None:
+            checked = _remainders(tree, text_of)
+        if text_of(num) in checked:
             continue
         by = _setting(den, is_count)
         if by is None and not (isinstance(den, ast.Constant) and isinstance(den.value, int) and den.value > 1):
@@ -40,7 +45,7 @@ def uneven_splits(tree: ast.AST, text_of: Callable[[ast.AST], str], is_count: Ca
     return out
 
 
-def _split(node: ast.AST) -> tuple[ast.AST, ast.AST] | None:
+def split_of(node: ast.AST) -> tuple[ast.AST, ast.AST] | None:
     """(numerator, denominator) of `a // b`, `int(a / b)`, `math.floor(a / b)`."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
         return node.left, node.right
@@ -60,34 +65,6 @@ def _setting(node: ast.AST, is_count: Callable[[str], bool]) -> str | None:
     if not all(isinstance(p, str) for p in parts) or not is_count(parts[-1]):
         return None
     return ".".join(strip_handles([root.id, *parts]))
-
-
-def _count_uses(tree: ast.AST, is_count: Callable[[str], bool]):
-    """(function, node, target, value) for keyword arguments and for assignments to a count name."""
-    stack: list[str] = []
-
-    def walk(node: ast.AST):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            stack.append(node.name)
-            for child in ast.iter_child_nodes(node):
-                yield from walk(child)
-            stack.pop()
-            return
-        fn = ".".join(stack) or "<module>"
-        if isinstance(node, ast.Call):
-            for k in node.keywords:
-                if k.arg and is_count(k.arg):
-                    yield fn, node, k.arg, k.value
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for t in targets:
-                name = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else None
-                if name and is_count(name):
-                    yield fn, node, name, node.value
-        for child in ast.iter_child_nodes(node):
-            yield from walk(child)
-
-    yield from walk(tree)
 
 
 def _remainders(tree: ast.AST, text_of: Callable[[ast.AST], str]) -> set[str]:

@@ -126,6 +126,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.sites: list[Site] = []
         self.imports: dict[str, str] = {}
         self.star_imports = False  # `from .utils import *`: names this file never imports may be bound
+        # (function, target name, value) of `n // k` / `int(n / k)` handed on as an argument or bound to a name
+        self.split_candidates: list[tuple[str, str, ast.AST]] = []
         self.frames = [Frame("<module>", "module")]
         self.fn_frames = [self.frames[0]]  # function() of each depth of frames: asked ~300 times a file
         self.facts = Facts()
@@ -754,6 +756,9 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
 
     def assign(self, target: ast.AST, value: ast.AST) -> None:
         fn = self.function()
+        if isinstance(target, (ast.Name, ast.Attribute)) and py_splits.split_of(value) is not None:
+            self.split_candidates.append((fn.qualname, target.id if isinstance(target, ast.Name) else target.attr,
+                                          value))
         if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self" \
                 and fn.cls and isinstance(value, ast.Call) and self.qual(value) == "multiprocessing":
             # `self.ctx = mp.get_context("fork")`, then `self.ctx.Process(target=self._loop)` in
@@ -1242,6 +1247,9 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
 
     # ---- calls ------------------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
+        for k in node.keywords:
+            if k.arg and py_splits.split_of(k.value) is not None:
+                self.split_candidates.append((self.function().qualname, k.arg, k.value))
         func = node.func
         q = self.qual(func)
         fn = self.function()
@@ -1501,9 +1509,9 @@ def extract(text: str, path: str, vocab) -> FileResult:
         meta["holder_chains"] = {group: sorted(chains) for group, chains in ex.holder_chains.items()}
     if ex.holder_reads:
         meta["holder_reads"] = {group: sorted(firsts) for group, firsts in ex.holder_reads.items()}
-    if "//" in text or "/" in text and ("int(" in text or "floor(" in text):
+    if ex.split_candidates:
         splits = py_splits.uneven_splits(
-            tree, ex.text, lambda name: vocab.match(name) == "exact" and bool(vocab.units(name)))
+            ex.split_candidates, tree, ex.text, lambda name: ex.match(name) == "exact" and bool(vocab.units(name)))
         if splits:
             meta["uneven_splits"] = splits
     holders = _holders_at_serial_counts(ex)
