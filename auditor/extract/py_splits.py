@@ -16,18 +16,18 @@ from auditor.extract.py_refs import chain, strip_handles
 MAX_SPLITS = 200
 
 
-def uneven_splits(candidates: list[tuple[str, str, ast.AST]], tree: ast.AST, text_of: Callable[[ast.AST], str],
+def uneven_splits(candidates: list[tuple], tree: ast.AST, text_of: Callable[[ast.AST], str],
                   is_count: Callable[[str], bool]) -> list[dict]:
     """[{line, col, function, key, by, expr, target}] for each truncating split of a count read
     from settings (a dotted read whose last name IS_COUNT accepts) by another count or a literal
     above 1, whose result is a keyword argument or a name that IS_COUNT accepts too. CANDIDATES:
-    (function, target name, value) of the splits the extractor met (`split_of`)."""
+    (function, target name, value, (numerator, denominator)) of the splits the extractor met
+    (`split_of`)."""
     checked: set[str] | None = None  # walked only for a file that has a candidate
     out: list[dict] = []
-    for fn_name, target, value in candidates:
+    for fn_name, target, value, (num, den) in candidates:
         if not is_count(target):
             continue
-        num, den = split_of(value)
         key = _setting(num, is_count)
         if key is None:
             continue

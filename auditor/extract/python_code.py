@@ -126,8 +126,9 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.sites: list[Site] = []
         self.imports: dict[str, str] = {}
         self.star_imports = False  # `from .utils import *`: names this file never imports may be bound
-        # (function, target name, value) of `n // k` / `int(n / k)` handed on as an argument or bound to a name
-        self.split_candidates: list[tuple[str, str, ast.AST]] = []
+        # (function, target name, value, (n, k)) of `n // k` / `int(n / k)` handed on as an argument or
+        # bound to a name
+        self.split_candidates: list[tuple] = []
         self.frames = [Frame("<module>", "module")]
         self.fn_frames = [self.frames[0]]  # function() of each depth of frames: asked ~300 times a file
         self.facts = Facts()
@@ -756,9 +757,10 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
 
     def assign(self, target: ast.AST, value: ast.AST) -> None:
         fn = self.function()
-        if isinstance(target, (ast.Name, ast.Attribute)) and py_splits.split_of(value) is not None:
+        split = py_splits.split_of(value) if isinstance(target, (ast.Name, ast.Attribute)) else None
+        if split is not None:
             self.split_candidates.append((fn.qualname, target.id if isinstance(target, ast.Name) else target.attr,
-                                          value))
+                                          value, split))
         if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self" \
                 and fn.cls and isinstance(value, ast.Call) and self.qual(value) == "multiprocessing":
             # `self.ctx = mp.get_context("fork")`, then `self.ctx.Process(target=self._loop)` in
@@ -1248,8 +1250,9 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
     # ---- calls ------------------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         for k in node.keywords:
-            if k.arg and py_splits.split_of(k.value) is not None:
-                self.split_candidates.append((self.function().qualname, k.arg, k.value))
+            split = py_splits.split_of(k.value) if k.arg else None
+            if split is not None:
+                self.split_candidates.append((self.function().qualname, k.arg, k.value, split))
         func = node.func
         q = self.qual(func)
         fn = self.function()

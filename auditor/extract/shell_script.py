@@ -404,6 +404,8 @@ class _Script:
     def launcher(self, words, name: str, outer: str | None) -> None:
         """Options of a launcher, then the program it starts."""
         i = 0
+        # the line the options start on: one command, however many lines `\` continues it over
+        command_line = self.pos(words[0][0].offset)[0] if words else None
         while i < len(words):
             word, at, extra = words[i]
             text = word.text
@@ -423,7 +425,7 @@ class _Script:
                 if not words[i + 1][0].text.endswith(".py"):
                     value_item = words[i + 1]
             self.flag(words[i], m, value_item, launcher=name, knob_always=dest in LAUNCHER_KNOBS,
-                      command_line=self.pos(words[0][0].offset)[0])
+                      command_line=command_line)
             i += 2 if value_item is not None else 1
         rest = words[i:]
         if not rest:
