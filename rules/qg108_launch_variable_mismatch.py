@@ -17,6 +17,10 @@ def _vars(result):
     return out
 
 
+# variables whose absence a program reads as 1 (torch.distributed's WORLD_SIZE): set to 1 and
+# left unexported, they say what already runs in a one-process launch
+_UNSET_IS_ONE = {"world_size"}
+
 # the launcher option that says how many nodes the job spans, for launchers that default to one
 _NODE_FLAGS = {"torchrun": "nnodes"}
 
@@ -34,6 +38,51 @@ def _literal_flags(result) -> dict:
 def _flag_name(site) -> str:
     """The flag as the script spells it (`--n-rollout-threads`; a shell site keeps it in `flag`)."""
     return site.detail.get("flag") or f"--{site.leaf}"
+
+
+def _reads(result, path) -> dict:
+    meta = result.meta.get(path)
+    sv = meta.get("shell_vars") if isinstance(meta, dict) else None
+    return dict((sv or {}).get("reads") or {})
+
+
+def _launcher_fed(result, path, reads) -> set:
+    """The variables a launcher's options get in this script: `--nnodes $NNODES`, or through a
+    variable split into options (`DISTRIBUTED_ARGS="--nproc_per_node $GPUS_PER_NODE ..."`)."""
+    fed, via = set(), []
+    for s in result.sites:
+        if s.file == path and s.kind == "shell" and s.detail.get("launcher_option"):
+            fed.update(n for n in (s.detail.get("reference"), s.detail.get("resolved_from")) if n)
+            via.extend(n for n in (s.detail.get("split_from"), s.detail.get("via_array")) if n)
+    seen = set()
+    while via:
+        name = via.pop()
+        if name not in seen:
+            seen.add(name)
+            fed.update(reads.get(name, ()))
+            via.extend(reads.get(name, ()))
+    return fed
+
+
+def _one_process(result, path) -> bool:
+    """Whether every launch in this script starts one process: none at all (`python train.py`),
+    or each launcher told a literal 1 (`deepspeed --num_gpus 1`) and no larger count."""
+    meta = result.meta.get(path)
+    launches = meta.get("launches") if isinstance(meta, dict) else None
+    counts: dict = {}
+    for s in result.sites:
+        if s.file == path and s.kind == "shell" and s.detail.get("launcher_option"):
+            counts.setdefault(s.detail.get("command_line", s.line), []).append(s.value)
+    for line, _launcher in launches or ():
+        values = counts.get(line, [])
+        if 1 not in values or any(not isinstance(v, int) or isinstance(v, bool) or v > 1 for v in values):
+            return False
+    return True
+
+
+def _value(result, path, var):
+    return next((s.value for s in result.sites if s.file == path and s.kind == "shell" and s.role == "define"
+                 and s.leaf == var and s.detail.get("via") == "assignment"), None)
 
 
 def _line(v):
@@ -55,7 +104,14 @@ differently from its sibling scripts (`N_GPUS` here, `NUM_GPUS` everywhere else)
 
 Exported variables are not reported as unused: a child process may read them. Nor is a
 variable only ever set from a command's output (`NUM_GPUS=$(nvidia-smi -L | wc -l)`): it is a
-measurement, not a value a user edits, so leaving it unused loses nothing.
+measurement, not a value a user edits, so leaving it unused loses nothing. Nor is one computed
+from the counts the launcher is given (`WORLD_SIZE=$(($GPUS_PER_NODE*$NNODES))` beside
+`--nproc_per_node $GPUS_PER_NODE --nnodes $NNODES`): the launch runs that product. One computed
+from a count that reaches no launcher (`WORLD_SIZE=$((TP*PP*DP))`, DP only in a checkpoint
+name) is reported: nothing starts DP replicas. An unused `WORLD_SIZE=1` in a script that
+starts one process is a note: a program reads an absent WORLD_SIZE as 1, so this run loses
+nothing, but setting it to more changes nothing. Other counts set to 1 and never used stay
+warnings (`NUM_NODES=1` that never reaches the trainer's node count).
 
 A script that reads a variable it never sets (`echo "threads: ${n_rollout_threads}"`) while it
 passes a literal to the flag of that name (`--n_rollout_threads 50`) reports one count and runs
@@ -107,6 +163,10 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
         Example({"multi_node.slurm": "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks=2\n"
                                      "srun torchrun --nnodes 2 --nproc_per_node 4 --rdzv_backend c10d train.py\n"},
                 "torchrun told how many nodes the batch job has"),
+        Example({"pretrain.sh": "#!/bin/bash\nGPUS_PER_NODE=8\nNNODES=2\nWORLD_SIZE=$(($GPUS_PER_NODE*$NNODES))\n"
+                                "DISTRIBUTED_ARGS=\"--nproc_per_node $GPUS_PER_NODE --nnodes $NNODES\"\n"
+                                "python -m torch.distributed.launch $DISTRIBUTED_ARGS pretrain.py\n"},
+                "an unused world size computed from the counts the launcher gets: the launch runs that product"),
     ]
     INVALID = [
         Example({"eval.sh": "#!/bin/bash\nCHUNKS=8\nfor IDX in {0..7}; do\n"
@@ -136,6 +196,18 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
         Example({"multi_node.slurm": "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks=2\n"
                                      "srun torchrun --nproc_per_node 4 --rdzv_backend c10d train.py\n"},
                 "two nodes asked of SLURM, torchrun left at its one-node default", expect=[("multi_node.slurm", 4)]),
+        Example({"run.sh": "#!/bin/bash\nTP=2\nPP=2\nDP=4\nWORLD_SIZE=$((TP*PP*DP))\n"
+                           "deepspeed pretrain.py --tensor-model-parallel-size $TP --pipeline-model-parallel-size $PP "
+                           "--save ckpt/tp${TP}_pp${PP}_dp${DP}\n"},
+                "a world size computed and never passed: DP only names the checkpoint, the launcher takes every GPU",
+                expect=[("run.sh", 5)]),
+        Example({"pretrain.sh": "#!/bin/bash\nRANK=0\nWORLD_SIZE=1\npython pretrain.py --num-layers 24\n"},
+                "WORLD_SIZE=1 never used by a script that starts one process: a note, nothing is lost yet",
+                expect=[("pretrain.sh", 3)], severity="note"),
+        Example({"run.sh": "#!/bin/bash\nNUM_NODES=1\nNUM_GPUS=8\n"
+                           "python -m trainer.main trainer.num_gpus=$NUM_GPUS\n"},
+                "a node count of 1 that never reaches the trainer: a warning, unlike WORLD_SIZE",
+                expect=[("run.sh", 2)], severity="warning"),
     ]
 
     def check(self, result):
@@ -172,11 +244,24 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
                     yield self.finding(None, file=path, line=_line(line), column=1, knob=var,
                                        problem=f"${var} is read here but the sibling scripts use {other}; "
                                                f"whoever sets {other} does not set {var}", confidence="medium")
+            reads = _reads(result, path)
+            fed = _launcher_fed(result, path, reads)
+            one_process = None
             for var, line in defined.items():
                 if var in used or not knobish(var) or var in exported or var in measured:
                     continue  # (a command's output, `$(nvidia-smi -L | wc -l)`, is no value a user edits)
                 if any(similar(var, u) for u in used):
                     continue  # reported at the use above
+                if reads.get(var) and all(name in fed for name in reads[var]):
+                    continue  # WORLD_SIZE=$((GPUS_PER_NODE*NNODES)), each factor given to the launcher
+                if var.lower() in _UNSET_IS_ONE and one_process is None:
+                    one_process = _one_process(result, path)
+                if var.lower() in _UNSET_IS_ONE and one_process and _value(result, path, var) == 1:
+                    yield self.finding(None, file=path, line=_line(line), column=1, knob=var, severity="note",
+                                       problem=f"{var}=1 is set here but never used or exported: this script "
+                                               f"starts one process anyway, but setting {var} to more changes "
+                                               f"nothing")
+                    continue
                 yield self.finding(None, file=path, line=_line(line), column=1, knob=var,
                                    problem=f"{var} is set here but never used or exported, so it changes nothing")
         yield from self._nodes_unused(result)

@@ -263,12 +263,21 @@ def test_extensionless_script_is_shell_kind():
 ])
 def test_odd_scripts_never_crash(text):
     r = sh(text)
-    assert set(r.meta["shell_vars"]) - {"measured"} == {"defined", "used", "exported"}
+    assert set(r.meta["shell_vars"]) - {"measured", "reads"} == {"defined", "used", "exported"}
 
 
 def test_a_variable_set_only_from_a_command_is_measured():
     r = sh("G=$(nvidia-smi -L | wc -l)\nN=8\nif [ -z \"$S\" ]; then N=$(nproc); fi\nM=$((N * 2))\n")
     assert r.meta["shell_vars"]["measured"] == ["G"]  # N is also typed; $((...)) is arithmetic
+
+
+def test_the_variables_a_variable_reads_and_the_launches():
+    r = sh("GPUS_PER_NODE=8\nNNODES=2\nWORLD_SIZE=$(($GPUS_PER_NODE*$NNODES))\nDP=$((WORLD_SIZE / TP))\n"
+           "ARGS=\"--nproc_per_node $GPUS_PER_NODE --nnodes $NNODES\"\n"
+           "python -m torch.distributed.launch $ARGS train.py\npython eval.py\n")
+    assert r.meta["shell_vars"]["reads"] == {"WORLD_SIZE": ["GPUS_PER_NODE", "NNODES"], "DP": ["WORLD_SIZE", "TP"],
+                                             "ARGS": ["GPUS_PER_NODE", "NNODES"]}
+    assert r.meta["launches"] == [[6, "torch.distributed.launch"]]  # a bare python run is no launcher
 
 
 def test_function_bodies_and_if_branches():

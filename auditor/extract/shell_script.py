@@ -14,7 +14,8 @@ can resolve statically (``N=8``, ``N=${N:-8}``, arrays), and emits:
 
 Nothing after a ``#`` counts, and heredoc bodies are not commands.
 ``meta["shell_vars"] = {"defined": {VAR: line}, "used": {VAR: line}, "exported": {VAR: line},
-"measured": [VAR]}`` (first lines; measured: only ever set from a command's output, `$(...)`).
+"measured": [VAR], "reads": {VAR: [VAR]}}`` (first lines; measured: only ever set from a command's
+output, `$(...)`; reads: the variables a variable's values read, `WORLD_SIZE=$((GPUS*NODES))`).
 """
 
 from __future__ import annotations
@@ -107,6 +108,8 @@ class _Script:
         self.read_at: set[tuple] = set()
         self.exported: dict[str, int] = {}  # export / VAR=v cmd: handed to the programs started
         self.measured: set[str] = set()  # VAR=$(nvidia-smi -L | wc -l): a program's output
+        self.launches: list[list] = []  # [line, launcher] for each launcher started
+        self.reads: dict[str, list[str]] = {}  # WORLD_SIZE=$((GPUS_PER_NODE*NNODES)): the names its value reads
         self.typed: set[str] = set()  # assigned a value written in the script, at least once
         self.depth = 0  # inside if / case / loops: an assignment there may not run
 
@@ -229,6 +232,8 @@ class _Script:
         (self.measured if substituted else self.typed).add(name)
         res = self.resolve(value_text)
         self_ref = name in res.refs and name not in self.vars
+        reads = self.reads.setdefault(name, [])
+        reads.extend(r for r in dict.fromkeys(res.refs) if r != name and r not in reads and r not in SYSTEM_VARS)
         match = self.vocab.match(name)
         self.note_uses(word, [r for r in res.refs if r != name or name in self.vars],
                        feeds=name if match else None, defaults=res.defaults)
@@ -406,6 +411,8 @@ class _Script:
         i = 0
         # the line the options start on: one command, however many lines `\` continues it over
         command_line = self.pos(words[0][0].offset)[0] if words else None
+        if command_line is not None:
+            self.launches.append([command_line, name])
         while i < len(words):
             word, at, extra = words[i]
             text = word.text
@@ -586,9 +593,14 @@ class _Script:
         self.result.meta["shell_vars"] = {"defined": self.defined, "used": self.used, "exported": self.exported}
         if self.measured - self.typed:
             self.result.meta["shell_vars"]["measured"] = sorted(self.measured - self.typed)
+        reads = {name: refs for name, refs in self.reads.items() if refs}
+        if reads:
+            self.result.meta["shell_vars"]["reads"] = reads
         sharded = sharded_launches(lexed.commands, lambda offset: self.pos(offset)[0], self.defined)
         if sharded:
             self.result.meta["sharded_launches"] = sharded
+        if self.launches:
+            self.result.meta["launches"] = self.launches
         sbatch = _sbatch_nodes(self.text)
         if sbatch is not None:
             self.result.meta["sbatch_nodes"] = sbatch
