@@ -803,3 +803,28 @@ def test_a_count_split_with_its_remainder_dropped():
         (2, "algorithm.n_envs", "algorithm.n_processes", "n_envs"), (3, "num_envs", 4, "envs_per_worker")]
     checked = text.replace("    return", "    assert cfg.num_envs % 4 == 0\n    return")
     assert [s["line"] for s in python_code.extract(checked, "td3.py", VOCAB).meta["uneven_splits"]] == [2]
+
+
+@pytest.mark.parametrize("code, backend, counts", [
+    ("import envpool\nenv = envpool.make('Pong-v5', env_type='gym', num_envs=cfg.num_envs, num_threads=4)\n",
+     "envpool.make", {("num_envs", None), ("num_threads", 4)}),
+    ("import tensorflow as tf\nds = ds.map(parse, num_parallel_calls=1)\n", "tf.data.Dataset.map",
+     {("num_parallel_calls", 1)}),
+    ("from pebble import ProcessPool\npool = ProcessPool(max_workers=args.max_workers)\n", "pebble.ProcessPool",
+     {("max_workers", None)}),
+    ("from datatrove.executor import LocalPipelineExecutor\nex = LocalPipelineExecutor(pipeline=[], tasks=64)\n",
+     "datatrove.executor.LocalPipelineExecutor", {("num_processes", 64)}),
+    ("from litdata import optimize\noptimize(fn=f, inputs=[], output_dir='o', num_workers=4)\n", "litdata.optimize",
+     {("num_workers", 4)}),
+    ("from ray.train import ScalingConfig\nsc = ScalingConfig(num_workers=args.num_workers, use_gpu=True)\n",
+     "ray.train.ScalingConfig", {("num_workers", None)}),
+    ("from ray.rllib.algorithms.ppo import PPOConfig\ncfg = PPOConfig().env_runners(num_env_runners=2)\n",
+     "ray.rllib.algorithms.AlgorithmConfig.env_runners", {("num_env_runners", 2)}),
+    ("import multiprocess as mp\npool = mp.Pool(3)\n", "multiprocessing.Pool", {("processes", 3)}),
+    ("from tqdm_multiprocess import TqdmMultiProcessPool\np = TqdmMultiProcessPool(4)\n",
+     "tqdm_multiprocess.TqdmMultiProcessPool", {("num_processes", 4)}),
+])
+def test_backends_of_frameworks_beyond_the_standard_library(code, backend, counts):
+    consumes = [s for s in snippet_sites(code) if s.role == "consume"]
+    assert {s.detail["backend"] for s in consumes} == {backend}
+    assert {(s.key.rsplit(".", 1)[-1], s.value) for s in consumes} == counts

@@ -206,10 +206,11 @@ def natively_vectorized(site: Site, meta: dict | None) -> bool:
 def files_starting_processes(sites) -> set[str]:
     """Files that start worker processes (`multiprocessing.Process`, `Pool`, `mp.spawn`,
     subprocess vector envs): an environment variable set there is inherited by the workers."""
-    from auditor.lint.base import backend_kind
+    from auditor.lint.base import backend_entry, backend_kind
 
     return {s.file for s in sites if s.role == "consume" and s.kind == "python"
-            and (backend_kind(s) == "processes" or backend_kind(s) == "envs" and s.detail.get("serial") is False)}
+            and (backend_kind(s) == "processes" or backend_kind(s) == "envs" and s.detail.get("serial") is False)
+            and not backend_entry(s).get("in_process")}
 
 
 _CONFIG_ROOT = re.compile(r"^(self|cls|cfg\w*|conf\w*|config\w*|args|opt\w*|params?|settings?|hparams?|flags|"
