@@ -146,6 +146,19 @@ default (for `num_cpu if num_cpu else os.cpu_count()`, the machine's CPU count).
                                "    assert n_gpus > 0, 'teacher.n_gpus_per_node must be set'\n"
                                "    return n_gpus\n"},
                 "a fallback the next line rejects: a missing key fails loudly"),
+        Example({"replay.py": "import tensorflow as tf\n"
+                                "def make_replay_dataset(server, num_parallel_calls=12):\n"
+                                "    return tf.data.Dataset.range(8).interleave(server, num_parallel_calls=num_parallel_calls)\n",
+                 "r2d2/config.py": "import dataclasses\n@dataclasses.dataclass\nclass R2D2Config:\n"
+                                   "    num_parallel_calls: int = 16\n",
+                 "r2d2/builder.py": "from replay import make_replay_dataset\n"
+                                    "def build(config, server):\n"
+                                    "    return make_replay_dataset(server, num_parallel_calls=config.num_parallel_calls)\n",
+                 "td3/builder.py": "from replay import make_replay_dataset\n"
+                                   "def build(config, server):\n"
+                                   "    return make_replay_dataset(server)\n"},
+                "a helper many components share: one passes its own config's count; another, in a file "
+                "that never reads that setting, has none to pass"),
     ]
     INVALID = [
         Example({"rating.py": "import os\nimport multiprocessing as mp\n"
@@ -428,6 +441,12 @@ default (for `num_cpu if num_cpu else os.cpu_count()`, the machine's CPU count).
                                    severity="note", confidence="medium")  # equal today: the eval may be meant
                 continue
             knob, first, other = chosen[memo_key]
+            if other.file != site.file and not any(
+                    r.role == "read" and r.file == site.file and r.detail.get("via") != "param" for r in knob.sites):
+                # a helper many components share (acme's make_reverb_dataset): one agent's builder
+                # passes its config's count; another's, in a file that never reads that setting, has
+                # none to pass
+                continue
             yield self.finding(site, knob=knob.name, related=[first, other, site], default=show(default),
                                when=f"because {site.detail['helper']}() is called without "
                                     f"{site.detail['helper_param']}",

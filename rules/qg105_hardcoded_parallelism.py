@@ -258,6 +258,32 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                                       "def main(repo):\n"
                                       "    return snapshot_download(repo, max_workers=8)\n"},
                 "another package's knob given a literal that no call of the project routes"),
+        Example({"train.py": "import argparse\nfrom ray.train import ScalingConfig\n"
+                             "def train(num_workers=2):\n"
+                             "    return ScalingConfig(num_workers=num_workers)\n"
+                             "if __name__ == '__main__':\n"
+                             "    p = argparse.ArgumentParser()\n"
+                             "    p.add_argument('--num-workers', type=int, default=8)\n"
+                             "    p.add_argument('--smoke-test', action='store_true')\n"
+                             "    args = p.parse_args()\n"
+                             "    if args.smoke_test:\n"
+                             "        train(num_workers=2)\n"
+                             "    else:\n"
+                             "        train(num_workers=args.num_workers)\n"},
+                "a smoke test the user asks for runs two workers on purpose"),
+        Example({"data.py": "from litdata import optimize\n"
+                            "class TinyStories:\n"
+                            "    num_workers: int = 8\n"
+                            "    def prepare(self, val_file):\n"
+                            "        optimize(fn=len, inputs=[val_file], output_dir='val', num_workers=1)\n"},
+                "one worker for the one item the call is given"),
+        Example({"cluster.py": "import ray\n"
+                               "def start(args):\n"
+                               "    if args.address:\n"
+                               "        ray.init(address=args.address)\n"
+                               "    else:\n"
+                               "        ray.init(num_cpus=args.num_cpus)\n"},
+                "joining a running cluster takes that cluster's resources: no count to pass"),
     ]
     INVALID = [
         Example({"explore.py": "import argparse\nimport multiprocessing\n"
@@ -451,6 +477,14 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                                       "    return LeRobotDataset.create(repo, image_writer_threads=10)\n"},
                 "a literal to another package's function whose sibling call passes the user's setting",
                 expect=[("libero/convert.py", 3)]),
+        Example({"main.py": "import ray\n"
+                            "def main(args):\n"
+                            "    if args.opr == 'train':\n"
+                            "        ray.init(num_cpus=args.num_cpus, num_gpus=args.num_gpus)\n"
+                            "    else:\n"
+                            "        ray.init()\n"},
+                "one branch starts Ray without the counts the other passes: Ray takes the whole host",
+                expect=[("main.py", 6)]),
     ]
 
     def check(self, result):
@@ -467,6 +501,9 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                   and s.detail.get("flow_key")}
         indexed: dict[str, _Candidates] = {}
         fed_by: dict[tuple, set] = {}  # (file, line) of a read -> the backends its flows reach
+        # (file, line) -> the condition a site there runs under (a helper's consume site has none
+        # of its own: the keyword define on its line does)
+        conditions = {(s.file, s.line): s.detail["condition"] for s in result.sites if s.detail.get("condition")}
         for s in result.sites:
             if s.role == "consume" and s.detail.get("backend"):
                 for step in s.detail.get("flow") or ():
@@ -478,6 +515,10 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                 d = site.detail
                 if d.get("project_backend"):
                     continue  # a count of the project's own serial class: QG106's, not a parallel backend
+                if d.get("per_item"):
+                    continue  # as many workers as the items it is given (`inputs=[val_file], num_workers=1`)
+                if idioms.is_debug_condition(d.get("condition") or conditions.get((site.file, site.line))):
+                    continue  # `if args.smoke_test: train(num_workers=2)`: a mode the user chose (as QG104)
                 if d.get("via") == "helper" and d.get("omitted") and \
                         (d.get("helper_site"), d.get("helper_param")) in never_passed:
                     continue  # reported once, at the helper's parameter
@@ -517,9 +558,11 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                     field = _parsed_field(site, configured.get(name) or (), result.meta)
                     if field is not None:
                         other, how = field, "parsed"
-                if defaulted and other is not None and other.role == "read" and other.detail.get("via") == "param":
-                    # the helper's own parameter is no configuration read: QG103 speaks when a
-                    # sibling call passes the configured value
+                if other is not None and other.role == "read" and other.detail.get("via") == "param" and (
+                        defaulted or str(d.get("helper") or "").rsplit(".", 1)[-1]
+                        == str(other.detail.get("function") or "").rsplit(".", 1)[-1]):
+                    # the helper's own parameter is no configuration read (`train(num_workers=4)` and
+                    # `def train(num_workers=2)`): QG103 speaks when a sibling call passes the configured value
                     other, how = None, None
                 same_file = how in ("file", "section", "parsed")
                 if other is not None and _feeds_another_backend(fed_by, other, backend):
@@ -728,7 +771,7 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
         for site in result.sites:
             d = site.detail
             if site.role != "consume" or site.kind != "python" or is_test_site(site) or d.get("via") == "helper" \
-                    or (site.file, site.line) in reported or d.get("project_backend"):
+                    or (site.file, site.line) in reported or d.get("project_backend") or d.get("per_item"):
                 continue
             omitted = bool(d.get("omitted"))
             if not omitted and not (d.get("literal") and _int(site.value) in (0, 1)):
@@ -738,6 +781,7 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
             call = (d.get("backend"), d.get("param"))
             serial_beside.update((*call, h) for h in at_hand if (*call, h) in routes_of)
             candidates.append((site, call, at_hand, omitted))
+        hits: dict[tuple, list] = {}  # one finding a call, however many of its counts it leaves out
         for site, call, at_hand, omitted in candidates:
             d = site.detail
             sibling = next((
@@ -752,15 +796,24 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
             if sibling is None or idioms.runs_in_worker(site):
                 continue
             other, holder = sibling
-            param = d.get("param")
+            value = site.value if site.value is not None else site.default
+            hits.setdefault((site.file, site.line, d.get("backend"), omitted, value is None), []).append(
+                (site, other, holder))
+        for (_file, _line, backend, omitted, by_itself), group in hits.items():
+            site, other, holder = group[0]
+            params = ", ".join(s.detail.get("param") for s, _o, _h in group)
             value = _int(site.value) if site.value is not None else site.default
-            what = (f"no {param} argument, so its default {show(value)} runs" if omitted
-                    else f"the literal {param}={show(value)}")
-            yield self.finding(site, knob=other.key, related=[other, site], backend=_short(str(d["backend"])),
-                               what=what,
-                               why=f", while {where(other)} passes `{other.detail['expr']}` to the same backend and "
-                                   f"this function reads `{holder}` too: the {other.leaf} the user sets never "
-                                   f"reaches this call")
+            arguments = "argument" if len(group) == 1 else "arguments"
+            what = (f"the literal {params}={show(value)}" if not omitted
+                    else f"no {params} {arguments}, so the backend sizes itself (default None)" if by_itself
+                    else f"no {params} {arguments}, so its default {show(value)} runs")
+            passes = " and ".join(f"`{o.detail['expr']}`" for _s, o, _h in group)
+            leaves = ", ".join(o.leaf for _s, o, _h in group)
+            yield self.finding(site, knob=other.key, related=[o for _s, o, _h in group] + [site],
+                               backend=_short(str(backend)), what=what,
+                               why=f", while {where(other)} passes {passes} to the same backend and "
+                                   f"this function reads `{holder}` too: the {leaves} the user sets never "
+                                   f"{'reaches' if len(group) == 1 else 'reach'} this call")
 
     def _machine_beside_setting(self, result, reported: set):
         """`[Process(target=f) for _ in range(cpu_count())]` or `Pool(cpu_count() * 2)` in a file

@@ -525,6 +525,8 @@ files the scan did not read (they hold no knob word, but may call one that reads
                 continue  # the selector's own site (vec_env_cls=...): the count's site reports the call
             if backend_kind(site) == "threads" and not steps_envs(site):
                 continue  # thread pools for I/O, or for starting processes, are fine
+            if site.detail.get("omitted") and site.detail.get("via") != "helper" and backend_kind(site) == "cluster":
+                continue  # `ray.init(local_mode=True)`: no count given, none that runs serially
             n, text = _count(site)
             knob = knob_of.get(id(site))
             if n is None and knob is not None and site.match != "name" and isinstance(knob.effective, int) and not isinstance(

@@ -46,12 +46,21 @@ def _reads(result, path) -> dict:
     return dict((sv or {}).get("reads") or {})
 
 
-def _launcher_fed(result, path, reads) -> set:
+def _shell_sites(result) -> dict:
+    """shell file -> its sites, gathered once."""
+    out: dict[str, list] = {}
+    for s in result.sites:
+        if s.kind == "shell":
+            out.setdefault(s.file, []).append(s)
+    return out
+
+
+def _launcher_fed(sites, reads) -> set:
     """The variables a launcher's options get in this script: `--nnodes $NNODES`, or through a
     variable split into options (`DISTRIBUTED_ARGS="--nproc_per_node $GPUS_PER_NODE ..."`)."""
     fed, via = set(), []
-    for s in result.sites:
-        if s.file == path and s.kind == "shell" and s.detail.get("launcher_option"):
+    for s in sites:
+        if s.detail.get("launcher_option"):
             fed.update(n for n in (s.detail.get("reference"), s.detail.get("resolved_from")) if n)
             via.extend(n for n in (s.detail.get("split_from"), s.detail.get("via_array")) if n)
     seen = set()
@@ -64,14 +73,14 @@ def _launcher_fed(result, path, reads) -> set:
     return fed
 
 
-def _one_process(result, path) -> bool:
+def _one_process(result, path, sites) -> bool:
     """Whether every launch in this script starts one process: none at all (`python train.py`),
     or each launcher told a literal 1 (`deepspeed --num_gpus 1`) and no larger count."""
     meta = result.meta.get(path)
     launches = meta.get("launches") if isinstance(meta, dict) else None
     counts: dict = {}
-    for s in result.sites:
-        if s.file == path and s.kind == "shell" and s.detail.get("launcher_option"):
+    for s in sites:
+        if s.detail.get("launcher_option"):
             counts.setdefault(s.detail.get("command_line", s.line), []).append(s.value)
     for line, _launcher in launches or ():
         values = counts.get(line, [])
@@ -80,9 +89,9 @@ def _one_process(result, path) -> bool:
     return True
 
 
-def _value(result, path, var):
-    return next((s.value for s in result.sites if s.file == path and s.kind == "shell" and s.role == "define"
-                 and s.leaf == var and s.detail.get("via") == "assignment"), None)
+def _value(sites, var):
+    return next((s.value for s in sites if s.role == "define" and s.leaf == var
+                 and s.detail.get("via") == "assignment"), None)
 
 
 def _line(v):
@@ -215,6 +224,7 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
         knobish = lambda name: vocab.match(name) is not None  # noqa: E731
         files = _vars(result)
         literal_flags = _literal_flags(result)
+        by_file = _shell_sites(result)
         for path, (defined, used, exported, measured) in files.items():
             for var, line in used.items():
                 if var in defined:
@@ -245,7 +255,7 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
                                        problem=f"${var} is read here but the sibling scripts use {other}; "
                                                f"whoever sets {other} does not set {var}", confidence="medium")
             reads = _reads(result, path)
-            fed = _launcher_fed(result, path, reads)
+            fed = _launcher_fed(by_file.get(path, ()), reads)
             one_process = None
             for var, line in defined.items():
                 if var in used or not knobish(var) or var in exported or var in measured:
@@ -255,8 +265,8 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
                 if reads.get(var) and all(name in fed for name in reads[var]):
                     continue  # WORLD_SIZE=$((GPUS_PER_NODE*NNODES)), each factor given to the launcher
                 if var.lower() in _UNSET_IS_ONE and one_process is None:
-                    one_process = _one_process(result, path)
-                if var.lower() in _UNSET_IS_ONE and one_process and _value(result, path, var) == 1:
+                    one_process = _one_process(result, path, by_file.get(path, ()))
+                if var.lower() in _UNSET_IS_ONE and one_process and _value(by_file.get(path, ()), var) == 1:
                     yield self.finding(None, file=path, line=_line(line), column=1, knob=var, severity="note",
                                        problem=f"{var}=1 is set here but never used or exported: this script "
                                                f"starts one process anyway, but setting {var} to more changes "

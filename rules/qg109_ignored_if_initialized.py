@@ -127,6 +127,8 @@ may carry no count at all) outside a script's entry point (a top-level `main` / 
             reinit = (d.get("options") or {}).get("ignore_reinit_error") in (True, "True")
             if "is_initialized" not in str(guard) and not reinit:
                 continue
+            if d.get("omitted") and d.get("via") != "helper":
+                continue  # a count the call leaves out is not one it sets and loses
             if d.get("guard_announced"):
                 continue  # the branch taken when it already runs says so (`logger.info("already initialized")`)
             if d.get("checked_after") and not d.get("splat"):

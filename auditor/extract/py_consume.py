@@ -122,7 +122,8 @@ class ConsumeMixin:
                          expr=self.text(loop), loop=True)
                     # one Process per turn of `range(n)`: n is the count a caller's argument sets
                     self.flow_sinks.append((len(self.sites) - 1, loop, fn.qualname, False))
-                elif count.emit_default and not splats:
+                elif count.emit_default and not splats and not any(arg(k, None) is not None for k in consumer.attach):
+                    # (`ray.init(address="auto")` joins a running cluster: its resources are that cluster's)
                     site(count.knob, node, count.default, count.param, serial, literal=True, omitted=True,
                          defaulted={**defaulted, count.param: count.default})
                 continue
@@ -150,6 +151,11 @@ class ConsumeMixin:
             extra.update({k: v for k, v in through.get(count.param, {}).items() if v is not None})
             if choice:
                 extra["otherwise"] = choice
+            if isinstance(v, int) and v >= 1 and any(
+                    b is not a and isinstance(b, (ast.List, ast.Tuple)) and self.length(b) == v
+                    for b in [*kws.values(), *positional]):
+                # `optimize(inputs=[val_file], num_workers=1)`: one worker per item the call is given
+                extra["per_item"] = True
             site(key, a, None if v is NOT_LITERAL else v, count.param, serial,
                  literal=literal(a) is not NOT_LITERAL or choice is not None, expr=self.text(a), **extra)
             self.flow_sinks.append((len(self.sites) - 1, a, self.function().qualname, count.measure == "len"))
