@@ -247,7 +247,10 @@ read lies on no script's path (it may be this
 script's, reached in a way the call graph does not see), nor for a flag the script names in a
 string (`getattr(args, "num_env")`); a note when the script hands its parsed namespace whole to
 code out of sight (another package's `launch(args)`, `**vars(args)`, or a project file the scan
-did not read), which may read it.
+did not read), which may read it. Only a read at the top of a namespace can read a flag: a key
+in a section (`config.DATA.NUM_WORKERS`), a function's own parameter, or an attribute of an
+object that holds no settings (`get_worker_info().num_workers`) is no read that may be this
+script's (InternVL's eval scripts, each with its own `--num-workers`).
 A literal written into a configuration
 object's key that nothing reads (`cfg.num_envs = 1` where the program reads
 `cfg.num_envs_per_worker`) changes nothing: a note.
@@ -747,6 +750,26 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                  "pkg/helpers.py": "def start(options):\n    return options\n"},
                 "run_atari.py hands its namespace to a project file the scan does not read: a note",
                 expect=[("pkg/run_atari.py", 6)], severity="note"),
+        Example({"eval/vqa/evaluate_vqa.py": "import argparse\nfrom torch.utils.data import DataLoader\n"
+                                             "if __name__ == '__main__':\n"
+                                             "    parser = argparse.ArgumentParser()\n"
+                                             "    parser.add_argument('--num-workers', type=int, default=1)\n"
+                                             "    args = parser.parse_args()\n"
+                                             "    DataLoader([1], num_workers=args.num_workers)\n",
+                 "eval/mmvet/evaluate_mmvet.py": "import argparse\n"
+                                                 "if __name__ == '__main__':\n"
+                                                 "    parser = argparse.ArgumentParser()\n"
+                                                 "    parser.add_argument('--num-workers', type=int, default=1)\n"
+                                                 "    args = parser.parse_args()\n"
+                                                 "    for image in ['a.jpg', 'b.jpg']:\n"
+                                                 "        print(image)\n",
+                 "classification/build.py": "from torch.utils.data import DataLoader, get_worker_info\n"
+                                            "def build_loader(config, ds):\n"
+                                            "    shards = get_worker_info().num_workers\n"
+                                            "    return DataLoader(ds, num_workers=config.DATA.NUM_WORKERS), shards\n"},
+                "each eval script builds its own parser; mmvet's reads nothing it accepts. A yacs "
+                "config's DATA.NUM_WORKERS or a worker-info attribute elsewhere is no read of the flag",
+                expect=[("eval/mmvet/evaluate_mmvet.py", 4)]),
     ]
 
     def check(self, result):
@@ -1173,7 +1196,15 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
 
         readers: dict[str, list] = {}
         for s in result.sites:
-            if s.kind == "python" and _is_reader(s) and not is_test_file(s.file):
+            # a flag sits at the top of its namespace (`self.all_args.n_threads` holds one):
+            # `config.DATA.NUM_WORKERS`, a key in a section, reads some other settings
+            # object's count, not `--num-workers`; a
+            # function's own parameter (`def loader(ds, num_workers)`) gets what a caller read;
+            # `get_worker_info().num_workers`, an attribute of an object that holds no settings, neither
+            if s.kind == "python" and _is_reader(s) and not is_test_file(s.file) \
+                    and all(idioms.is_config_name(p) for p in s.key.split(".")[:-1]) \
+                    and s.detail.get("via") != "param" and not (
+                        s.detail.get("via") == "attribute" and not _may_hold_settings(str(s.detail.get("root") or "args"))):
                 readers.setdefault(s.leaf.lower(), []).append(s)
         flags = [s for s in result.sites if s.role == "define" and s.kind == "python"
                  and s.detail.get("via") == "argparse" and not is_test_file(s.file)
@@ -1593,6 +1624,13 @@ def _script_path(graph, rel: str, function, careful: bool = False) -> tuple | No
     if walk is None or graph.of(rel, str(function or "<module>")) not in walk[0]:
         return None
     return walk
+
+
+def _may_hold_settings(root: str) -> bool:
+    """`args`, `self.all_args`, `self` (a copy `self.n_threads = args.n_threads`): a root a
+    parsed flag may be read through; `get_worker_info()`, `worker_info`: none."""
+    return root == "self" or root.startswith("self.") and idioms.is_config_name(root.rsplit(".", 1)[-1]) \
+        or idioms.is_config_name(root.rsplit(".", 1)[-1])
 
 
 def _namespace_handing(result, graph) -> list[tuple[str, str]]:

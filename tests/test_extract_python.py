@@ -828,3 +828,10 @@ def test_backends_of_frameworks_beyond_the_standard_library(code, backend, count
     consumes = [s for s in snippet_sites(code) if s.role == "consume"]
     assert {s.detail["backend"] for s in consumes} == {backend}
     assert {(s.key.rsplit(".", 1)[-1], s.value) for s in consumes} == counts
+
+
+def test_keys_asked_for_by_name_include_flags_spelt_with_dashes():
+    code = ('worker_args = ["model-path", "limit-worker-concurrency", "num_gpus"]\n'
+            'for key in worker_args:\n    print(getattr(args, key.replace("-", "_")))\n')
+    meta = python_code.extract(code, "launch_all.py", VOCAB).meta
+    assert meta["quoted_keys"] == ["limit_worker_concurrency", "num_gpus"]

@@ -1482,7 +1482,9 @@ def flag_holders(tree: ast.Module) -> dict[str, str]:
     return out
 
 
-QUOTED_KEY = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]{2,40})["']""")
+# (a flag's name spelt with dashes, "limit-worker-concurrency" in a list of flags a launcher
+# passes on by name, is that setting's key too)
+QUOTED_KEY = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_-]{2,40})["']""")
 # a Gym-style environment id written in the file ("CartPole-v1", "ALE/Pong-v5"): its name
 ENV_ID = re.compile(r"""["'](?:[\w.-]+/)?([A-Z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*?)-v\d+["']""")
 MAX_ENV_IDS = 50
@@ -1533,8 +1535,8 @@ def extract(text: str, path: str, vocab) -> FileResult:
             meta["parses"] = ex.parses
     # keys asked for by name (`_cfg_get(cfg.env, "num_envs")`): QG101 does not call a Hydra
     # config's key unread by a script whose folder names it so
-    quoted = sorted(_asked_by_name(tree, Counter(k for k in QUOTED_KEY.findall(text) if ex.match_vocabulary(k))))[
-        :MAX_SECTIONS]
+    quoted = sorted(_asked_by_name(tree, Counter(k.replace("-", "_") for k in QUOTED_KEY.findall(text)
+                                                 if ex.match_vocabulary(k.replace("-", "_")))))[:MAX_SECTIONS]
     if quoted:
         meta["quoted_keys"] = quoted
     env_ids = sorted(set(ENV_ID.findall(text)))[:MAX_ENV_IDS] if ex.sites and "-v" in text else None
