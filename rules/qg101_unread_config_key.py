@@ -206,7 +206,7 @@ says so: that package may read it, out of sight. Keys under a YAML anchor (`_ppo
 *ppo_meta`, `<<: *ppo_meta`), and a read there reads them. A key in a file of which code reads no parallelism key, with no
 near-miss read either, is a note: the file may configure another program (a daemon's YAML
 shipped beside its Python client). A config file of a tool that reads it itself (an
-accelerate or DeepSpeed config, a SkyPilot task, told by its top-level keys: rules/tool_configs.yaml) is not
+accelerate or DeepSpeed config, a SkyPilot task, a Ray cluster launcher config, told by its top-level keys: rules/tool_configs.yaml) is not
 reported. A key of Hydra's own section (`hydra.launcher.cpus_per_task`, `hydra.launcher.n_jobs`)
 is read by Hydra and the launcher plugin a run selects, out of the tree: a note that says so.
 
@@ -396,6 +396,12 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
         Example({"cluster.sky.yaml": "resources:\n  accelerators: A100:8\nnum_nodes: 2\nrun: |\n  python train.py\n",
                  "train.py": "import yaml\ncfg = yaml.safe_load(open('conf.yaml'))\nn = cfg['n_nodes']\n"},
                 "a SkyPilot task file: SkyPilot reads its num_nodes"),
+        Example({"ray_config/cluster-west.yaml": "cluster_name: cc\nmax_workers: 5\nprovider:\n  type: aws\n"
+                                                 "available_node_types:\n  ray.worker.default:\n"
+                                                 "    min_workers: 1\n    max_workers: 5\n",
+                 "process.py": "import ray\nray.init(address='auto')\nn = ray.cluster_resources()['CPU']\n"
+                               "import yaml\ncfg = yaml.safe_load(open('conf.yaml'))\nw = cfg['num_workers']\n"},
+                "a Ray cluster launcher config: `ray up` reads its worker counts"),
         Example({"conf/cluster.yaml": "cluster:\n  env_vars:\n    OMP_NUM_THREADS: 32\n  num_nodes: 2\n",
                  "launch.py": "def start(cfg):\n    return spawn(cfg.cluster.num_nodes, env=cfg.cluster.env_vars)\n"},
                 "an environment variable under `env_vars:`: the launched process reads it"),

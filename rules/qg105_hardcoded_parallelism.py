@@ -16,7 +16,10 @@ _SKIP_BACKENDS = ("torch.set_num_threads", "torch.set_num_interop_threads", "thr
                   "megatron.core.parallel_state.initialize_model_parallel")
 
 
-CONSTRUCTS_CONFIG = re.compile(r"(Config|Configs|Args|Arguments|Spec|Settings|Options|Params)$")
+# a call that builds settings: a class (`ParallelismConfig`) or a function (`build_launch_config`,
+# `configure_train_module` in a recipe script, which is itself the configuration)
+CONSTRUCTS_CONFIG = re.compile(r"(Config|Configs|Args|Arguments|Spec|Settings|Options|Params)$"
+                               r"|_(config|configs|args|settings|options|params|spec)$|^configure_")
 TABLE = 3  # literal defines of one key in one file: a table of settings written in code
 SIBLINGS_MIN = 3  # configs routing the key before a literal among them stands out
 SIBLINGS_RATIO = 3  # routed files per literal file, at least
@@ -271,6 +274,14 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                              "    else:\n"
                              "        train(num_workers=args.num_workers)\n"},
                 "a smoke test the user asks for runs two workers on purpose"),
+        Example({"launch/beaker.py": "from dataclasses import dataclass\n@dataclass\nclass BeakerLaunchConfig:\n"
+                                     "    num_nodes: int = 1\n",
+                 "scripts/train/OLMo3-7B.py": "from launch.beaker import BeakerLaunchConfig\n"
+                                              "def build_launch_config(num_nodes):\n"
+                                              "    return BeakerLaunchConfig(num_nodes=num_nodes)\n"
+                                              "def main():\n    return build_launch_config(num_nodes=32)\n"},
+                "a recipe script passing its node count to the function that builds the launch config: "
+                "the script is the configuration"),
         Example({"data.py": "from litdata import optimize\n"
                             "class TinyStories:\n"
                             "    num_workers: int = 8\n"
