@@ -1203,10 +1203,10 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
         readers: dict[str, list] = {}
         for s in result.sites:
             # a flag sits at the top of its namespace (`self.all_args.n_threads` holds one):
-            # `config.DATA.NUM_WORKERS`, a key in a section, reads some other settings
-            # object's count, not `--num-workers`; a
-            # function's own parameter (`def loader(ds, num_workers)`) gets what a caller read;
-            # `get_worker_info().num_workers`, an attribute of an object that holds no settings, neither
+            # `config.DATA.NUM_WORKERS`, a key in a section, reads some other settings object's
+            # count, not `--num-workers`; a function's own parameter (`def loader(ds,
+            # num_workers)`) gets what a caller read; `get_worker_info().num_workers`, an
+            # attribute of an object that holds no settings, neither
             if s.kind == "python" and _is_reader(s) and not is_test_file(s.file) \
                     and all(idioms.is_config_name(p) for p in s.key.split(".")[:-1]) \
                     and s.detail.get("via") != "param" and not (
@@ -1635,8 +1635,7 @@ def _script_path(graph, rel: str, function, careful: bool = False) -> tuple | No
 def _may_hold_settings(root: str) -> bool:
     """`args`, `self.all_args`, `self` (a copy `self.n_threads = args.n_threads`): a root a
     parsed flag may be read through; `get_worker_info()`, `worker_info`: none."""
-    return root == "self" or root.startswith("self.") and idioms.is_config_name(root.rsplit(".", 1)[-1]) \
-        or idioms.is_config_name(root.rsplit(".", 1)[-1])
+    return root == "self" or idioms.is_config_name(root.rsplit(".", 1)[-1])
 
 
 def _namespace_handing(result, graph) -> list[tuple[str, str]]:

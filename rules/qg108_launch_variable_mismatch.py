@@ -7,13 +7,14 @@ from auditor.vocab import load as load_vocab, normalise
 
 
 def _vars(result):
-    """{shell file: (defined {VAR: line}, used {VAR: line})} from the extractor's meta."""
+    """{shell file: (defined {VAR: line}, used {VAR: line}, exported {VAR: line}, measured {VAR},
+    reads {VAR: [VAR its value reads]})} from the extractor's meta."""
     out = {}
     for path, meta in result.meta.items():
         sv = meta.get("shell_vars") if isinstance(meta, dict) else None
         if sv:
             out[path] = (dict(sv.get("defined", {})), dict(sv.get("used", {})), dict(sv.get("exported", {})),
-                         set(sv.get("measured") or ()))
+                         set(sv.get("measured") or ()), dict(sv.get("reads") or {}))
     return out
 
 
@@ -38,12 +39,6 @@ def _literal_flags(result) -> dict:
 def _flag_name(site) -> str:
     """The flag as the script spells it (`--n-rollout-threads`; a shell site keeps it in `flag`)."""
     return site.detail.get("flag") or f"--{site.leaf}"
-
-
-def _reads(result, path) -> dict:
-    meta = result.meta.get(path)
-    sv = meta.get("shell_vars") if isinstance(meta, dict) else None
-    return dict((sv or {}).get("reads") or {})
 
 
 def _shell_sites(result) -> dict:
@@ -225,7 +220,7 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
         files = _vars(result)
         literal_flags = _literal_flags(result)
         by_file = _shell_sites(result)
-        for path, (defined, used, exported, measured) in files.items():
+        for path, (defined, used, exported, measured, reads) in files.items():
             for var, line in used.items():
                 if var in defined:
                     continue
@@ -254,7 +249,6 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
                     yield self.finding(None, file=path, line=_line(line), column=1, knob=var,
                                        problem=f"${var} is read here but the sibling scripts use {other}; "
                                                f"whoever sets {other} does not set {var}", confidence="medium")
-            reads = _reads(result, path)
             fed = _launcher_fed(by_file.get(path, ()), reads)
             one_process = None
             for var, line in defined.items():
@@ -318,7 +312,7 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
     def _siblings(files, path):
         folder = posixpath.dirname(path)
         names = set()
-        for other, (defined, used, _exported, _measured) in files.items():
+        for other, (defined, used, _exported, _measured, _reads) in files.items():
             if other != path and posixpath.dirname(other) == folder:
                 names |= set(defined) | set(used)
         return names

@@ -233,7 +233,9 @@ class _Script:
         res = self.resolve(value_text)
         self_ref = name in res.refs and name not in self.vars
         reads = self.reads.setdefault(name, [])
-        reads.extend(r for r in dict.fromkeys(res.refs) if r != name and r not in reads and r not in SYSTEM_VARS)
+        for ref in res.refs:
+            if ref != name and ref not in SYSTEM_VARS and ref not in reads:
+                reads.append(ref)
         match = self.vocab.match(name)
         self.note_uses(word, [r for r in res.refs if r != name or name in self.vars],
                        feeds=name if match else None, defaults=res.defaults)
