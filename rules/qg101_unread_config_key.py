@@ -9,8 +9,8 @@ from auditor import catalogue
 from auditor.flow import values
 from auditor.keys import CONFIG_CLASS, one_typo
 from auditor.lint import idioms
-from auditor.lint.base import (CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, count_units, is_launch_override,
-                               is_test_file, is_test_site, modules_to_files, project_packages, show, similar,
+from auditor.lint.base import (CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, count_units, in_examples, is_launch_override,
+                               is_test_file, is_test_site, modules_to_files, near_files, project_packages, show, similar,
                                where)
 
 FIELD_VIAS = ("dataclass", "pydantic", "attrs", "argparse")
@@ -254,6 +254,16 @@ script's (InternVL's eval scripts, each with its own `--num-workers`).
 A literal written into a configuration
 object's key that nothing reads (`cfg.num_envs = 1` where the program reads
 `cfg.num_envs_per_worker`) changes nothing: a note.
+A setting read into a name that nothing uses (`workers = os.getenv("VILA_WORKERS", 1)` before
+`uvicorn.run(app, workers=1)`; `self.num_workers = os.getenv("NUM_WORKERS", 32)` in a class
+whose pool is sized by a literal) is read and then dropped: a warning at the read (a note under
+examples/). Only for a copy of the setting (a name of the same unit: `workers`, not `dp_size =
+world_size // cfg.tp_size`), read by itself or through conversions (`int()`, `min()`), from the
+environment, a flag or an object named as settings (not `getattr(env, "num_envs", 1)`), into a
+local its function never loads, a module name no file loads or imports, or an attribute no file
+loads. Not for a variable a launcher sets or a
+library reads for itself (`WORLD_SIZE`, `SLURM_NTASKS`: rules/knobs.yaml `set_for_programs`),
+nor in a file that reads names dynamically (`locals()`, `vars()`, `asdict`).
 A flag a library adds to the script's parser (`deepspeed.add_config_arguments(parser)` adds
 `--deepspeed_config`; rules/consumers.yaml `flag_adders`) that nothing on the script's path reads
 is a warning when that path builds the library's engine without the parsed arguments
@@ -512,6 +522,23 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                                        "            setattr(args, field.name, getattr(cfg, field.name))\n",
                  "template/megatron.yaml": "models:\n  policy:\n    virtual_pipeline_model_parallel_size: 2\n"},
                 "every field of the settings class is copied onto Megatron's arguments, which read them"),
+        Example({"serve.py": "import os\n"
+                             "world_size = int(os.environ['WORLD_SIZE'])\n"
+                             "class Api:\n"
+                             "    def __init__(self):\n"
+                             "        self.num_workers = int(os.getenv('API_WORKERS', 8))\n",
+                 "client.py": "from serve import Api\n"
+                              "def pool_size(api):\n    return api.num_workers\n"},
+                "a launcher's variable read into an unused name (torch reads it itself), and an "
+                "attribute another file reads"),
+        Example({"trainer.py": "def fit(cfg, env, wg):\n"
+                               "    n_envs = getattr(env, 'num_envs', 1)\n"
+                               "    dp_size = wg.world_size // cfg.rollout.tp_size\n"
+                               "    return cfg.data.batch_size\n",
+                 "rollout.py": "from vllm import LLM\n"
+                               "def engine(cfg):\n    return LLM('m', tensor_parallel_size=cfg.rollout.tp_size)\n"},
+                "another object's attribute read into an unused name, and a value derived from a "
+                "setting (not a copy of it) that nothing uses"),
     ]
     INVALID = [
         Example(_role_workers("self.micro = self.config.ref.micro_batch"),
@@ -776,6 +803,22 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                 "each eval script builds its own parser; mmvet's reads nothing it accepts. A yacs "
                 "config's DATA.NUM_WORKERS or a worker-info attribute elsewhere is no read of the flag",
                 expect=[("eval/mmvet/evaluate_mmvet.py", 4)]),
+        Example({"server.py": "import os\n"
+                              "import uvicorn\n"
+                              "from app import app\n"
+                              "if __name__ == '__main__':\n"
+                              "    workers = os.getenv('APP_WORKERS', 1)\n"
+                              "    uvicorn.run(app, port=8000, workers=1)\n",
+                 "api.py": "import os\n"
+                           "from concurrent.futures import ThreadPoolExecutor\n"
+                           "class Api:\n"
+                           "    def __init__(self):\n"
+                           "        self.num_workers = int(os.getenv('NUM_WORKERS', 32))\n"
+                           "    def run(self, jobs):\n"
+                           "        with ThreadPoolExecutor(max_workers=32) as ex:\n"
+                           "            return list(ex.map(print, jobs))\n"},
+                "a count read from the environment into a name that nothing uses: the server and "
+                "the pool run at their literals", expect=[("server.py", 5), ("api.py", 5)]),
     ]
 
     def check(self, result):
@@ -867,6 +910,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
         yield from self._misplaced(result, read_keys, splats, handed, unread_ids)
         yield from self._unread_fields(result, read_keys, splats, handed, copiers)
         yield from self._dead_writes(result)
+        yield from self._dead_reads(result)
         yield from self._misspelt_keys(result)
         yield from self._unread_by_entry(result)
         yield from self._unread_by_hydra_script(result, splats)
@@ -921,7 +965,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
             # a bare name (`tp_size`, a parameter) joins its knob by name only
             bare = str(source.detail.get("expr") or "").isidentifier()
             if bare and at.file not in near:
-                near[at.file] = _near_files(result, at.file, modules)
+                near[at.file] = near_files(result, at.file, modules)
             if knob is None or ("." not in routed_knob.name
                                 and not _declared_together(routed_knob, knob, at.file, routed_param,
                                                            near[at.file] if bare else None)):
@@ -1437,6 +1481,30 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                                near=_near_text(near).replace("instead, so", "instead (") + ")" if near else "",
                                severity="note", confidence="medium")
 
+    def _dead_reads(self, result):
+        """`workers = os.getenv("VILA_WORKERS", 1)` that nothing uses, before `uvicorn.run(app,
+        workers=1)` (auditor/extract/py_dead.py): the user's value is read, then dropped. For
+        `self.num_workers = ...`, only when no scanned file reads an attribute of that name.
+        A variable a launcher sets or a library reads for itself (`WORLD_SIZE`, rules/knobs.yaml
+        `set_for_programs`) is dropped by no one, nor is another object's attribute
+        (`getattr(env, "num_envs", 1)`)."""
+        loaded: dict[str, set[str]] = {}
+        for rel, m in result.meta.items():
+            for attr in (m.get("attr_loads") or ()) if isinstance(m, dict) else ():
+                loaded.setdefault(attr, set()).add(rel)
+        for rel, m in sorted(result.meta.items()):
+            if not isinstance(m, dict) or is_test_file(rel):
+                continue
+            for f in m.get("dead_reads") or ():
+                if f.get("attr") and loaded.get(f["attr"], set()) - {rel} or _set_for_programs(f["key"]):
+                    continue
+                if f.get("via") not in ("environ", "namespace", "argparse") and not idioms.is_config_name(str(f.get("root") or "").split(".")[-1]):
+                    continue  # `getattr(env, "num_envs", 1)`: another object's attribute, no setting
+                yield self.finding(None, file=rel, line=f["line"], column=f["column"], knob=f["key"],
+                                   subject=f"{f['key']} is read here into `{f['target']}`",
+                                   effect="the value the user sets is dropped", near="",
+                                   **({"severity": "note", "confidence": "medium"} if in_examples(rel) else {}))
+
     def _unread_fields(self, result, read_keys, splats, handed, copiers):
         """A setting declared in code for users to set - a dataclass / pydantic field, a parser
         flag - that no scanned code reads: `preprocessing_num_workers` in a dataclass that a
@@ -1542,6 +1610,16 @@ _COPY = re.compile(r"^\s*self\.(\w+)\s*(?::[^=]+)?=\s*[\w.]+\s*$")
 
 
 @lru_cache(maxsize=None)
+def _set_for_programs(key: str) -> bool:
+    name = key.rsplit(".", 1)[-1].upper()
+    return any(name.startswith(p[:-1]) if p.endswith("*") else name == p for p in _launcher_env())
+
+
+@lru_cache(maxsize=1)
+def _launcher_env() -> tuple[str, ...]:
+    return tuple(catalogue.data("knobs.yaml").get("set_for_programs") or ())
+
+
 def _dimensions() -> dict[str, list[list[str]]]:
     """rules/knobs.yaml ``dimensions``: each dimension's spellings as word lists, longest first."""
     data = catalogue.data("knobs.yaml").get("dimensions") or {}
@@ -1602,20 +1680,6 @@ def _declared_together(routed, sibling, rel: str, param: str, near: set[str] | N
     shared = places(routed) & places(sibling)
     return any(s.file in near for knob in (routed, sibling) for s in knob.sites
                if s.role == "define" and (s.detail.get("owner") or s.file) in shared)
-
-
-def _near_files(result, rel: str, files: dict[str, str]) -> set[str]:
-    """REL and the project files it imports, and the files those import (FILES: the project's
-    modules by dotted name -> file, auditor.lint.base.modules_to_files)."""
-
-    def imported(path: str) -> set[str]:
-        meta = result.meta.get(path)
-        flow = meta.get("flow") if isinstance(meta, dict) else None
-        names = flow.get("imports") if isinstance(flow, dict) else None
-        return {files[m] for name in names or () for m in (name, name.rsplit(".", 1)[0]) if m in files}
-
-    first = imported(rel)
-    return {rel, *first, *(f for path in first for f in imported(path))}
 
 
 _SETTINGS_AFFIX = re.compile(r"^_*(?:(?:cfg|conf|config|args)_)?|_(?:cfg|conf|config|args)$")

@@ -2,12 +2,13 @@
 
 import re
 from collections import Counter
+from functools import lru_cache
 
 from auditor.keys import holder_of
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, as_number, backend_kind, in_examples,
-                               is_config_define, is_test_file, is_test_site, project_packages, show, steps_envs,
-                               where)
+                               is_config_define, is_test_file, is_test_site, modules_to_files, near_files,
+                               project_packages, show, steps_envs, where)
 
 # Resource annotations and thread pinning have rules or meanings of their own.
 _SKIP_BACKENDS = ("torch.set_num_threads", "torch.set_num_interop_threads", "threadpoolctl.threadpool_limits",
@@ -141,7 +142,11 @@ knob, thread pools that do not step environments, tests, resource annotations
 own work (`ThreadPoolExecutor(max_workers=48)` scoring every rollout with a function of the
 project): its width is a note, since nothing lets the user size it. A loader given 0 or 1 inside a function that
 is itself a worker (a process or thread `target=`, or one taking a `thread_id` /
-`worker_id`) is a note: nested workers are often avoided on purpose there.
+`worker_id`) is a note: nested workers are often avoided on purpose there. A helper called
+with 1 (`make_env(num_envs=1)`) is a probe: a note; one given 0 workers beside the flag its
+sibling call in the same file routes (`test_on_datasets(..., 0)` beside
+`run(num_workers=args.num_workers)`) is a warning. A helper the package re-exports
+(`from dinov2.data import make_data_loader`, defined in dinov2/data/loaders.py) is followed.
 
 A call that leaves a backend's count serial - omitted (`DataLoader`'s default 0 workers) or a
 literal 0 or 1 - while another call of the same backend in the project takes the count from a
@@ -160,7 +165,10 @@ In configuration, a file that writes a literal where most files of its folder ro
 user's setting (`numEnvs: 128` among task configs that say `numEnvs: ${...num_envs}`, at least
 3 of them and 3 per literal) is a warning: the setting the user passes reaches the others, not
 this one. Siblings that route it with a different default (`${resolve_default:128,...}`) are
-routing it too.
+routing it too. Launch scripts the same way: `accelerate launch --num_processes 8` in one eval
+script of a folder whose others pass `--num_processes $NPROC_PER_NODE` or `torchrun
+--nproc-per-node=$NPROC_PER_NODE` (3 or more; the launchers' rank counts, rules/workers.yaml
+`count_flags`, are one setting) is a warning; a literal 1 there is a debug run, not reported.
 
 A literal given to a keyword named like a setting the user sets elsewhere (a dataclass or
 parser field, a config key) - `get_infer_args(dict(preprocessing_num_workers=16))`,
@@ -295,6 +303,18 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                                "    else:\n"
                                "        ray.init(num_cpus=args.num_cpus)\n"},
                 "joining a running cluster takes that cluster's resources: no count to pass"),
+        Example({"scripts/eval/mmlu.sh": "#!/bin/bash\nNPROC=${NPROC:-8}\naccelerate launch --num_processes $NPROC -m ev.run\n",
+                 "scripts/eval/gsm8k.sh": "#!/bin/bash\nNPROC=${NPROC:-8}\naccelerate launch --num_processes $NPROC -m ev.run\n",
+                 "scripts/eval/humaneval.sh": "#!/bin/bash\nNPROC=${NPROC:-8}\naccelerate launch --num_processes $NPROC -m ev.run\n",
+                 "scripts/eval/debug.sh": "#!/bin/bash\naccelerate launch --num_processes 1 -m ev.run\n"},
+                "a debug script beside them starts one process on purpose"),
+        Example({"eval/knn.py": "from eval.features import extract\n"
+                                "def main(args):\n"
+                                "    return extract(args.data, num_workers=5)\n",
+                 "eval/linear.py": "import argparse\n"
+                                   "p = argparse.ArgumentParser()\n"
+                                   "p.add_argument('--num-workers', type=int, default=8)\n"},
+                "another script's flag of that name: the scripts do not import each other"),
     ]
     INVALID = [
         Example({"explore.py": "import argparse\nimport multiprocessing\n"
@@ -496,9 +516,41 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                             "        ray.init()\n"},
                 "one branch starts Ray without the counts the other passes: Ray takes the whole host",
                 expect=[("main.py", 6)]),
+        Example({"eval/linear.py": "import argparse\n"
+                                   "from data import make_loader\n"
+                                   "def test_on(ds, batch_size, num_workers):\n"
+                                   "    return make_loader(dataset=ds, batch_size=batch_size, num_workers=num_workers)\n"
+                                   "def run(ds, batch_size, num_workers):\n"
+                                   "    train = make_loader(dataset=ds, batch_size=batch_size, num_workers=num_workers)\n"
+                                   "    return train, test_on(ds, batch_size, 0)\n"
+                                   "def main():\n"
+                                   "    p = argparse.ArgumentParser()\n"
+                                   "    p.add_argument('--num-workers', type=int, default=8)\n"
+                                   "    args = p.parse_args()\n"
+                                   "    run(range(8), 4, num_workers=args.num_workers)\n",
+                 "data/__init__.py": "from .loaders import make_loader\n",
+                 "data/loaders.py": "import torch\n"
+                                    "def make_loader(*, dataset, batch_size, num_workers):\n"
+                                    "    return torch.utils.data.DataLoader(dataset, batch_size=batch_size, num_workers=num_workers)\n"},
+                "a helper given 0 workers beside the flag its sibling call routes, through a loader "
+                "the package re-exports", expect=[("eval/linear.py", 7)], severity="warning"),
+        Example({"scripts/eval/mmlu.sh": "#!/bin/bash\nNPROC=${NPROC:-8}\naccelerate launch --num_processes $NPROC -m ev.run\n",
+                 "scripts/eval/gsm8k.sh": "#!/bin/bash\nNPROC=${NPROC:-8}\naccelerate launch --num_processes $NPROC -m ev.run\n",
+                 "scripts/eval/humaneval.sh": "#!/bin/bash\nNPROC=${NPROC:-8}\ntorchrun --nproc-per-node=$NPROC ev/run.py\n",
+                 "scripts/eval/needle.sh": "#!/bin/bash\naccelerate launch --num_processes 8 -m ev.needle\n"},
+                "one launch script passes a literal rank count where its siblings (accelerate or "
+                "torchrun) pass the user's variable",
+                expect=[("scripts/eval/needle.sh", 2)], severity="warning"),
     ]
 
     def check(self, result):
+        loud: set = set()  # (file, line) of the warnings given so far
+        for finding in self._findings(result, loud):
+            if finding.severity == "warning":
+                loud.add((finding.file, finding.line))
+            yield finding
+
+    def _findings(self, result, loud: set):
         configured = _configured_by_leaf(result)
         # file -> the config sections code reads keys of there (the Python extractor's facts)
         sections = {rel: set(m.get("sections_read") or ()) for rel, m in result.meta.items() if isinstance(m, dict)}
@@ -595,8 +647,10 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                            f"; {other.key} is configured at {where(other)}: if it is meant for this call, "
                            f"it never reaches it")
                     # a helper called with 1 is usually a probe or eval env (make_env(num_envs=1)), and
-                    # so is one env bound to an eval name (`eval_env = ParallelEnv(1, ...)`)
-                    probe = value <= 1 and (d.get("via") == "helper" and not defaulted or idioms.bound_for_evaluation(site))
+                    # so is one env bound to an eval name (`eval_env = ParallelEnv(1, ...)`); a helper
+                    # given 0 workers beside the setting this file routes to its siblings is no probe
+                    probe = value <= 1 and (d.get("via") == "helper" and not defaulted and value == 1
+                                            or idioms.bound_for_evaluation(site))
                     if worker:
                         why += " (this function runs as a worker: nested workers may be avoided on purpose)"
                     reported.add((site.file, site.line))
@@ -618,7 +672,7 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
         yield from self._sibling_literals(result)
         yield from self._serial_beside_routed(result, reported)
         yield from self._machine_beside_setting(result, reported)
-        yield from self._keyword_literals(result)
+        yield from self._keyword_literals(result, loud)
         yield from self._launch_commands(result)
 
     def _launch_commands(self, result):
@@ -656,10 +710,11 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                                        why=f" while the count the program computes or reads, `{other['value']}`, goes to "
                                            f"{flag}: one process runs on this node, whatever that count says")
 
-    def _keyword_literals(self, result):
+    def _keyword_literals(self, result, loud: set):
         """`get_infer_args(dict(..., preprocessing_num_workers=16))`, `PromptDataset(num_workers=8)`:
         a literal given to a keyword named like a setting the user sets elsewhere (a field of a
-        dataclass or parser, a config key). On this path the user's value never arrives."""
+        dataclass or parser, a config key). On this path the user's value never arrives. A line
+        already warned of (the consumer the literal reaches) is not reported twice."""
         fields: dict[str, list] = {}
         for s in result.sites:
             # a field or flag the project declares for users; a key of some config file of the tree
@@ -669,6 +724,20 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                 fields.setdefault(s.leaf.lower(), []).append(s)
         knob_of = {id(s): k for k in result.knobs for s in k.sites}
         routes = _routed_keywords(result)
+        modules = modules_to_files(result) if fields else {}
+        near: dict[str, set[str]] = {}
+
+        def imports_either(a: str, b: str) -> bool:
+            """One file imports the other (two levels): a script's own flags are no setting of a
+            script that does not import it (dinov2's knn.py and linear.py each have
+            --num-workers). A settings class's field is the project's (a web UI's literal for
+            `DataArguments.preprocessing_num_workers` reaches the CLI it launches)."""
+            for x, y in ((a, b), (b, a)):
+                if x not in near:
+                    near[x] = near_files(result, x, modules)
+                if y in near[x]:
+                    return True
+            return False
         ours = project_packages(result)
         # a file writing the same key as a literal many times is a table of settings in code (one
         # model per entry), not a call that drops the user's value
@@ -680,7 +749,7 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
             d = site.detail
             if site.role != "define" or site.kind != "python" or d.get("via") != "keyword" \
                     or d.get("function") in (None, "<module>") or per_file.get((site.file, site.leaf), 0) >= TABLE \
-                    or is_test_file(site.file) or d.get("kwargs_after"):
+                    or is_test_file(site.file) or d.get("kwargs_after") or (site.file, site.line) in loud:
                 continue
             value = _int(site.value)
             if value is None or value < 2:
@@ -698,7 +767,9 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
             knob = knob_of.get(id(site))
             example = in_examples(site.file)
             declared = [f for f in fields.get(site.leaf.lower(), ()) if f.file != site.file
-                        and as_number(f.value) != value] if not foreign else []
+                        and as_number(f.value) != value
+                        and (f.detail.get("via") != "argparse" or imports_either(site.file, f.file))
+                        ] if not foreign else []
             routed = [] if declared else [r for r in routes.get((_tail(d.get("callee")), site.leaf), ())
                                           if r[0] != site.file or r[1] != site.line]
             if declared:
@@ -891,36 +962,65 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
     def _sibling_literals(self, result):
         """A config file that writes a literal where most of its siblings route the user's
         setting: `numEnvs: 128` in one task config of a folder whose others say
-        `numEnvs: ${resolve_default:4096,${...num_envs}}`. `num_envs=N` reaches them, not it."""
+        `numEnvs: ${resolve_default:4096,${...num_envs}}`. `num_envs=N` reaches them, not it.
+        The same for a launch script's count option (`--num_processes 8` where the folder's
+        other scripts pass `$NPROC_PER_NODE`)."""
         groups: dict[tuple, list] = {}
         for knob in result.knobs:
             for site in knob.sites:
-                if site.role != "define" or site.kind not in CONFIG_KINDS or site.detail.get("generated") \
-                        or site.detail.get("via") == "interpolation":
+                if site.role != "define" or site.detail.get("generated") or site.detail.get("via") == "interpolation":
                     continue
                 folder = site.file.rpartition("/")[0]
-                key = site.detail.get("key_in_file") or site.key
+                if site.kind in CONFIG_KINDS:
+                    key = site.detail.get("key_in_file") or site.key
+                elif site.kind == "shell" and site.detail.get("launcher_option") and \
+                        (site.detail.get("reference") or (_int(site.value) or 0) > 1):
+                    # `accelerate launch --num_processes 8` in one eval script of a folder whose
+                    # others pass `torchrun --nproc-per-node=$NPROC_PER_NODE` (one process is a
+                    # debug run, not a lost setting): the launchers' rank counts are one setting
+                    flag = str(site.detail.get("flag") or "")
+                    key = "the rank count" if _flag_name(flag) in _rank_count_flags() \
+                        else f"{site.detail.get('launcher')} {flag}"
+                else:
+                    continue
                 groups.setdefault((folder, key), []).append(site)
         for (folder, key), sites in sorted(groups.items()):
             routed = [s for s in sites if s.detail.get("reference")]
             fixed = [s for s in sites if not s.detail.get("reference") and s.value is not None
                      and not s.detail.get("structured")]
             files = {s.file for s in routed}
+            shell = sites[0].kind == "shell"
             if len(files) < SIBLINGS_MIN or len(files) < SIBLINGS_RATIO * len({s.file for s in fixed}):
                 continue
             example = routed[0]
             for site in fixed:
+                backend = f"{site.detail.get('launcher')} {site.detail.get('flag')}" if shell else key
                 yield self.finding(
-                    site, knob=site.key, related=[routed[0], site], backend=f"{key} in {site.file}",
+                    site, knob=site.key, related=[routed[0], site], backend=f"{backend} in {site.file}",
                     what=f"the literal {show(site.value)}",
-                    why=f", while {len(files)} of the {len(files | {s.file for s in fixed})} configs in "
-                        f"{folder or '.'}/ take it from the user's `{example.detail['reference']}` (interpolated "
+                    why=f", while {len(files)} of the {len(files | {s.file for s in fixed})} "
+                        f"{'launch scripts' if shell else 'configs'} in {folder or '.'}/ take it from the user's "
+                        f"`{'$' if shell else ''}{example.detail['reference']}` ({'passed' if shell else 'interpolated'} "
                         f"at {where(example)}): a value set there never reaches this one",
                     flow=[{"file": site.file, "line": site.line, "column": site.column, "kind": "define",
                            "role": "source", "key": site.key, "value": site.value, "text": site.source}])
 
 
 _WORKER_UNITS = frozenset({"cpu", "core", "proc", "process", "processor", "worker", "thread"})
+
+
+def _flag_name(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
+
+
+@lru_cache(maxsize=1)
+def _rank_count_flags() -> frozenset:
+    """The flags by which launchers take the count of ranks they start (rules/workers.yaml
+    `count_flags`: torchrun's --nproc_per_node, accelerate's --num_processes, ...)."""
+    from auditor import catalogue
+
+    return frozenset(_flag_name(f) for rule in catalogue.data("workers.yaml").get("rules", [])
+                     for f in rule.get("count_flags") or () if len(_flag_name(f)) > 2)
 
 
 def _names_settings(holder: str) -> bool:

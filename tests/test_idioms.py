@@ -253,3 +253,30 @@ def test_an_unset_variable_beside_a_literal_names_the_flag_as_spelt(tmp_path):
                                      "python train.py --n-rollout-threads 50\n")
     messages = [f.message for f in scan_and_check(tmp_path).findings if f.code == "QG108"]
     assert len(messages) == 1 and "--n-rollout-threads (line 3)" in messages[0]
+
+
+def test_a_setting_read_into_a_name_nothing_uses():
+    found = findings("dead_read", "QG101")
+    assert ("serving/server.py", 10, "QG101", "warning") in found  # APP_WORKERS into `workers`
+    assert ("api/client.py", 8, "QG101", "warning") in found  # NUM_WORKERS into self.num_workers
+    assert not [f for f in found if f[:2] == ("api/client.py", 9)]  # self.num_threads: api/batch.py reads it
+    assert not [f for f in found if f[0] == "launch/dist.py"]  # WORLD_SIZE, and a derived dp_size
+    r = scan_and_check(FIXTURES / "dead_read")
+    message = next(f.message for f in r.findings if f.file == "serving/server.py")
+    assert "APP_WORKERS" in message and "`workers`" in message
+
+
+def test_a_literal_rank_count_where_sibling_launch_scripts_pass_the_variable():
+    found = findings("launch_siblings", "QG105")
+    assert found == [("scripts/eval/needle.sh", 3, "QG105", "warning")]  # not debug.sh, not scripts/train/
+    r = scan_and_check(FIXTURES / "launch_siblings")
+    assert "$NPROC_PER_NODE" in r.findings[0].message
+
+
+def test_a_literal_through_a_helper_the_package_re_exports():
+    found = findings("reexported_helper", "QG105")
+    assert ("eval/linear.py", 13, "QG105", "warning") in found  # 0 workers beside the routed flag
+    assert ("eval/knn.py", 14, "QG105", "warning") in found  # a literal 5 in a program with settings
+    r = scan_and_check(FIXTURES / "reexported_helper")
+    knn = next(f.message for f in r.findings if f.file == "eval/knn.py")
+    assert "linear.py" not in knn  # another script's flag of that name is not this one's setting

@@ -21,7 +21,7 @@ from auditor.extract.py_consume import ConsumeMixin, pool_name
 from auditor.extract.py_context import Context
 from auditor.extract.py_defines import DefineMixin, absl_flag, help_counted_flags, is_thread_var
 from auditor.extract.py_facts import Facts
-from auditor.extract import py_launch, py_splits
+from auditor.extract import py_dead, py_launch, py_splits
 from auditor.extract.py_shadow import ShadowMixin
 from auditor.flow import local as flow_local
 from auditor.extract.py_refs import (
@@ -1519,6 +1519,16 @@ def extract(text: str, path: str, vocab) -> FileResult:
             ex.split_candidates, tree, ex.text, lambda name: ex.match(name) == "exact" and bool(vocab.units(name)))
         if splits:
             meta["uneven_splits"] = splits
+    loaded = py_dead.loads(tree)
+    dead = py_dead.dead_reads(tree, ex.sites, lambda name, key: name.lower() == key.rsplit(".", 1)[-1].lower()
+                              or bool(vocab.units(name) & vocab.units(key)), loaded)
+    if dead:
+        meta["dead_reads"] = dead
+    # knob-named attributes the file reads (`trainer.num_workers`): a dead `self.num_workers`
+    # elsewhere is read here
+    attrs = sorted(a for a in loaded[1] if ex.match(a) == "exact") if loaded is not None else None
+    if attrs:
+        meta["attr_loads"] = attrs
     holders = _holders_at_serial_counts(ex)
     if holders:
         meta["holders"] = holders

@@ -54,11 +54,18 @@ class _Functions:
         self.classes: set[str] = set()
         # class -> its bases (dotted candidates), for the classes that inherit their __init__
         self.bases: dict[str, list[str]] = {}
+        # `from dinov2.data import make_data_loader`, re-exported by dinov2/data/__init__.py
+        # from dinov2/data/loaders.py: the package's name for a function of one of its modules
+        self.exported: dict[str, list[str]] = defaultdict(list)
         for rel, f in facts.items():
+            module = f.get("module") or ""
+            package = module.rpartition(".")[0]
             for name, info in f.get("functions", {}).items():
                 self.info[name] = info
                 for tail in _tails(name):
                     self.suffix[tail].append(name)
+                if package and name.startswith(module + "."):
+                    self.exported[f"{package}.{name[len(module) + 1:]}"].append(name)
             self.classes |= set(f.get("classes", {}))
             inherits = f.get("inherits_init") or ()
             self.bases.update((c, b) for c, b in (f.get("bases") or {}).items() if c in inherits)
@@ -112,6 +119,11 @@ class _Functions:
                     found = self.suffix.get(name, [])
                     if len(found) == 1 and name.count(".") >= 1:
                         return found[0]
+        for c in candidates:
+            for name in (c, f"{c}.__init__"):
+                found = self.exported.get(name, [])
+                if len(found) == 1:
+                    return found[0]
         return None
 
 

@@ -160,6 +160,20 @@ def modules_to_files(result: ScanResult) -> dict[str, str]:
     return out
 
 
+def near_files(result, rel: str, files: dict[str, str]) -> set[str]:
+    """REL and the project files it imports, and the files those import (FILES: the project's
+    modules by dotted name -> file, auditor.lint.base.modules_to_files)."""
+
+    def imported(path: str) -> set[str]:
+        meta = result.meta.get(path)
+        flow = meta.get("flow") if isinstance(meta, dict) else None
+        names = flow.get("imports") if isinstance(flow, dict) else None
+        return {files[m] for name in names or () for m in (name, name.rsplit(".", 1)[0]) if m in files}
+
+    first = imported(rel)
+    return {rel, *first, *(f for path in first for f in imported(path))}
+
+
 def project_packages(result: ScanResult) -> set[str]:
     """Top-level package names of the scanned project's own modules (src/ layouts included):
     what tells the project's functions and classes from another installed package's."""

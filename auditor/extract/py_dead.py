@@ -1,0 +1,157 @@
+"""Settings read into a name that nothing uses (facts for QG101).
+
+``workers = os.getenv("VILA_WORKERS", 1)`` before ``uvicorn.run(app, workers=1)``, or
+``self.num_workers = os.getenv("NUM_WORKERS", 32)`` in a class whose pool is sized by a
+literal: the user's value is read, then dropped. Each fact in ``meta["dead_reads"]`` is
+``{"line", "column", "key", "target"}`` for a read site (an environment variable, a flag or a
+config key; never a function's own parameter) whose value is assigned to a local name its
+function never loads, a module name the file never loads, or ``self.<attr>`` when no
+attribute of that name is loaded in the file (``attr`` then names the attribute or the module
+name: the rule looks for loads and imports of it in the other files).
+
+A file that reads names dynamically (``locals()``, ``vars()``, ``globals()``, ``__dict__``,
+``getattr`` with a computed name) or hands its objects whole to a serialiser (``asdict``) has
+no dead reads. ``meta["attr_loads"]``: the knob-named attributes a file loads (``getattr(args,
+"num_workers")`` included) and names it imports.
+"""
+
+from __future__ import annotations
+
+import ast
+
+MAX_FACTS = 20  # per file
+DYNAMIC = frozenset({"locals", "vars", "globals", "getattr", "asdict", "__dict__", "eval", "exec"})
+
+
+def loads(tree: ast.Module) -> tuple[set[str], set[str]] | None:
+    """(the names, the attribute names) TREE loads; None when it reads names dynamically."""
+    names: set[str] = set()
+    attrs: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr") \
+                and len(node.args) >= 2:
+            name = node.args[1]
+            if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+                return None  # getattr(self, name): any attribute
+            attrs.add(name.value)
+        elif isinstance(node, ast.Name):
+            if node.id in DYNAMIC - {"getattr"}:
+                return None
+            if not isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            if node.attr in DYNAMIC:
+                return None
+            if not isinstance(node.ctx, ast.Store):
+                attrs.add(node.attr)
+        elif isinstance(node, ast.ImportFrom):
+            attrs.update(a.name for a in node.names)  # `from config import INGEST_WORKERS`
+        elif isinstance(node, ast.AugAssign):
+            if isinstance(node.target, ast.Name):
+                names.add(node.target.id)  # `n += 1` reads n
+            elif isinstance(node.target, ast.Attribute):
+                attrs.add(node.target.attr)
+    return names, attrs
+
+
+def dead_reads(tree: ast.Module, sites, counts, loaded: tuple[set[str], set[str]] | None) -> list[dict]:
+    """COUNTS(target, key): is the name assigned a copy of the setting (its name, or a count of
+    the same parallel unit: `workers = os.getenv("VILA_WORKERS")`), not a value derived from it
+    (`dp_size = world_size // cfg.tp_size`)? LOADED: loads(TREE)."""
+    reads = [s for s in sites if s.role == "read" and s.detail.get("via") != "param"]
+    if not reads or loaded is None:
+        return []
+    loaded_names, loaded_attrs = loaded
+    by_line: dict[int, list] = {}
+    for s in reads:
+        by_line.setdefault(s.line, []).append(s)
+    out: list[dict] = []
+    for fn in _scopes(tree):
+        local_loads = None
+        for stmt in _own_statements(fn):
+            if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+                continue
+            target = stmt.targets[0]
+            end = getattr(stmt, "end_lineno", stmt.lineno)
+            found = [s for line in range(stmt.value.lineno, end + 1) for s in by_line.get(line, ())]
+            if not found or not _plain_value(stmt.value):
+                continue
+            if isinstance(target, ast.Name):
+                name, attr = target.id, None
+                if fn is tree:  # a module's name: another file may import it
+                    dead, attr = name not in loaded_names, name
+                else:
+                    if local_loads is None:
+                        local_loads = _loads(fn)
+                    dead = name not in local_loads and not _declared_global(fn, name)
+            elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                    and target.value.id == "self":
+                name, attr = f"self.{target.attr}", target.attr
+                dead = target.attr not in loaded_attrs
+            else:
+                continue
+            for site in found:
+                if not dead or not counts(name.rsplit(".", 1)[-1], site.key):
+                    continue
+                root = site.detail.get("root")
+                out.append({"line": site.line, "column": site.column, "key": site.key, "target": name,
+                            "via": site.detail.get("via"), **({"root": str(root)} if root else {}),
+                            **({"attr": attr} if attr else {})})
+            if len(out) >= MAX_FACTS:
+                return out
+    return out
+
+
+# calls that convert or look up a value: `int(os.getenv("N", 4))` is the read; any other call
+# may use it (`AsyncVectorEnv([make_env] * cfg["n"])` consumes the count it is given)
+PLAIN_CALLS = frozenset({"int", "float", "str", "bool", "min", "max", "abs", "round", "getenv", "get",
+                         "getattr"})
+
+
+def _plain_value(value: ast.AST) -> bool:
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if name not in PLAIN_CALLS:
+                return False
+        elif isinstance(node, (ast.Lambda, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp)):
+            return False
+    return True
+
+
+def _scopes(tree: ast.Module):
+    yield tree
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node
+
+
+def _own_statements(scope):
+    """The statements of SCOPE's body, nested blocks included, not those of nested functions or
+    classes (a class body's statements belong to no function: skipped)."""
+    todo = list(scope.body)
+    while todo:
+        stmt = todo.pop()
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        yield stmt
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            todo.extend(getattr(stmt, field, None) or ())
+        for case in getattr(stmt, "cases", None) or ():
+            todo.extend(case.body)
+
+
+def _loads(fn) -> set[str]:
+    """Every name FN loads, nested functions and lambdas included (a closure reads its names)."""
+    out = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store):
+            out.add(n.id)
+        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+            out.add(n.target.id)
+    return out
+
+
+def _declared_global(fn, name: str) -> bool:
+    return any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(fn))
