@@ -819,6 +819,32 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                            "            return list(ex.map(print, jobs))\n"},
                 "a count read from the environment into a name that nothing uses: the server and "
                 "the pool run at their literals", expect=[("server.py", 5), ("api.py", 5)]),
+        Example({"eval/model_loc.py": "import argparse\n"
+                                      "def main(args):\n"
+                                      "    return [q for q in open(args.question_file)]\n"
+                                      "if __name__ == '__main__':\n"
+                                      "    p = argparse.ArgumentParser()\n"
+                                      "    p.add_argument('--question-file', type=str)\n"
+                                      "    p.add_argument('--num-chunks', type=int, default=1)\n"
+                                      "    p.add_argument('--chunk-idx', type=int, default=0)\n"
+                                      "    main(p.parse_args())\n",
+                 "eval/model_vqa.py": "import argparse\n"
+                                      "def get_chunk(items, n, k):\n"
+                                      "    return items[k::n]\n"
+                                      "def main(args):\n"
+                                      "    questions = open(args.question_file).readlines()\n"
+                                      "    return get_chunk(questions, args.num_chunks, args.chunk_idx)\n"
+                                      "if __name__ == '__main__':\n"
+                                      "    p = argparse.ArgumentParser()\n"
+                                      "    p.add_argument('--question-file', type=str)\n"
+                                      "    p.add_argument('--num-chunks', type=int, default=1)\n"
+                                      "    p.add_argument('--chunk-idx', type=int, default=0)\n"
+                                      "    main(p.parse_args())\n",
+                 "scripts/eval.sh": "CHUNKS=8\nfor IDX in $(seq 0 $((CHUNKS-1))); do\n"
+                                    "  CUDA_VISIBLE_DEVICES=$IDX python eval/model_loc.py --num-chunks $CHUNKS "
+                                    "--chunk-idx $IDX &\ndone\nwait\n"},
+                "a multi-GPU eval that accepts --num-chunks and never splits its questions, beside "
+                "one that does: every process runs them all", expect=[("eval/model_loc.py", 7)]),
     ]
 
     def check(self, result):
