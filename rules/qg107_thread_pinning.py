@@ -1,5 +1,6 @@
 """QG107 thread-pinning: the main or learner process pins its math libraries to one thread."""
 
+import posixpath
 import re
 
 from auditor.lint import idioms
@@ -96,6 +97,21 @@ def _multi_process_launches(sites) -> set[str]:
             # `$NGPUS`, `auto`: a count decided at run time, as a rule several
             if not isinstance(n, (int, float)) or (not isinstance(n, bool) and n > 1):
                 out.add(s.file)
+    return out
+
+
+def _sourced_by(meta: dict) -> dict[str, set[str]]:
+    """Shell file -> the scripts that `source` it (auditor/extract/shell_script.py `sources`,
+    a path as written: from the project root or from the sourcing script's folder)."""
+    files = {rel for rel, m in meta.items() if rel.endswith(".sh") or isinstance(m, dict) and "shell_vars" in m}
+    out: dict[str, set[str]] = {}
+    for rel, m in meta.items():
+        for written in (m.get("sources") or ()) if isinstance(m, dict) else ():
+            path = written.removeprefix("./")
+            here = posixpath.normpath(posixpath.join(posixpath.dirname(rel), path))
+            for target in (path, here):
+                if target in files:
+                    out.setdefault(target, set()).add(rel)
     return out
 
 
@@ -208,7 +224,9 @@ A learner or inference process is the math, whatever else its name says (sample-
 (`_gpu_inference_loop`) runs its math there.
 A launch script that exports it and then starts several ranks with a launcher (`torchrun
 --nproc_per_node=8`, `deepspeed`, `mpirun -np 4`) gives each rank one thread, torchrun's own
-default for several ranks: not reported.
+default for several ranks: not reported; nor is a setup script that only such scripts
+`source` (VILA's scripts/setups/train.sh; of the scripts the scan reads, which hold a
+parallelism word).
 An environment variable set in a script that starts worker processes is for them (they
 inherit it): one thread per busy worker is the policy `qg-audit verify` recommends
 (docs/verify.md, "Threads and CPUs"), so it is not reported; the learner it pins too is
@@ -307,6 +325,12 @@ measured by verify, which says when it needs more threads."""
                              "    def __init__(self, cfg):\n"
                              "        self.replays = ReplayLoader(cfg, num_workers=cfg.league.num_workers)\n"},
                 "a helper's pin built by a league, which does no model math"),
+        Example({"scripts/setups/train.sh": "export NCCL_IB_SL=1\nexport OMP_NUM_THREADS=1\n",
+                 "scripts/sft.sh": "#!/bin/bash\nsource scripts/setups/train.sh\n"
+                                   "torchrun --nproc_per_node=8 train.py --stage sft\n",
+                 "scripts/dpo.sh": "#!/bin/bash\nsource scripts/setups/train.sh\n"
+                                   "torchrun --nproc_per_node=$GPUS train.py --stage dpo\n"},
+                "a setup script sourced only by scripts that start several ranks: one thread per rank"),
     ]
     INVALID = [
         Example({"learner.py": "import threading\nimport torch\n"
@@ -406,6 +430,12 @@ measured by verify, which says when it needs more threads."""
                               "        return self.model(batch).backward()\n"},
                 "a pin in a helper class that the learner builds: it runs in the learner's process",
                 expect=[("loader.py", 4)]),
+        Example({"scripts/setups/train.sh": "export OMP_NUM_THREADS=1\n",
+                 "scripts/sft.sh": "#!/bin/bash\nsource scripts/setups/train.sh\n"
+                                   "torchrun --nproc_per_node=8 train.py --stage sft\n",
+                 "scripts/debug.sh": "#!/bin/bash\n. ./setups/train.sh\npython train.py --num_workers 4\n"},
+                "a setup script one of whose users starts a single process: that process's math is pinned",
+                expect=[("scripts/setups/train.sh", 1)]),
     ]
 
     def finding(self, site, **fields):
@@ -425,6 +455,7 @@ measured by verify, which says when it needs more threads."""
         callers = None  # callee -> the functions that call it directly, built when first needed
         spawning = idioms.files_starting_processes(result.sites)
         launching = None  # launch scripts that start several ranks, found when first needed
+        sourced_by: dict[str, set[str]] = {}
         # a dataset's `map(num_proc=...)` pool preprocesses data: no worker the export is meant for
         worker_spawning = idioms.files_starting_processes(
             [s for s in result.sites if not str(s.detail.get("backend") or "").endswith((".map", ".filter"))])
@@ -486,8 +517,11 @@ measured by verify, which says when it needs more threads."""
             elif site.key in THREAD_VARS and site.kind == "shell" and site.role == "define":
                 if launching is None:
                     launching = _multi_process_launches(result.sites)
+                    sourced_by = _sourced_by(result.meta)
                 if site.file in launching:
                     continue  # one thread per rank of torchrun / deepspeed / mpirun: torchrun's own default
+                if sourced_by.get(site.file) and sourced_by[site.file] <= launching:
+                    continue  # a setup script sourced only by scripts that start several ranks
                 what, why, conf = f"{site.key}=1 in a launch script", " and every process it starts", "medium"
             else:
                 continue

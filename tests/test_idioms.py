@@ -280,3 +280,8 @@ def test_a_literal_through_a_helper_the_package_re_exports():
     r = scan_and_check(FIXTURES / "reexported_helper")
     knn = next(f.message for f in r.findings if f.file == "eval/knn.py")
     assert "linear.py" not in knn  # another script's flag of that name is not this one's setting
+
+
+def test_a_setup_script_sourced_by_multi_rank_launch_scripts():
+    found = findings("sourced_setup", "QG107")
+    assert found == [("tools/env.sh", 1, "QG107", "warning")]  # not scripts/setups/train.sh

@@ -65,6 +65,7 @@ NOT_LAUNCHES = {"echo", "printf", "grep", "egrep", "sed", "awk", "cat", "tee", "
 SYSTEM_VARS = {"HOME", "PWD", "OLDPWD", "PATH", "USER", "SHELL", "HOSTNAME", "RANDOM", "LINENO", "SECONDS",
                "BASH_SOURCE", "BASH_VERSION", "FUNCNAME", "IFS", "PPID", "UID", "EUID", "OSTYPE", "TMPDIR",
                "LANG", "TERM", "OPTARG", "OPTIND", "REPLY", "BASH", "PIPESTATUS", "HOSTTYPE"}
+MAX_SOURCES = 20  # scripts sourced, per script
 LAUNCHERS = {"torchrun": "torchrun", "deepspeed": "deepspeed", "srun": "srun", "mpirun": "mpirun",
              "mpiexec": "mpiexec", "ray": "ray", "sbatch": "sbatch"}
 # Launcher options that take no value (everything else with a following plain word takes it).
@@ -109,6 +110,7 @@ class _Script:
         self.exported: dict[str, int] = {}  # export / VAR=v cmd: handed to the programs started
         self.measured: set[str] = set()  # VAR=$(nvidia-smi -L | wc -l): a program's output
         self.launches: list[list] = []  # [line, launcher] for each launcher started
+        self.sources: list[str] = []  # the scripts it sources, as written
         self.reads: dict[str, list[str]] = {}  # WORLD_SIZE=$((GPUS_PER_NODE*NNODES)): the names its value reads
         self.typed: set[str] = set()  # assigned a value written in the script, at least once
         self.depth = 0  # inside if / case / loops: an assignment there may not run
@@ -299,6 +301,8 @@ class _Script:
             for w in words[1:]:
                 self.vars.pop(w.text, None)
             return
+        if head in ("source", ".") and len(words) > 1 and "$" not in words[1].raw and len(self.sources) < MAX_SOURCES:
+            self.sources.append(words[1].text)  # `source scripts/setups/train.sh`: its exports are this script's
         if head in DECLARERS:
             for w in words[1:]:
                 if ASSIGN_START.match(w.raw):
@@ -603,6 +607,8 @@ class _Script:
             self.result.meta["sharded_launches"] = sharded
         if self.launches:
             self.result.meta["launches"] = self.launches
+        if self.sources:
+            self.result.meta["sources"] = self.sources
         sbatch = _sbatch_nodes(self.text)
         if sbatch is not None:
             self.result.meta["sbatch_nodes"] = sbatch
