@@ -28,10 +28,12 @@ _NODE_FLAGS = {"torchrun": "nnodes"}
 
 def _literal_flags(result) -> dict:
     """(shell file, flag name) -> the define site of a flag given a literal in that file
-    (`--n_rollout_threads 50`)."""
+    (`--n_rollout_threads 50`; not `--nproc_per_node=${NPROC_PER_NODE:-8}`, the variable's
+    value with a default)."""
     out = {}
     for s in result.sites:
-        if s.kind == "shell" and s.role == "define" and s.detail.get("via") == "flag" and s.value is not None:
+        if s.kind == "shell" and s.role == "define" and s.detail.get("via") == "flag" and s.value is not None \
+                and not s.detail.get("reference"):
             out.setdefault((s.file, normalise(s.leaf)), s)
     return out
 
@@ -171,6 +173,10 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
                                 "DISTRIBUTED_ARGS=\"--nproc_per_node $GPUS_PER_NODE --nnodes $NNODES\"\n"
                                 "python -m torch.distributed.launch $DISTRIBUTED_ARGS pretrain.py\n"},
                 "an unused world size computed from the counts the launcher gets: the launch runs that product"),
+        Example({"eval/run.sh": "export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\n"
+                                "python -m torch.distributed.launch --nproc_per_node=${NPROC_PER_NODE:-8} "
+                                "--nnodes=${WORLD_SIZE:-1} eval.py\n"},
+                "a variable the launcher gets with a default (`${NPROC_PER_NODE:-8}`): its value runs"),
     ]
     INVALID = [
         Example({"eval.sh": "#!/bin/bash\nCHUNKS=8\nfor IDX in {0..7}; do\n"
