@@ -261,7 +261,8 @@ examples/). Only for a copy of the setting (a name of the same unit: `workers`, 
 world_size // cfg.tp_size`), read by itself or through conversions (`int()`, `min()`), from the
 environment, a flag or an object named as settings (not `getattr(env, "num_envs", 1)`), into a
 local its function never loads, a module name no file loads or imports, or an attribute no file
-loads. Not for a variable a launcher sets or a
+loads from an object other than a settings one (`trainer.num_workers` elsewhere may read it;
+`args.num_workers` does not). Not for a variable a launcher sets or a
 library reads for itself (`WORLD_SIZE`, `SLURM_NTASKS`: rules/knobs.yaml `set_for_programs`),
 nor in a file that reads names dynamically (`locals()`, `vars()`, `asdict`).
 A flag a library adds to the script's parser (`deepspeed.add_config_arguments(parser)` adds
@@ -1514,15 +1515,19 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
         A variable a launcher sets or a library reads for itself (`WORLD_SIZE`, rules/knobs.yaml
         `set_for_programs`) is dropped by no one, nor is another object's attribute
         (`getattr(env, "num_envs", 1)`)."""
-        loaded: dict[str, set[str]] = {}
+        loaded: dict[str, set[str]] = {}  # attribute name -> files that load it
+        imported: dict[str, set[str]] = {}  # module name -> files that import it
         for rel, m in result.meta.items():
             for attr in (m.get("attr_loads") or ()) if isinstance(m, dict) else ():
                 loaded.setdefault(attr, set()).add(rel)
+            for name in (m.get("imported_names") or ()) if isinstance(m, dict) else ():
+                imported.setdefault(name, set()).add(rel)
         for rel, m in sorted(result.meta.items()):
             if not isinstance(m, dict) or is_test_file(rel):
                 continue
             for f in m.get("dead_reads") or ():
-                if f.get("attr") and loaded.get(f["attr"], set()) - {rel} or _set_for_programs(f["key"]):
+                if f.get("attr") and loaded.get(f["attr"], set()) - {rel} or _set_for_programs(f["key"]) \
+                        or f.get("module_name") and imported.get(f["module_name"], set()) - {rel}:
                     continue
                 if f.get("via") not in ("environ", "namespace", "argparse") and not idioms.is_config_name(str(f.get("root") or "").split(".")[-1]):
                     continue  # `getattr(env, "num_envs", 1)`: another object's attribute, no setting

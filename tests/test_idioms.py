@@ -261,6 +261,7 @@ def test_a_setting_read_into_a_name_nothing_uses():
     assert ("api/client.py", 8, "QG101", "warning") in found  # NUM_WORKERS into self.num_workers
     assert not [f for f in found if f[:2] == ("api/client.py", 9)]  # self.num_threads: api/batch.py reads it
     assert not [f for f in found if f[0] == "launch/dist.py"]  # WORLD_SIZE, and a derived dp_size
+    assert not [f for f in found if f[0] == "rag/config.py"]  # rag/sync.py loads config.INGEST_WORKERS
     r = scan_and_check(FIXTURES / "dead_read")
     message = next(f.message for f in r.findings if f.file == "serving/server.py")
     assert "APP_WORKERS" in message and "`workers`" in message

@@ -5,19 +5,21 @@
 literal: the user's value is read, then dropped. Each fact in ``meta["dead_reads"]`` is
 ``{"line", "column", "key", "target"}`` for a read site (an environment variable, a flag or a
 config key; never a function's own parameter) whose value is assigned to a local name its
-function never loads, a module name the file never loads, or ``self.<attr>`` when no
-attribute of that name is loaded in the file (``attr`` then names the attribute or the module
-name: the rule looks for loads and imports of it in the other files).
+function never loads, a module name the file never loads (``module_name``: the rule looks for
+imports of it in the other files), or ``self.<attr>`` when no attribute of that name is loaded
+in the file (``attr``: the rule looks for loads of it in the other files).
 
 A file that reads names dynamically (``locals()``, ``vars()``, ``globals()``, ``__dict__``,
 ``getattr`` with a computed name) or hands its objects whole to a serialiser (``asdict``) has
-no dead reads. ``meta["attr_loads"]``: the knob-named attributes a file loads (``getattr(args,
-"num_workers")`` included) and names it imports.
+no dead reads. ``meta["attr_loads"]``: the knob-named attributes a file loads from objects that
+hold no settings (``trainer.num_workers``; not ``args.num_workers``); ``meta["imported_names"]``:
+the knob-named names it imports; both read from its text.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 
 MAX_FACTS = 20  # per file
 DYNAMIC = frozenset({"locals", "vars", "globals", "getattr", "asdict", "__dict__", "eval", "exec"})
@@ -54,12 +56,21 @@ def loads(tree: ast.Module) -> tuple[set[str], set[str]] | None:
     return names, attrs
 
 
-def dead_reads(tree: ast.Module, sites, counts, loaded: tuple[set[str], set[str]] | None) -> list[dict]:
+def dead_reads(tree: ast.Module, text: str, line, sites, counts) -> list[dict]:
     """COUNTS(target, key): is the name assigned a copy of the setting (its name, or a count of
     the same parallel unit: `workers = os.getenv("VILA_WORKERS")`), not a value derived from it
-    (`dp_size = world_size // cfg.tp_size`)? LOADED: loads(TREE)."""
+    (`dp_size = world_size // cfg.tp_size`)? TEXT, LINE(n): the file's text and its line n,
+    for a first look that spares the walks of the tree in the many files with no candidate: a
+    name assigned a copy and spelt nowhere else in the file but where it is written to."""
     reads = [s for s in sites if s.role == "read" and s.detail.get("via") != "param"]
-    if not reads or loaded is None:
+    names = {_assigned_on(line, s, counts) for s in reads} - {None}
+    if not names:
+        return []
+    code = _NOT_CODE.sub(" ", text)
+    if all(re.search(rf"\b{name}\b(?!\s*=[^=])", code) for name in names):
+        return []
+    loaded = loads(tree)
+    if loaded is None:
         return []
     loaded_names, loaded_attrs = loaded
     by_line: dict[int, list] = {}
@@ -76,10 +87,11 @@ def dead_reads(tree: ast.Module, sites, counts, loaded: tuple[set[str], set[str]
             found = [s for line in range(stmt.value.lineno, end + 1) for s in by_line.get(line, ())]
             if not found or not _plain_value(stmt.value):
                 continue
+            module_name = None
             if isinstance(target, ast.Name):
                 name, attr = target.id, None
                 if fn is tree:  # a module's name: another file may import it
-                    dead, attr = name not in loaded_names, name
+                    dead, module_name = name not in loaded_names, name
                 else:
                     if local_loads is None:
                         local_loads = _loads(fn)
@@ -96,7 +108,8 @@ def dead_reads(tree: ast.Module, sites, counts, loaded: tuple[set[str], set[str]
                 root = site.detail.get("root")
                 out.append({"line": site.line, "column": site.column, "key": site.key, "target": name,
                             "via": site.detail.get("via"), **({"root": str(root)} if root else {}),
-                            **({"attr": attr} if attr else {})})
+                            **({"attr": attr} if attr else {}),
+                            **({"module_name": module_name} if module_name else {})})
             if len(out) >= MAX_FACTS:
                 return out
     return out
@@ -118,6 +131,51 @@ def _plain_value(value: ast.AST) -> bool:
         elif isinstance(node, (ast.Lambda, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp)):
             return False
     return True
+
+
+# `workers = ...`, `self.num_workers: int = ...` at the start of a line (not `==`)
+_ASSIGNED = re.compile(r"\s*(?:self\.)?([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
+# comments and string literals (blanked before a name is looked for in the code)
+_NOT_CODE = re.compile(r"""(?:'''|\"\"\")[\s\S]*?(?:'''|\"\"\")|"[^"\n]*"|'[^'\n]*'|#[^\n]*""")
+# `trainer.num_workers` not written to (`+=` reads it), with the name before the dot
+_ATTRIBUTE = re.compile(r"(\w+)\.([A-Za-z_]\w*)\b(?![ \t]*=[^=])")
+_NAMED_ATTRIBUTE = re.compile(r"""attr\(\s*([^,()\n]+),\s*['"]([A-Za-z_]\w*)['"]""")  # getattr, hasattr
+_FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+\S+[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]+)", re.MULTILINE)
+# `args.num_workers`, `self.cfg.num_workers`: a read of a settings object, no object's attribute
+_SETTINGS = re.compile(r"(?i)^\w*(args|cfgs?|conf|configs?|opts?|options|hparams|params|settings|flags)$")
+
+
+def referenced_attributes(text: str) -> set[str]:
+    """The attribute names TEXT loads from an object that is no settings object
+    (`trainer.num_workers`, `getattr(model, "num_workers")`): read from the text, not the tree
+    (a mention in a string or a comment counts: fewer dead reads)."""
+    out = {name for root, name in _ATTRIBUTE.findall(text) if not _SETTINGS.match(root)}
+    if "attr(" in text:
+        out.update(name for root, name in _NAMED_ATTRIBUTE.findall(text)
+                   if not _SETTINGS.match(root.strip().rsplit(".", 1)[-1]))
+    return out
+
+
+def imported_names(text: str) -> set[str]:
+    """The names TEXT imports from a module (`from config import INGEST_WORKERS`), and the
+    upper-case names it loads from one (`config.INGEST_WORKERS`: a module's constant)."""
+    out = {name for _root, name in _ATTRIBUTE.findall(text) if name.isupper()}
+    for group in _FROM_IMPORT.findall(text) if "import" in text else ():
+        for part in group.strip("()").split(","):
+            name = part.split(" as ")[0].strip()
+            if name.isidentifier():
+                out.add(name)
+    return out
+
+
+def _assigned_on(line, site, counts) -> str | None:
+    """The name a copy of SITE's setting may be assigned to, on its line or one of the two before
+    it (a value written over several lines)."""
+    for number in range(site.line, max(site.line - 3, 0), -1):
+        m = _ASSIGNED.match(line(number))
+        if m and counts(m.group(1), site.key):
+            return m.group(1)
+    return None
 
 
 def _scopes(tree: ast.Module):

@@ -1519,16 +1519,23 @@ def extract(text: str, path: str, vocab) -> FileResult:
             ex.split_candidates, tree, ex.text, lambda name: ex.match(name) == "exact" and bool(vocab.units(name)))
         if splits:
             meta["uneven_splits"] = splits
-    loaded = py_dead.loads(tree)
-    dead = py_dead.dead_reads(tree, ex.sites, lambda name, key: name.lower() == key.rsplit(".", 1)[-1].lower()
-                              or bool(vocab.units(name) & vocab.units(key)), loaded)
+    dead = py_dead.dead_reads(tree, text, ex.src.line, ex.sites,
+                              lambda name, key: name.lower() == key.rsplit(".", 1)[-1].lower()
+                              or bool(vocab.units(name) & vocab.units(key)))
     if dead:
         meta["dead_reads"] = dead
-    # knob-named attributes the file reads (`trainer.num_workers`): a dead `self.num_workers`
-    # elsewhere is read here
-    attrs = sorted(a for a in loaded[1] if ex.match(a) == "exact") if loaded is not None else None
+    # knob-named attributes the file reads (`trainer.num_workers`) and names it imports: a dead
+    # `self.num_workers` or module name elsewhere is read here
+    known = ex.matches
+
+    def knobs(names):
+        return sorted(a for a in names if (known[a] if a in known else ex.match_vocabulary(a)) == "exact")
+
+    attrs, imported = knobs(py_dead.referenced_attributes(text)), knobs(py_dead.imported_names(text))
     if attrs:
         meta["attr_loads"] = attrs
+    if imported:
+        meta["imported_names"] = imported
     holders = _holders_at_serial_counts(ex)
     if holders:
         meta["holders"] = holders
