@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 
 MAX_FACTS = 20  # per file
 DYNAMIC = frozenset({"locals", "vars", "globals", "getattr", "asdict", "__dict__", "eval", "exec"})
@@ -137,35 +138,33 @@ def _plain_value(value: ast.AST) -> bool:
 _ASSIGNED = re.compile(r"\s*(?:self\.)?([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
 # comments and string literals (blanked before a name is looked for in the code)
 _NOT_CODE = re.compile(r"""(?:'''|\"\"\")[\s\S]*?(?:'''|\"\"\")|"[^"\n]*"|'[^'\n]*'|#[^\n]*""")
-# `trainer.num_workers` not written to (`+=` reads it), with the name before the dot
-_ATTRIBUTE = re.compile(r"(\w+)\.([A-Za-z_]\w*)\b(?![ \t]*=[^=])")
+# `.num_workers` not written to (`+=` reads it)
+_ATTRIBUTE = re.compile(r"\.([A-Za-z_]\w*)\b(?![ \t]*=[^=])")
 _NAMED_ATTRIBUTE = re.compile(r"""attr\(\s*([^,()\n]+),\s*['"]([A-Za-z_]\w*)['"]""")  # getattr, hasattr
 _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+\S+[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]+)", re.MULTILINE)
-# `args.num_workers`, `self.cfg.num_workers`: a read of a settings object, no object's attribute
 _SETTINGS = re.compile(r"(?i)^\w*(args|cfgs?|conf|configs?|opts?|options|hparams|params|settings|flags)$")
 
 
-def referenced_attributes(text: str) -> set[str]:
-    """The attribute names TEXT loads from an object that is no settings object
-    (`trainer.num_workers`, `getattr(model, "num_workers")`): read from the text, not the tree
-    (a mention in a string or a comment counts: fewer dead reads)."""
-    out = {name for root, name in _ATTRIBUTE.findall(text) if not _SETTINGS.match(root)}
+def referenced_names(text: str, sites) -> tuple[set[str], set[str]]:
+    """(the attribute names TEXT loads from an object that holds no settings: `trainer.num_workers`,
+    `getattr(model, "num_workers")`; the names it imports from a module, `from config import
+    INGEST_WORKERS`, or loads upper-case from one, `config.INGEST_WORKERS`). Read from the text,
+    not the tree (a mention in a string or a comment counts: fewer dead reads); SITES, the
+    file's sites, tell the loads that read a settings object (`args.num_workers`)."""
+    loads = Counter(_ATTRIBUTE.findall(text))
+    settings = Counter(s.leaf for s in sites if s.role == "read" and s.detail.get("via") in ("attribute", "getattr")
+                       and _SETTINGS.match(str(s.detail.get("root") or "").rsplit(".", 1)[-1]))
+    attrs = set(loads - settings)  # a name loaded only from settings objects is no object's attribute
     if "attr(" in text:
-        out.update(name for root, name in _NAMED_ATTRIBUTE.findall(text)
-                   if not _SETTINGS.match(root.strip().rsplit(".", 1)[-1]))
-    return out
-
-
-def imported_names(text: str) -> set[str]:
-    """The names TEXT imports from a module (`from config import INGEST_WORKERS`), and the
-    upper-case names it loads from one (`config.INGEST_WORKERS`: a module's constant)."""
-    out = {name for _root, name in _ATTRIBUTE.findall(text) if name.isupper()}
+        attrs.update(name for root, name in _NAMED_ATTRIBUTE.findall(text)
+                     if not _SETTINGS.match(root.strip().rsplit(".", 1)[-1]))
+    imported = {name for name in loads if name.isupper()}
     for group in _FROM_IMPORT.findall(text) if "import" in text else ():
         for part in group.strip("()").split(","):
             name = part.split(" as ")[0].strip()
             if name.isidentifier():
-                out.add(name)
-    return out
+                imported.add(name)
+    return attrs, imported
 
 
 def _assigned_on(line, site, counts) -> str | None:

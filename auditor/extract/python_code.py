@@ -1531,7 +1531,7 @@ def extract(text: str, path: str, vocab) -> FileResult:
     def knobs(names):
         return sorted(a for a in names if (known[a] if a in known else ex.match_vocabulary(a)) == "exact")
 
-    attrs, imported = knobs(py_dead.referenced_attributes(text)), knobs(py_dead.imported_names(text))
+    attrs, imported = (knobs(names) for names in py_dead.referenced_names(text, ex.sites))
     if attrs:
         meta["attr_loads"] = attrs
     if imported:
