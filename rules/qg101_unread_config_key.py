@@ -87,6 +87,15 @@ def _parser_scripts(atari_main: str) -> dict:
                                 "if __name__ == '__main__':\n    main()\n"}
 
 
+# the parser of a LLaVA-style eval script: questions split over GPUs by --num-chunks / --chunk-idx
+_CHUNKED_EVAL_MAIN = ("if __name__ == '__main__':\n"
+                      "    p = argparse.ArgumentParser()\n"
+                      "    p.add_argument('--question-file', type=str)\n"
+                      "    p.add_argument('--num-chunks', type=int, default=1)\n"
+                      "    p.add_argument('--chunk-idx', type=int, default=0)\n"
+                      "    main(p.parse_args())\n")
+
+
 def _deepspeed_script(initialize: str) -> dict:
     """A training script that adds DeepSpeed's flags and builds its engine in a helper module."""
     return {"train.py": "import argparse\nimport deepspeed\nfrom engine import build_engine\n"
@@ -822,25 +831,14 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                 "the pool run at their literals", expect=[("server.py", 5), ("api.py", 5)]),
         Example({"eval/model_loc.py": "import argparse\n"
                                       "def main(args):\n"
-                                      "    return [q for q in open(args.question_file)]\n"
-                                      "if __name__ == '__main__':\n"
-                                      "    p = argparse.ArgumentParser()\n"
-                                      "    p.add_argument('--question-file', type=str)\n"
-                                      "    p.add_argument('--num-chunks', type=int, default=1)\n"
-                                      "    p.add_argument('--chunk-idx', type=int, default=0)\n"
-                                      "    main(p.parse_args())\n",
+                                      "    return [q for q in open(args.question_file)]\n" + _CHUNKED_EVAL_MAIN,
                  "eval/model_vqa.py": "import argparse\n"
                                       "def get_chunk(items, n, k):\n"
                                       "    return items[k::n]\n"
                                       "def main(args):\n"
                                       "    questions = open(args.question_file).readlines()\n"
                                       "    return get_chunk(questions, args.num_chunks, args.chunk_idx)\n"
-                                      "if __name__ == '__main__':\n"
-                                      "    p = argparse.ArgumentParser()\n"
-                                      "    p.add_argument('--question-file', type=str)\n"
-                                      "    p.add_argument('--num-chunks', type=int, default=1)\n"
-                                      "    p.add_argument('--chunk-idx', type=int, default=0)\n"
-                                      "    main(p.parse_args())\n",
+                                      + _CHUNKED_EVAL_MAIN,
                  "scripts/eval.sh": "CHUNKS=8\nfor IDX in $(seq 0 $((CHUNKS-1))); do\n"
                                     "  CUDA_VISIBLE_DEVICES=$IDX python eval/model_loc.py --num-chunks $CHUNKS "
                                     "--chunk-idx $IDX &\ndone\nwait\n"},
