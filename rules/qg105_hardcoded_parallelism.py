@@ -186,6 +186,8 @@ equals the field's default, nor in a file that writes the key as a literal 3 or 
 (a table of per-model settings in code), nor for another package's function or a method of an
 object of unknown class (they have knobs of their own), nor for a call that builds a
 configuration (`ParallelismConfig(tensor_parallel_degree=8)`: a preset is the setting itself).
+A literal seen both ways (a keyword named like a setting, and a count that reaches a backend
+through the helper it is given) is one finding: the one that names the setting.
 
 A distributed launcher a program starts from code (`["torchrun"] + launcher_args + ["-m",
 "pkg.train"]`, launchers and their count flags in rules/workers.yaml) with no count runs the
@@ -544,13 +546,19 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
     ]
 
     def check(self, result):
-        loud: set = set()  # (file, line) of the warnings given so far
-        for finding in self._findings(result, loud):
-            if finding.severity == "warning":
-                loud.add((finding.file, finding.line))
-            yield finding
+        # one finding a line: a keyword literal whose consumer is already warned of is not
+        # reported again, unless that warning says no configuration reaches the call while the
+        # keyword names the setting that does (then the keyword's finding replaces it)
+        unconfigured: set = set()  # (file, line) of warnings "that no configuration reaches"
+        found = list(self._findings(result, unconfigured))
+        loud = {(f.file, f.line) for f in found if f.severity == "warning"}
+        keyword = [f for f in self._keyword_literals(result)
+                   if (f.file, f.line) in unconfigured or (f.file, f.line) not in loud]
+        replaced = {(f.file, f.line) for f in keyword} & unconfigured
+        yield from (f for f in found if (f.file, f.line) not in replaced)
+        yield from keyword
 
-    def _findings(self, result, loud: set):
+    def _findings(self, result, unconfigured: set):
         configured = _configured_by_leaf(result)
         # file -> the config sections code reads keys of there (the Python extractor's facts)
         sections = {rel: set(m.get("sections_read") or ()) for rel, m in result.meta.items() if isinstance(m, dict)}
@@ -665,6 +673,8 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                                      or "is None" in str(d.get("mapping_condition") or "")) \
                         else _takes_settings(site.file, result.meta)
                     reported.add((site.file, site.line))
+                    if takes:
+                        unconfigured.add((site.file, site.line))
                     yield self.finding(site, knob=knob.name, related=[site], backend=_short(backend),
                                        what=what, why=" that no configuration reaches" + (
                                            f", in a file that reads its settings from `{takes}`" if takes else ""),
@@ -672,7 +682,6 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
         yield from self._sibling_literals(result)
         yield from self._serial_beside_routed(result, reported)
         yield from self._machine_beside_setting(result, reported)
-        yield from self._keyword_literals(result, loud)
         yield from self._launch_commands(result)
 
     def _launch_commands(self, result):
@@ -710,11 +719,10 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                                        why=f" while the count the program computes or reads, `{other['value']}`, goes to "
                                            f"{flag}: one process runs on this node, whatever that count says")
 
-    def _keyword_literals(self, result, loud: set):
+    def _keyword_literals(self, result):
         """`get_infer_args(dict(..., preprocessing_num_workers=16))`, `PromptDataset(num_workers=8)`:
         a literal given to a keyword named like a setting the user sets elsewhere (a field of a
-        dataclass or parser, a config key). On this path the user's value never arrives. A line
-        already warned of (the consumer the literal reaches) is not reported twice."""
+        dataclass or parser, a config key). On this path the user's value never arrives."""
         fields: dict[str, list] = {}
         for s in result.sites:
             # a field or flag the project declares for users; a key of some config file of the tree
@@ -749,7 +757,7 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
             d = site.detail
             if site.role != "define" or site.kind != "python" or d.get("via") != "keyword" \
                     or d.get("function") in (None, "<module>") or per_file.get((site.file, site.leaf), 0) >= TABLE \
-                    or is_test_file(site.file) or d.get("kwargs_after") or (site.file, site.line) in loud:
+                    or is_test_file(site.file) or d.get("kwargs_after"):
                 continue
             value = _int(site.value)
             if value is None or value < 2:

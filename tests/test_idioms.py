@@ -286,3 +286,10 @@ def test_a_literal_through_a_helper_the_package_re_exports():
 def test_a_setup_script_sourced_by_multi_rank_launch_scripts():
     found = findings("sourced_setup", "QG107")
     assert found == [("tools/env.sh", 1, "QG107", "warning")]  # not scripts/setups/train.sh
+
+
+def test_a_literal_reported_once_naming_the_setting_it_drops():
+    r = scan_and_check(FIXTURES / "literal_once")
+    qg105 = [f for f in r.findings if f.code == "QG105"]
+    assert [(f.file, f.line, f.severity) for f in qg105] == [("train.py", 12, "warning")]
+    assert "conf.py" in qg105[0].message  # not "that no configuration reaches"
