@@ -22,6 +22,8 @@ import ast
 import re
 from collections import Counter
 
+from auditor.flow.local import statements
+
 MAX_FACTS = 20  # per file
 DYNAMIC = frozenset({"locals", "vars", "globals", "getattr", "asdict", "__dict__", "eval", "exec"})
 
@@ -80,7 +82,7 @@ def dead_reads(tree: ast.Module, text: str, line, sites, counts) -> list[dict]:
     out: list[dict] = []
     for fn in _scopes(tree):
         local_loads = None
-        for stmt in _own_statements(fn):
+        for stmt in statements(fn.body):
             if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
                 continue
             target = stmt.targets[0]
@@ -182,21 +184,6 @@ def _scopes(tree: ast.Module):
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield node
-
-
-def _own_statements(scope):
-    """The statements of SCOPE's body, nested blocks included, not those of nested functions or
-    classes (a class body's statements belong to no function: skipped)."""
-    todo = list(scope.body)
-    while todo:
-        stmt = todo.pop()
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        yield stmt
-        for field in ("body", "orelse", "finalbody", "handlers"):
-            todo.extend(getattr(stmt, field, None) or ())
-        for case in getattr(stmt, "cases", None) or ():
-            todo.extend(case.body)
 
 
 def _loads(fn) -> set[str]:

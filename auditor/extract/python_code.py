@@ -1526,12 +1526,8 @@ def extract(text: str, path: str, vocab) -> FileResult:
         meta["dead_reads"] = dead
     # knob-named attributes the file reads (`trainer.num_workers`) and names it imports: a dead
     # `self.num_workers` or module name elsewhere is read here
-    known = ex.matches
-
-    def knobs(names):
-        return sorted(a for a in names if (known[a] if a in known else ex.match_vocabulary(a)) == "exact")
-
-    attrs, imported = (knobs(names) for names in py_dead.referenced_names(text, ex.sites))
+    attrs, imported = (sorted(a for a in names if ex.match_vocabulary(a) == "exact")
+                       for names in py_dead.referenced_names(text, ex.sites))
     if attrs:
         meta["attr_loads"] = attrs
     if imported:

@@ -261,7 +261,7 @@ class Builder:
         return self.self_attrs[cls]
 
     def _self_attrs(self, fn: ast.AST, cls: str, qual: str) -> None:
-        for node in _statements(fn.body):
+        for node in statements(fn.body):
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for t in targets:
@@ -583,7 +583,7 @@ class Builder:
         return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
 
 
-def _statements(body: list[ast.stmt]):
+def statements(body: list[ast.stmt]):
     """Every statement under BODY (into if/for/while/with/try/match), not into nested defs."""
     stack = list(reversed(body))
     while stack:
