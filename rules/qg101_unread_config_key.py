@@ -1524,7 +1524,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
             if not isinstance(m, dict) or is_test_file(rel):
                 continue
             for f in m.get("dead_reads") or ():
-                if f.get("attr") and loaded.get(f["attr"], set()) - {rel} or _set_for_programs(f["key"]) \
+                if f.get("attr") and loaded.get(f["attr"], set()) - {rel} or idioms.set_for_programs(f["key"]) \
                         or f.get("module_name") and imported.get(f["module_name"], set()) - {rel}:
                     continue
                 if f.get("via") not in ("environ", "namespace", "argparse") and not idioms.is_config_name(str(f.get("root") or "").split(".")[-1]):
@@ -1639,16 +1639,6 @@ _COPY = re.compile(r"^\s*self\.(\w+)\s*(?::[^=]+)?=\s*[\w.]+\s*$")
 
 
 @lru_cache(maxsize=None)
-def _set_for_programs(key: str) -> bool:
-    name = key.rsplit(".", 1)[-1].upper()
-    return any(name.startswith(p[:-1]) if p.endswith("*") else name == p for p in _launcher_env())
-
-
-@lru_cache(maxsize=1)
-def _launcher_env() -> tuple[str, ...]:
-    return tuple(catalogue.data("knobs.yaml").get("set_for_programs") or ())
-
-
 def _dimensions() -> dict[str, list[list[str]]]:
     """rules/knobs.yaml ``dimensions``: each dimension's spellings as word lists, longest first."""
     data = catalogue.data("knobs.yaml").get("dimensions") or {}

@@ -2,9 +2,10 @@
 
 import re
 
+from auditor import vocab as vocab_mod
 from auditor.keys import CONFIG_CLASS
 from auditor.lint import idioms
-from auditor.lint.base import CONFIG_KINDS, Example, Rule, as_number, is_config_define, is_test_file, show, where
+from auditor.lint.base import CONFIG_KINDS, Example, Rule, as_number, in_examples, is_config_define, is_test_file, show, where
 
 _AUGMENTED = re.compile(r"^\s*[\w.\[\]'\"]+\s*(\*\*|//|[-+*/%])=")
 _CONVERSION = re.compile(r"^\s*(int|float|str|bool)\(\s*[\w.\[\]'\"]+\s*\)\s*$")
@@ -97,8 +98,29 @@ above 1) with the remainder dropped, handed on as a count (`n_envs=int(cfg.algor
 cfg.algorithm.n_processes)`, `envs_per_worker = cfg.num_envs // cfg.num_workers`), in a file
 that never tests a remainder of it (`assert n % k == 0`, `divmod`), runs `n % k` units fewer
 than the user asked whenever n is no multiple (5 envs over 2 processes run 4): a warning when a
-config file sets the count (the one nearest the script is cited), a note otherwise."""
+config file sets the count (the one nearest the script is cited), a note otherwise.
+
+An environment variable that sizes parallelism written whole in code (`os.environ["XLA_FLAGS"]
+= "--xla_gpu_graph_min_graph_size=1"` at import, `os.environ["NCCL_SOCKET_NTHREADS"] = "8"`,
+`os.environ["CPU_NUM"] = "1"`) replaces what the user exported (`--xla_force_host_platform_
+device_count=8`): a warning (a note under examples/). Not when guarded (`if "XLA_FLAGS" not in
+os.environ`, `setdefault`) or built from the variable itself (`os.environ.get("XLA_FLAGS", "")
++ " --flag"`); thread counts (`OMP_NUM_THREADS`) are QG107's; the variables launchers set for
+the programs they start (`WORLD_SIZE`), the GPU set (`CUDA_VISIBLE_DEVICES`) and
+`TOKENIZERS_PARALLELISM` are the program's own choice, and so is a switch forced to its parallel
+value or a narrowing inside a function that makes runs reproducible (`set_determinism`,
+`set_batch_invariance`) or debugs them."""
     VALID = [
+        Example({"learner.py": "import os\n"
+                               "os.environ['XLA_FLAGS'] = os.environ.get('XLA_FLAGS', '') + ' --xla_gpu_graph_min_graph_size=1'\n"
+                               "if 'NCCL_SOCKET_NTHREADS' not in os.environ:\n"
+                               "    os.environ['NCCL_SOCKET_NTHREADS'] = '8'\n"
+                               "os.environ['CUDA_VISIBLE_DEVICES'] = '0'\n"
+                               "os.environ['VLLM_ENABLE_V1_MULTIPROCESSING'] = '1'\n"
+                               "def set_determinism(seed):\n"
+                               "    os.environ['NCCL_SOCKET_NTHREADS'] = '1'\n"},
+                "XLA_FLAGS extended, a socket thread count set only when unset, the program's GPU set, a "
+                "switch forced to its parallel value, one socket thread asked for reproducible runs"),
         Example({"conf/config.yaml": "algorithm:\n  n_envs: 8\n  n_processes: 2\n",
                  "a2c.py": "from agents import GymAgent\n"
                            "def main(cfg):\n"
@@ -354,6 +376,9 @@ config file sets the count (the one nearest the script is cited), a note otherwi
                 "a field its help calls computed"),
     ]
     INVALID = [
+        Example({"learner.py": "import os\nos.environ['XLA_FLAGS'] = '--xla_gpu_graph_min_graph_size=1'\n"
+                               "import jax\n"},
+                "XLA_FLAGS written whole at import", expect=[("learner.py", 2)], severity="warning"),
         Example({"conf/config.yaml": "algorithm:\n  n_envs: 8\n  n_processes: 2\n",
                  "td3.py": "from agents import GymAgent, RemoteAgent\n"
                            "def main(cfg):\n"
@@ -565,6 +590,7 @@ config file sets the count (the one nearest the script is cited), a note otherwi
         yield from self._dropped(result)
         yield from self._ignored_unless(result)
         yield from self._environment_fallback(result)
+        yield from self._environment_overwritten(result)
         reads = {}  # (file, function, leaf) -> first line code reads it there
         for s in result.sites:
             if s.role == "read" and s.kind == "python":
@@ -735,6 +761,33 @@ config file sets the count (the one nearest the script is cited), a note otherwi
                                        f"sets {show(field.value)} on purpose gets `{site.detail.get('expr')}` without "
                                        f"a word: the code tests the value, not whether the user set it")
 
+    def _environment_overwritten(self, result):
+        """`os.environ["XLA_FLAGS"] = "--xla_gpu_graph_min_graph_size=1"` at import,
+        `os.environ["NCCL_SOCKET_NTHREADS"] = "8"` before NCCL starts: what the user exported
+        (`--xla_force_host_platform_device_count=8`, a socket thread count) is replaced whole,
+        without a word. Not when guarded (`if "XLA_FLAGS" not in os.environ`, `setdefault`), nor
+        a value built from the variable itself; thread counts are QG107's, and variables that
+        launchers set for the programs they start (`WORLD_SIZE`), the GPU set and
+        `TOKENIZERS_PARALLELISM` are a program's own choice. A note under examples/."""
+        vocab = vocab_mod.load(result.settings or None)
+        for site in result.sites:
+            d = site.detail
+            if site.role != "override" or site.kind != "python" or d.get("how") != "environ" \
+                    or d.get("backend") != "os.environ" or d.get("thread_var") or d.get("setdefault") \
+                    or d.get("condition") or site.value is None or is_test_file(site.file):
+                continue
+            var = site.key.rsplit(".", 1)[-1].upper()
+            if var in _PROGRAM_CHOICES or idioms.set_for_programs(var):
+                continue
+            if vocab.serial_value(var, site.value) is False:
+                continue  # a switch forced to its parallel value (`VLLM_ENABLE_V1_MULTIPROCESSING=1`)
+            if _REPRODUCIBLE.search(str(d.get("function") or "")):
+                continue  # `def set_batch_invariance(enable)`: one socket thread, asked for determinism
+            yield self.finding(site, knob=var, related=[site], alias="",
+                               effect=f"`{site.source.strip()[:80]}` replaces whatever the user exported",
+                               condition="", configured=" (extend the variable, or set it only when it is unset)",
+                               **({"severity": "note", "confidence": "medium"} if in_examples(site.file) else {}))
+
     def _environment_fallback(self, result):
         """`os.environ.get("CUDA_VISIBLE_DEVICES", ",".join(map(str, range(args.gpus))))`: the
         user's setting is only the fallback of a variable that schedulers and launchers set;
@@ -877,6 +930,13 @@ def _shared_folders(a: str, b: str) -> int:
             break
         n += 1
     return n
+
+
+# environment variables whose value a program picks for itself: the GPU set it runs on, the
+# tokenizers' fork warning
+_PROGRAM_CHOICES = frozenset({"CUDA_VISIBLE_DEVICES", "TOKENIZERS_PARALLELISM"})
+# a function that makes runs reproducible, or debugs them: narrowing parallelism is its job
+_REPRODUCIBLE = re.compile(r"determinis|invarian|reproducib|debug|profil", re.IGNORECASE)
 
 
 def _setting_read(expr: str) -> str | None:

@@ -293,3 +293,11 @@ def test_a_literal_reported_once_naming_the_setting_it_drops():
     qg105 = [f for f in r.findings if f.code == "QG105"]
     assert [(f.file, f.line, f.severity) for f in qg105] == [("train.py", 12, "warning")]
     assert "conf.py" in qg105[0].message  # not "that no configuration reaches"
+
+
+def test_an_environment_variable_that_sizes_parallelism_written_whole():
+    found = findings("env_overwritten", "QG104")
+    assert found == [("comm.py", 7, "QG104", "warning"), ("comm.py", 8, "QG104", "warning"),
+                     ("examples/demo.py", 3, "QG104", "note"), ("learner.py", 3, "QG104", "warning")]
+    # setup.py: extended, guarded, the program's GPU set, a switch forced on, a determinism helper
+

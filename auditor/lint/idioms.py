@@ -441,3 +441,17 @@ def _at_most_one(value) -> bool:
         return int(value) <= 1
     except (TypeError, ValueError):
         return False
+
+
+def set_for_programs(key: str) -> bool:
+    """An environment variable that launchers set, or libraries read, for the programs they
+    start (`WORLD_SIZE`, `SLURM_NTASKS`, `OMP_NUM_THREADS`: rules/knobs.yaml `set_for_programs`)."""
+    name = key.rsplit(".", 1)[-1].upper()
+    return any(name.startswith(p[:-1]) if p.endswith("*") else name == p for p in _launcher_env())
+
+
+@lru_cache(maxsize=1)
+def _launcher_env() -> tuple[str, ...]:
+    from auditor import catalogue
+
+    return tuple(catalogue.data("knobs.yaml").get("set_for_programs") or ())
