@@ -200,7 +200,18 @@ parameter (`def __init__(..., num_processors=8)` feeding `ds.map(num_proc=...)`)
 calls that pass it pass only literals, is one note, at the parameter: that default, or another
 literal, is the only count that ever runs; a warning when a caller that omits it is a program
 that reads its settings (it could have passed one). A mapping built with `dict(k=v)` or `{"k":
-v}` and handed on as `**kwargs` passes its keys.
+v}` and handed on as `**kwargs` passes its keys. A parameter named like no knob counts too
+(`def parquet_to_jsonl(..., ntasks=64)` feeding `LocalPipelineExecutor(tasks=ntasks)`).
+
+One worker process frozen in code (`DataLoader(ds, num_workers=1)`, `Pool(1)`, a process or
+env backend given the literal 1) that no configuration reaches is a note: 0 is the usual
+deliberate choice (the main process loads), 1 a count nobody can raise. Not inside a worker,
+nor for a pool kept for I/O or starting processes.
+
+A literal given to a project helper whose other calls pass the user's value reached under
+another name counts as the same function (`from ..utils import track_progress_rich`,
+re-exported from utils/mp_util.py, called with `nproc=16` where 30 calls pass `nproc =
+judge_kwargs.pop("nproc", 4)`): the flow names the helper by the backend it feeds.
 
 A worker pool sized by the machine (`Pool(cpu_count() * 2)`, one `Process` per turn of
 `range(cpu_count())`) in a file whose other pool of the same kind takes the user's count
@@ -319,6 +330,36 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                 "another script's flag of that name: the scripts do not import each other"),
     ]
     INVALID = [
+        Example({"prep.py": "import argparse\nfrom datatrove.executor import LocalPipelineExecutor\n"
+                            "def to_jsonl(src, ntasks=64):\n"
+                            "    LocalPipelineExecutor(pipeline=[src], tasks=ntasks).run()\n"
+                            "def main():\n    p = argparse.ArgumentParser()\n    p.add_argument('--src')\n"
+                            "    args = p.parse_args()\n    to_jsonl(args.src)\n"},
+                "a helper's default named like no knob, that no caller passes, in a program that reads settings",
+                expect=[("prep.py", 3)], severity="warning"),
+        Example({"train.py": "import argparse\nfrom torch.utils.data import DataLoader\n"
+                             "def main(ds):\n    p = argparse.ArgumentParser()\n    p.add_argument('--lr', type=float)\n"
+                             "    args = p.parse_args()\n"
+                             "    return DataLoader(ds, batch_size=8, num_workers=1)\n"},
+                "one loader worker frozen in code (a note)", expect=[("train.py", 7)], severity="note"),
+        Example({"pkg/__init__.py": "",
+                 "pkg/utils/__init__.py": "from .mp_util import track\n",
+                 "pkg/utils/mp_util.py": "from multiprocessing import Pool\n"
+                                         "def track(func, tasks, nproc=1):\n"
+                                         "    with Pool(nproc) as pool:\n        return pool.map(func, tasks)\n",
+                 "pkg/vqa.py": "from pkg.utils.mp_util import track\n"
+                               "def evaluate(rows, **judge_kwargs):\n"
+                               "    nproc = judge_kwargs.pop('nproc', 4)\n"
+                               "    return track(len, rows, nproc=nproc)\n",
+                 "pkg/mcq.py": "from pkg.utils.mp_util import track\n"
+                               "def evaluate(rows, **judge_kwargs):\n"
+                               "    nproc = judge_kwargs.pop('nproc', 4)\n"
+                               "    return track(len, rows, nproc=nproc)\n",
+                 "pkg/math.py": "from .utils import track\n"
+                                "def evaluate(rows, **kwargs):\n"
+                                "    return track(len, rows, nproc=16)\n"},
+                "a literal to a re-exported helper whose other calls pass the user's count",
+                expect=[("pkg/math.py", 3)], severity="warning"),
         Example({"explore.py": "import argparse\nimport multiprocessing\n"
                                "def work(q):\n    return q\n"
                                "class Explorer:\n"
@@ -548,13 +589,16 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
     def check(self, result):
         # one finding a line: a keyword literal whose consumer is already warned of is not
         # reported again, unless that warning says no configuration reaches the call while the
-        # keyword names the setting that does (then the keyword's finding replaces it)
+        # keyword names the setting that does, or the consumer's finding is a note (then the
+        # keyword's finding replaces it)
         unconfigured: set = set()  # (file, line) of warnings "that no configuration reaches"
         found = list(self._findings(result, unconfigured))
         loud = {(f.file, f.line) for f in found if f.severity == "warning"}
         keyword = [f for f in self._keyword_literals(result)
                    if (f.file, f.line) in unconfigured or (f.file, f.line) not in loud]
-        replaced = {(f.file, f.line) for f in keyword} & unconfigured
+        # (a note on the line says less than the keyword's finding: that one stands alone)
+        replaced = {(f.file, f.line) for f in keyword} & (unconfigured | {(f.file, f.line) for f in found
+                                                                         if f.severity == "note"})
         yield from (f for f in found if (f.file, f.line) not in replaced)
         yield from keyword
 
@@ -565,6 +609,7 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
         at_parameter = list(self._defaults_that_always_run(result, _never_passed(result)))
         yield from (f for f, _key in at_parameter if f is not None)
         reported: set = set()  # (file, line) of the consume sites reported below
+        ones: list = []  # notes on one worker that no setting reaches
         never_passed = {key for _f, key in at_parameter}
         # helpers another call passes a configured value: a call that omits it is QG103's
         passed = {(s.detail.get("helper_site"), s.detail.get("helper_param")) for s in result.sites
@@ -666,6 +711,14 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                                        what=what, why=why,
                                        **({} if same_file and not probe and not worker
                                           else {"severity": "note", "confidence": "medium"}))
+                elif not defaulted and value == 1 and backend_kind(site) in ("processes", "envs") \
+                        and not worker and d.get("pool_use") not in ("io", "process-start"):
+                    # one worker process that no setting can raise (`DataLoader(ds, num_workers=1)`,
+                    # `Pool(processes=1)`): 0 is the usual deliberate choice, 1 a count frozen in
+                    # code; a note, as nothing promised otherwise
+                    ones.append(self.finding(site, knob=knob.name, related=[site], backend=_short(backend),
+                                             what=what, why=": one worker process, and no configuration reaches it",
+                                             severity="note", confidence="medium"))
                 elif not defaulted and value > 1:
                     # a pool kept for timeouts or I/O, or a loader default filled in when the
                     # user gave none (`if loader_kwargs is None: ...`), is no lost setting
@@ -682,6 +735,8 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
         yield from self._sibling_literals(result)
         yield from self._serial_beside_routed(result, reported)
         yield from self._machine_beside_setting(result, reported)
+        # (after the siblings' check: a 1 beside the count its siblings route is that warning)
+        yield from (f for f in ones if (f.file, f.line) not in reported)
         yield from self._launch_commands(result)
 
     def _launch_commands(self, result):
@@ -732,6 +787,7 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                 fields.setdefault(s.leaf.lower(), []).append(s)
         knob_of = {id(s): k for k in result.knobs for s in k.sites}
         routes = _routed_keywords(result)
+        helper_at, helper_routes = _helper_routes(result)
         modules = modules_to_files(result) if fields else {}
         near: dict[str, set[str]] = {}
 
@@ -780,6 +836,16 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                         ] if not foreign else []
             routed = [] if declared else [r for r in routes.get((_tail(d.get("callee")), site.leaf), ())
                                           if r[0] != site.file or r[1] != site.line]
+            if not declared and not routed:
+                # the same project helper reached under another name (`from ..utils import
+                # track_progress_rich`, re-exported from utils/mp_util.py): the flow's helper
+                # consume sites name the function by its sink
+                # (across files only from a holder named as settings, or a file one imports: every
+                # script has its own `args`)
+                routed = [r for sink in helper_at.get((site.file, site.line, site.leaf), ())
+                          for r in helper_routes.get(sink, ()) if r[0] == site.file and r[1] != site.line
+                          or r[0] != site.file and (_names_settings(_holder_of(r[2], site.leaf))
+                                                    or imports_either(site.file, r[0]))]
             if declared:
                 field = declared[0]
                 why = (f", while {site.leaf} is a setting users set ({where(field)}"
@@ -811,13 +877,18 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
             helper = str(next(c for c in callers if c.detail.get("omitted")).detail.get("helper") or "")
             # the default of the function the callers call, not of one it forwards to
             defaults.sort(key=lambda s: str(s.detail.get("function") or "").rsplit(".", 1)[-1] != helper.rsplit(".", 1)[-1])
-            if not defaults or _int(defaults[0].default) < 2:
+            # a parameter named like no knob (`ntasks=64` feeding a pipeline's `tasks=`) has no
+            # read site of its own: the omitting call's trace starts at the default's literal
+            source = None if defaults else _default_source(callers)
+            default = defaults[0].default if defaults else source and source.get("value")
+            if _int(default) is None or _int(default) < 2:
                 continue
-            at = defaults[0]
-            if (at.file, at.line, param) in done:
+            at = defaults[0] if defaults else None
+            place = (at.file, at.line) if at else (source["file"], source["line"])
+            if (*place, param) in done:
                 yield None, (helper_site, param)
                 continue
-            done.add((at.file, at.line, param))
+            done.add((*place, param))
             backend = str(callers[0].detail.get("backend") or "its backend")
             if backend in _SKIP_BACKENDS or backend_kind(callers[0]) == "threads" and not steps_envs(callers[0]):
                 continue
@@ -832,8 +903,12 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                       f"{n_omit} call{'s' if n_omit > 1 else ''} (e.g. {where(taking or omitting[0])}) omit"
                       f"{'' if n_omit > 1 else 's'} {param} and the other call{'s' if literal > 1 else ''} that "
                       f"reach{'' if literal > 1 else 'es'} this backend pass{'' if literal > 1 else 'es'} a literal")
-            yield self.finding(at, knob=param, related=[at, *omitting[:3]], backend=_short(backend),
-                               what=f"the default {param}={show(at.default)} of {helper}() "
+            yield self.finding(at, knob=param, related=[at, *omitting[:3]] if at else omitting[:3],
+                               **({} if at else {"file": source["file"], "line": source["line"],
+                                                  "column": source.get("column") or 1,
+                                                  "flow": omitting[0].detail.get("flow") or []}),
+                               backend=_short(backend),
+                               what=f"the default {param}={show(default)} of {helper}() "
                                     f"(through line {line})",
                                why=f" on {'every call' if not literal else 'the calls that omit it'}: {passes}, and "
                                    f"no configuration reaches it" + (f" although {taking.file} reads its settings "
@@ -898,6 +973,7 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                     else f"no {params} {arguments}, so the backend sizes itself (default None)" if by_itself
                     else f"no {params} {arguments}, so its default {show(value)} runs")
             passes = " and ".join(f"`{o.detail['expr']}`" for _s, o, _h in group)
+            reported.add((site.file, site.line))
             leaves = ", ".join(o.leaf for _s, o, _h in group)
             yield self.finding(site, knob=other.key, related=[o for _s, o, _h in group] + [site],
                                backend=_short(str(backend)), what=what,
@@ -1038,6 +1114,23 @@ def _names_settings(holder: str) -> bool:
     return bool(_SETTINGS_HOLDER.search(last)) and last.lower() not in _GENERIC_HOLDERS
 
 
+def _holder_of(text: str, key: str) -> str:
+    """`nproc = judge_kwargs.pop("nproc", 4)` -> judge_kwargs; `args.num_workers` -> args."""
+    m = re.search(r"([A-Za-z_][\w.]*?)\s*(?:\.(?:pop|get)\(\s*|\[\s*)['\"]%s['\"]" % re.escape(key), text) \
+        or re.search(r"([A-Za-z_][\w.]*)\.%s\b" % re.escape(key), text)
+    return m.group(1) if m else ""
+
+
+def _default_source(callers) -> dict | None:
+    """The literal an omitting call's trace starts from: the parameter's default."""
+    for c in callers:
+        if c.detail.get("omitted"):
+            flow = c.detail.get("flow") or []
+            if flow and flow[0].get("kind") == "literal" and flow[0].get("file"):
+                return flow[0]
+    return None
+
+
 def _never_passed(result) -> dict[tuple, list]:
     """(helper sink "file:line", parameter) -> its callers' sites, when every caller omits it
     (and the default reaches a backend this rule speaks of)."""
@@ -1078,6 +1171,24 @@ def _routed_keywords(result) -> dict[tuple, list]:
                 if tree.get("k") != "literal" and _reads_configuration(tree):
                     out.setdefault((tail, name), []).append((rel, edge["line"], tree.get("text", "")))
     return out
+
+
+def _helper_routes(result) -> tuple[dict, dict]:
+    """The flow's helper consume sites: (file, line, parameter) of each call passing a literal ->
+    the helper sinks it feeds; helper sink -> [(file, line, text)] of calls passing it a value
+    read from configuration."""
+    literal_at: dict[tuple, set] = {}
+    routed: dict[tuple, list] = {}
+    for s in result.sites:
+        d = s.detail
+        if s.role != "consume" or d.get("via") != "helper" or not d.get("helper_site") or d.get("omitted"):
+            continue
+        sink = (d["helper_site"], d.get("helper_param"))
+        if d.get("literal"):
+            literal_at.setdefault((s.file, s.line, d.get("helper_param")), set()).add(sink)
+        elif any(step.get("kind") in ("config", "env") for step in (d.get("flow") or ())[:1]):
+            routed.setdefault(sink, []).append((s.file, s.line, str(d.get("expr") or "")))
+    return literal_at, routed
 
 
 def _reads_configuration(tree: dict) -> bool:

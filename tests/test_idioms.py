@@ -301,3 +301,14 @@ def test_an_environment_variable_that_sizes_parallelism_written_whole():
                      ("examples/demo.py", 3, "QG104", "note"), ("learner.py", 3, "QG104", "warning")]
     # setup.py: extended, guarded, the program's GPU set, a switch forced on, a determinism helper
 
+
+def test_counts_frozen_in_code_a_helper_default_and_one_worker():
+    found = findings("default_never_passed", "QG105")
+    assert found == [("prep.py", 6, "QG105", "warning"), ("train.py", 10, "QG105", "note")]  # not line 11's 0
+
+
+def test_a_literal_to_a_re_exported_helper_beside_siblings_that_route_the_count():
+    found = findings("reexported_sibling", "QG105")
+    assert found == [("vlm/dataset/math.py", 9, "QG105", "warning")]
+    r = scan_and_check(FIXTURES / "reexported_sibling")
+    assert "judge_kwargs" in r.findings[0].message
