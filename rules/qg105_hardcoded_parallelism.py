@@ -211,7 +211,10 @@ nor for a pool kept for I/O or starting processes.
 A literal given to a project helper whose other calls pass the user's value reached under
 another name counts as the same function (`from ..utils import track_progress_rich`,
 re-exported from utils/mp_util.py, called with `nproc=16` where 30 calls pass `nproc =
-judge_kwargs.pop("nproc", 4)`): the flow names the helper by the backend it feeds.
+judge_kwargs.pop("nproc", 4)`): the flow names the helper by the backend it feeds. Not a call
+of literals made when no configuration was given (`if not config_path: return
+Store(numjobs=16, ...)`): those are the program's defaults. A class's own `__init__` parameter
+(`TEDS(n_jobs=4)` and `def __init__(self, n_jobs=1)`) is no configuration read.
 
 A worker pool sized by the machine (`Pool(cpu_count() * 2)`, one `Process` per turn of
 `range(cpu_count())`) in a file whose other pool of the same kind takes the user's count
@@ -221,6 +224,18 @@ scan knows (`self.pool_class(self.args.n_cpus)`), is a warning (a note under exa
 machine decides this pool and the setting meant for the program's workers never reaches it.
 Loaders and dataset pipelines are not such pools: their counts are their own."""
     VALID = [
+        Example({"store.py": "import json\nimport os\nfrom concurrent.futures import ProcessPoolExecutor\n"
+                             "class Store:\n"
+                             "    def __init__(self, path, numjobs=1):\n"
+                             "        self.pool = ProcessPoolExecutor(max_workers=numjobs)\n"
+                             "    @classmethod\n"
+                             "    def from_env(cls):\n"
+                             "        config_path = os.getenv('STORE_CONFIG')\n"
+                             "        if not config_path:\n"
+                             "            return Store('/data/store.bin', numjobs=16)\n"
+                             "        config = json.load(open(config_path))\n"
+                             "        return Store(config['path'], numjobs=int(config['numjobs']))\n"},
+                "the defaults a program fills in when no configuration was given"),
         Example({"prep.py": "import argparse\nimport multiprocessing\nfrom torch.utils.data import DataLoader\n"
                             "def main(args, ds):\n"
                             "    loader = DataLoader(ds, num_workers=args.num_workers)\n"
@@ -330,6 +345,17 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                 "another script's flag of that name: the scripts do not import each other"),
     ]
     INVALID = [
+        Example({"teds.py": "from concurrent.futures import ProcessPoolExecutor\n"
+                            "class TEDS:\n"
+                            "    def __init__(self, n_jobs=1):\n"
+                            "        self.n_jobs = n_jobs\n"
+                            "    def evaluate(self, pairs):\n"
+                            "        with ProcessPoolExecutor(max_workers=self.n_jobs) as pool:\n"
+                            "            return list(pool.map(len, pairs))\n"
+                            "if __name__ == '__main__':\n"
+                            "    print(TEDS(n_jobs=4).evaluate(['a']))\n"},
+                "a literal to a class whose own __init__ parameter is the only read of that name (a note)",
+                expect=[("teds.py", 9)], severity="note"),
         Example({"prep.py": "import argparse\nfrom datatrove.executor import LocalPipelineExecutor\n"
                             "def to_jsonl(src, ntasks=64):\n"
                             "    LocalPipelineExecutor(pipeline=[src], tasks=ntasks).run()\n"
@@ -635,6 +661,8 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                     continue  # as many workers as the items it is given (`inputs=[val_file], num_workers=1`)
                 if idioms.is_debug_condition(d.get("condition") or conditions.get((site.file, site.line))):
                     continue  # `if args.smoke_test: train(num_workers=2)`: a mode the user chose (as QG104)
+                if idioms.nothing_configured(d.get("condition") or conditions.get((site.file, site.line))):
+                    continue  # `if not config_path: return Store(numjobs=16)`: defaults, no config given
                 if d.get("via") == "helper" and d.get("omitted") and \
                         (d.get("helper_site"), d.get("helper_param")) in never_passed:
                     continue  # reported once, at the helper's parameter
@@ -676,7 +704,7 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                         other, how = field, "parsed"
                 if other is not None and other.role == "read" and other.detail.get("via") == "param" and (
                         defaulted or str(d.get("helper") or "").rsplit(".", 1)[-1]
-                        == str(other.detail.get("function") or "").rsplit(".", 1)[-1]):
+                        in _function_names(str(other.detail.get("function") or ""))):
                     # the helper's own parameter is no configuration read (`train(num_workers=4)` and
                     # `def train(num_workers=2)`): QG103 speaks when a sibling call passes the configured value
                     other, how = None, None
@@ -818,6 +846,8 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
             value = _int(site.value)
             if value is None or value < 2:
                 continue  # `init_process_group(world_size=1)`: one process on purpose, as for consumers
+            if idioms.nothing_configured(d.get("condition")):
+                continue  # `if not config_path: return Store(numjobs=16, ...)`: defaults, no config given
             callee_q = str(d.get("callee") or "")
             kind = d.get("callee_kind")
             if kind == "method":
@@ -1112,6 +1142,12 @@ def _names_settings(holder: str) -> bool:
     (`args`, `cfg`) that every script gives its own, different settings."""
     last = holder.rsplit(".", 1)[-1]
     return bool(_SETTINGS_HOLDER.search(last)) and last.lower() not in _GENERIC_HOLDERS
+
+
+def _function_names(qualname: str) -> tuple[str, ...]:
+    """The names a call of QUALNAME uses: `TEDS.__init__` is called as TEDS()."""
+    parts = qualname.split(".")
+    return (parts[-1], parts[-2]) if len(parts) > 1 and parts[-1] == "__init__" else (parts[-1],)
 
 
 def _holder_of(text: str, key: str) -> str:

@@ -455,3 +455,15 @@ def _launcher_env() -> tuple[str, ...]:
     from auditor import catalogue
 
     return tuple(catalogue.data("knobs.yaml").get("set_for_programs") or ())
+
+
+# a settings object or its file named as such (`config_path`, `args.config`, `cfg`), not a
+# mapping of keyword arguments (`loader_kwargs is None` fills in one call's defaults)
+_CONFIG_NAME = r"(?:\w+\.)*(?:\w+_)?(?:config|cfg|conf|settings?|options?|args|params)(?:_\w+)?"
+_NOTHING_CONFIGURED = re.compile(rf"^not\s+{_CONFIG_NAME}$|^{_CONFIG_NAME}\s+is\s+None$", re.IGNORECASE)
+
+
+def nothing_configured(cond: str | None) -> bool:
+    """`if not config_path:` / `if cfg is None:` before a call of literals: the defaults a
+    program fills in when the user gave no configuration, not a setting dropped."""
+    return bool(cond) and any(_NOTHING_CONFIGURED.search(c.strip()) for c in split_clauses(cond))
