@@ -1638,7 +1638,6 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
 _COPY = re.compile(r"^\s*self\.(\w+)\s*(?::[^=]+)?=\s*[\w.]+\s*$")
 
 
-@lru_cache(maxsize=None)
 def _dimensions() -> dict[str, list[list[str]]]:
     """rules/knobs.yaml ``dimensions``: each dimension's spellings as word lists, longest first."""
     data = catalogue.data("knobs.yaml").get("dimensions") or {}

@@ -767,8 +767,9 @@ value or a narrowing inside a function that makes runs reproducible (`set_determ
         (`--xla_force_host_platform_device_count=8`, a socket thread count) is replaced whole,
         without a word. Not when guarded (`if "XLA_FLAGS" not in os.environ`, `setdefault`), nor
         a value built from the variable itself; thread counts are QG107's, and variables that
-        launchers set for the programs they start (`WORLD_SIZE`), the GPU set and
-        `TOKENIZERS_PARALLELISM` are a program's own choice. A note under examples/."""
+        launchers set for the programs they start (`WORLD_SIZE`), the GPU set,
+        `TOKENIZERS_PARALLELISM`, a switch forced to its parallel value and a narrowing inside a
+        determinism or debug helper are a program's own choice. A note under examples/."""
         vocab = vocab_mod.load(result.settings or None)
         for site in result.sites:
             d = site.detail

@@ -659,9 +659,10 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                     continue  # a count of the project's own serial class: QG106's, not a parallel backend
                 if d.get("per_item"):
                     continue  # as many workers as the items it is given (`inputs=[val_file], num_workers=1`)
-                if idioms.is_debug_condition(d.get("condition") or conditions.get((site.file, site.line))):
+                condition = d.get("condition") or conditions.get((site.file, site.line))
+                if idioms.is_debug_condition(condition):
                     continue  # `if args.smoke_test: train(num_workers=2)`: a mode the user chose (as QG104)
-                if idioms.nothing_configured(d.get("condition") or conditions.get((site.file, site.line))):
+                if idioms.nothing_configured(condition):
                     continue  # `if not config_path: return Store(numjobs=16)`: defaults, no config given
                 if d.get("via") == "helper" and d.get("omitted") and \
                         (d.get("helper_site"), d.get("helper_param")) in never_passed:

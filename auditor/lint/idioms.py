@@ -443,6 +443,7 @@ def _at_most_one(value) -> bool:
         return False
 
 
+@lru_cache(maxsize=None)
 def set_for_programs(key: str) -> bool:
     """An environment variable that launchers set, or libraries read, for the programs they
     start (`WORLD_SIZE`, `SLURM_NTASKS`, `OMP_NUM_THREADS`: rules/knobs.yaml `set_for_programs`)."""
