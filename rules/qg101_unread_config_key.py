@@ -259,7 +259,16 @@ code out of sight (another package's `launch(args)`, `**vars(args)`, or a projec
 did not read), which may read it. Only a read at the top of a namespace can read a flag: a key
 in a section (`config.DATA.NUM_WORKERS`), a function's own parameter, or an attribute of an
 object that holds no settings (`get_worker_info().num_workers`) is no read that may be this
-script's (InternVL's eval scripts, each with its own `--num-workers`).
+script's (InternVL's eval scripts, each with its own `--num-workers`). A script that passes its
+own command line on to a command it runs (`["python", "main.py"] + sys.argv[1:]`) hands its
+flags on too: a note.
+
+A script whose parsed namespace never leaves its file (`args = parser.parse_args()`, then only
+`args.<name>` reads there, or `args` given to functions of that file that do the same) and that
+never reads the flag it adds (`--num-gpus` in LLaVA's serve/cli.py) accepts a flag that does
+nothing, whatever other files read under that name: a warning. Not when the namespace goes
+anywhere else (another module's function, a method, `vars(args)`, an attribute, a container, a
+return), nor when the script passes its command line on.
 A literal written into a configuration
 object's key that nothing reads (`cfg.num_envs = 1` where the program reads
 `cfg.num_envs_per_worker`) changes nothing: a note.
@@ -509,6 +518,22 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                 "td3.py hands its collector section whole to a class that reads the key"),
         Example(_parser_scripts("    train(args.env)\n    return args.num_env\n"),
                 "run_atari.py reads --num_env too"),
+        Example({"serve/cli.py": "import argparse\n"
+                                 "def main(args):\n    return getattr(args, 'model_path'), args.num_gpus\n"
+                                 "if __name__ == '__main__':\n"
+                                 "    p = argparse.ArgumentParser()\n"
+                                 "    p.add_argument('--model-path', type=str)\n"
+                                 "    p.add_argument('--num-gpus', type=int, default=1)\n"
+                                 "    main(p.parse_args())\n",
+                 "train/launch.py": "import ray\ndef start(cfg):\n    ray.init(num_gpus=cfg.num_gpus)\n"},
+                "serve/cli.py's main() reads args.num_gpus"),
+        Example({"serve/cli.py": "import argparse\nfrom serve.worker import run\n"
+                                 "if __name__ == '__main__':\n"
+                                 "    p = argparse.ArgumentParser()\n"
+                                 "    p.add_argument('--num-gpus', type=int, default=1)\n"
+                                 "    run(p.parse_args())\n",
+                 "serve/worker.py": "import ray\ndef run(args):\n    ray.init(num_gpus=args.num_gpus)\n"},
+                "serve/cli.py hands its namespace to another file, which reads the flag"),
         Example({**_parser_scripts("    train(args.env)\n"),
                  "pkg/run.py": "from multiprocessing import Pool\nfrom pkg.cmd_util import common_arg_parser\n"
                                "def build_env(args):\n    return Pool(args.num_env or 4)\n"
@@ -793,6 +818,27 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                  "pkg/helpers.py": "def start(options):\n    return options\n"},
                 "run_atari.py hands its namespace to a project file the scan does not read: a note",
                 expect=[("pkg/run_atari.py", 6)], severity="note"),
+        Example({**_parser_scripts("    train(args.env)\n"),
+                 "pkg/run_atari.py": "import subprocess\nimport sys\nfrom pkg.cmd_util import atari_arg_parser\n"
+                                     "def main():\n    args = atari_arg_parser().parse_args()\n"
+                                     "    subprocess.run(['python', '-m', 'pkg.run'] + sys.argv[1:])\n"
+                                     "    return args.env\n"
+                                     "if __name__ == '__main__':\n    main()\n"},
+                "run_atari.py passes its command line on to run.py, which reads the flag: a note",
+                expect=[("pkg/run_atari.py", 5)], severity="note"),
+        Example({"serve/cli.py": "import argparse\nfrom serve.model import load\n"
+                                 "def main(args):\n    model = load(args.model_path)\n    print(args)\n"
+                                 "    return model, f'{args.model_path}'\n"
+                                 "if __name__ == '__main__':\n"
+                                 "    p = argparse.ArgumentParser()\n"
+                                 "    p.add_argument('--model-path', type=str)\n"
+                                 "    p.add_argument('--num-gpus', type=int, default=1)\n"
+                                 "    main(p.parse_args())\n",
+                 "serve/model.py": "def load(path):\n    return path\n",
+                 "train/launch.py": "import ray\ndef start(cfg):\n    ray.init(num_gpus=cfg.num_gpus)\n"},
+                "serve/cli.py parses --num-gpus and reads only args.model_path; its namespace never leaves "
+                "the file, so train/launch.py's num_gpus is another setting",
+                expect=[("serve/cli.py", 10)], severity="warning"),
         Example({"eval/vqa/evaluate_vqa.py": "import argparse\nfrom torch.utils.data import DataLoader\n"
                                              "if __name__ == '__main__':\n"
                                              "    parser = argparse.ArgumentParser()\n"
@@ -939,7 +985,11 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
         yield from self._misspelt_keys(result)
         yield from self._unread_by_entry(result)
         yield from self._unread_by_hydra_script(result, splats)
-        yield from self._unread_by_parser_script(result)
+        # (a flag of a script whose namespace stays in it: that finding says more, and once)
+        closed = list(self._unread_in_closed_script(result, unread_ids))
+        said = {(f.file, f.line) for f in closed}
+        yield from (f for f in self._unread_by_parser_script(result) if (f.file, f.line) not in said)
+        yield from closed
         yield from self._library_flags(result)
         yield from self._dimension_dropped(result)
 
@@ -1258,6 +1308,30 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                              f"{script.rsplit('/', 1)[-1]} changes nothing")
                 yield f
 
+    def _unread_in_closed_script(self, result, unread_ids):
+        """`parser.add_argument("--num-gpus", type=int, default=1)` in serve/cli.py, whose parsed
+        `args` only ever has attributes read in that file or goes to functions it defines: no
+        `args.num_gpus` among those reads, so the flag does nothing, however many other files
+        read a `num_gpus` of their own (the extractor's `closed_namespace` fact). A knob that
+        nothing reads at all is check()'s."""
+        flagged = {id(s) for k in result.knobs if id(k) not in unread_ids for s in k.sites}
+        for s in result.sites:
+            if s.role != "define" or s.kind != "python" or s.detail.get("via") != "argparse" \
+                    or s.detail.get("parser") == "absl" or id(s) not in flagged or is_test_file(s.file):
+                continue
+            meta = result.meta.get(s.file) or {}
+            closed = None if meta.get("forwards_argv") else meta.get("closed_namespace")
+            dest = str(s.detail.get("dest") or s.leaf)
+            if not isinstance(closed, dict) or dest in (closed.get("reads") or ()):
+                continue
+            f = self.finding(s, knob=s.key, related=[s], flow=_path(result, s, None),
+                             subject="", effect="", near="")
+            script = s.file.rsplit("/", 1)[-1]
+            f.message = (f"`{(s.detail.get('flags') or ['--' + s.leaf])[0]}` is accepted by {s.file}, but its parsed "
+                         f"arguments never leave {script} and nothing there reads `{dest}`, so setting it changes "
+                         f"nothing (other files' reads of a {s.leaf} are not this flag's)")
+            yield f
+
     def _unread_by_parser_script(self, result):
         """`common_arg_parser()` adds `--num_env`; run.py reads `args.num_env`, and
         ppo1/run_atari.py, which builds the same parser (through `atari_arg_parser()`), reads it
@@ -1354,6 +1428,8 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                 if handed is False:
                     handing = handing if handing is not None else _namespace_handing(result, graph)
                     handed = next((callee for node, callee in handing if node in reached), None)
+                    if handed is None and meta.get("forwards_argv"):
+                        handed = "the command it runs (with its sys.argv[1:])"
                 at = flag if flag.file == rel else _call_toward(result, graph, rel, flag)
                 other = reads[0]
                 f = self.finding(flag, knob=flag.key, related=[flag, other], flow=_path(result, flag, None),

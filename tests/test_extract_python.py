@@ -835,3 +835,30 @@ def test_keys_asked_for_by_name_include_flags_spelt_with_dashes():
             'for key in worker_args:\n    print(getattr(args, key.replace("-", "_")))\n')
     meta = python_code.extract(code, "launch_all.py", VOCAB).meta
     assert meta["quoted_keys"] == ["limit_worker_concurrency", "num_gpus"]
+
+
+_PARSER = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--num-workers', type=int)\n"
+
+
+@pytest.mark.parametrize("body,reads", [
+    ("def main(a):\n    return a.x\nmain(p.parse_args())\n", ["x"]),  # handed to a function of the file
+    ("args = p.parse_args()\ndef f():\n    return args.y\nf()\n", ["y"]),  # a module-level namespace
+    ("args, rest = p.parse_known_args()\nprint(args.z, args)\n", ["z"]),  # printing reads nothing
+    ("def main(*, cfg):\n    return cfg.k\nargs = p.parse_args()\nmain(cfg=args)\n", ["k"]),
+    ("args = p.parse_args()\nn = getattr(args, 'num_workers')\n", ["num_workers"]),
+    ("from m import run\nrun(p.parse_args())\n", None),  # another module may read anything
+    ("args = p.parse_args()\nd = vars(args)\n", None),
+    ("class A:\n    def __init__(self):\n        self.args = p.parse_args()\n", None),
+    ("def get():\n    return p.parse_args()\nargs = get()\nprint(args.q)\n", None),  # another file may call get()
+    ("def main(*a):\n    return a\nargs = p.parse_args()\nmain(args)\n", None),
+    ("args = p.parse_args()\nconfig = {'args': args}\n", None),
+])
+def test_whether_a_parsed_namespace_stays_in_its_file(body, reads):
+    meta = python_code.extract(_PARSER + body, "cli.py", VOCAB).meta
+    assert meta.get("closed_namespace") == ({"reads": reads} if reads is not None else None)
+
+
+def test_a_script_passing_its_command_line_on():
+    text = _PARSER + "import subprocess, sys\nsubprocess.run(['python', 'main.py'] + sys.argv[1:])\n"
+    assert python_code.extract(text, "launch.py", VOCAB).meta.get("forwards_argv") is True
+    assert "forwards_argv" not in python_code.extract(_PARSER + "import sys\nprint(sys.argv[1:])\n", "a.py", VOCAB).meta

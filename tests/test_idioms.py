@@ -312,3 +312,13 @@ def test_a_literal_to_a_re_exported_helper_beside_siblings_that_route_the_count(
     assert found == [("vlm/dataset/math.py", 9, "QG105", "warning")]
     r = scan_and_check(FIXTURES / "reexported_sibling")
     assert "judge_kwargs" in r.findings[0].message
+
+
+def test_a_flag_of_a_script_whose_parsed_arguments_stay_in_it():
+    found = findings("closed_parser", "QG101")
+    assert found == [("serve/cli.py", 15, "QG101", "warning"), ("tools/remote.py", 7, "QG101", "note")]
+    r = scan_and_check(FIXTURES / "closed_parser")
+    cli = [f for f in r.findings if f.file == "serve/cli.py"]
+    assert "never leave cli.py" in cli[0].message
+    remote = [f for f in r.findings if f.file == "tools/remote.py"]
+    assert "sys.argv[1:]" in remote[0].message

@@ -21,7 +21,7 @@ from auditor.extract.py_consume import ConsumeMixin, pool_name
 from auditor.extract.py_context import Context
 from auditor.extract.py_defines import DefineMixin, absl_flag, help_counted_flags, is_thread_var
 from auditor.extract.py_facts import Facts
-from auditor.extract import py_dead, py_launch, py_splits
+from auditor.extract import py_dead, py_launch, py_namespace, py_splits
 from auditor.extract.py_shadow import ShadowMixin
 from auditor.flow import local as flow_local
 from auditor.extract.py_refs import (
@@ -1488,6 +1488,9 @@ QUOTED_KEY = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_-]{2,40})["']""")
 # a Gym-style environment id written in the file ("CartPole-v1", "ALE/Pong-v5"): its name
 ENV_ID = re.compile(r"""["'](?:[\w.-]+/)?([A-Z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*?)-v\d+["']""")
 MAX_ENV_IDS = 50
+# a script passing its own command line on to a command it runs
+FORWARDS_ARGV = re.compile(r"\bsys\.argv\[1:\]")
+RUNS_COMMAND = re.compile(r"\b(?:subprocess|Popen|os\.system|os\.exec\w*|check_call|check_output)\b")
 
 
 def extract(text: str, path: str, vocab) -> FileResult:
@@ -1563,6 +1566,12 @@ def extract(text: str, path: str, vocab) -> FileResult:
         commands = py_launch.launch_commands(tree, ex.src)
         if commands:
             meta["launch_commands"] = commands
+    if FORWARDS_ARGV.search(text) and RUNS_COMMAND.search(text):
+        meta["forwards_argv"] = True  # `["python", "main.py"] + sys.argv[1:]`: its flags are another program's too
+    if ("parse_args" in text or "parse_known_args" in text) and any(s.detail.get("via") == "argparse" for s in ex.sites):
+        closed = py_namespace.closed_namespace(tree)
+        if closed is not None:
+            meta["closed_namespace"] = closed
     if "parse_known_args" in meta:
         for s in ex.sites:
             if s.detail.get("via") == "argparse":

@@ -1,0 +1,133 @@
+"""Whether a script's parsed arguments stay inside it (facts for QG101).
+
+``args = parser.parse_args()`` in a script that only ever reads ``args.<name>`` itself, or hands
+``args`` to functions it defines, which do the same: then a flag the script adds and never
+reads as ``args.<dest>`` does nothing, whatever other files read under that name. The fact,
+``meta["closed_namespace"]``, is ``{"reads": [...]}``, the attribute names read from the
+namespace. No fact when the namespace leaves the file by any other use (passed to an imported
+function or a method, ``vars(args)``, stored, returned, put in a container), when the file
+returns a parser or a parsed namespace (another file may use it), or when it parses nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+
+PARSE_CALLS = frozenset({"parse_args", "parse_known_args"})
+# calls that only show the namespace (`print(args)`, `logger.info(args)`): no reads, no escape
+SHOWS = frozenset({"print", "str", "repr", "pprint", "info", "debug", "warning", "log"})
+MAX_HOLDERS = 50
+
+
+def _parse_call(value) -> bool:
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in PARSE_CALLS
+
+
+def _holder_target(stmt) -> str | None:
+    """The name STMT binds to a parsed namespace (`args = p.parse_args()`, `args, _ = p.parse_known_args()`)."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _parse_call(stmt.value)):
+        return None
+    target = stmt.targets[0]
+    if isinstance(target, ast.Tuple) and target.elts:
+        target = target.elts[0]
+    return target.id if isinstance(target, ast.Name) else None
+
+
+def _returns_parser_or_namespace(tree: ast.Module) -> bool:
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        parsers = {t.id for node in ast.walk(fn) if isinstance(node, ast.Assign)
+                   for t in node.targets if isinstance(t, ast.Name) and isinstance(node.value, ast.Call)
+                   and getattr(node.value.func, "attr", getattr(node.value.func, "id", "")) == "ArgumentParser"}
+        parsed = {t for node in ast.walk(fn) for t in [_holder_target(node)] if t}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Return) and node.value is not None and (
+                    _parse_call(node.value) or isinstance(node.value, ast.Name) and node.value.id in parsers | parsed):
+                return True
+    return False
+
+
+def closed_namespace(tree: ast.Module) -> dict | None:
+    """{"reads": sorted attribute names} when every namespace TREE parses stays in the file."""
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    holders: list[tuple[ast.AST, str]] = []  # (the scope a name holds the namespace in, the name)
+    for node in ast.walk(tree):
+        name = _holder_target(node)
+        if name:
+            scope = parents.get(id(node))
+            while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+                scope = parents.get(id(scope))
+            holders.append((scope or tree, name))
+        elif _parse_call(node) and isinstance(parents.get(id(node)), (ast.Assign, ast.AnnAssign)):
+            if _holder_target(parents[id(node)]):
+                continue  # (the assignment's target is the holder, above)
+            return None  # `self.args = p.parse_args()`: held where this file cannot follow
+        elif _parse_call(node):
+            # `main(parser.parse_args())`: the parameter of a function of this file holds it
+            call = parents.get(id(node))
+            if isinstance(call, ast.keyword):
+                call = parents.get(id(call))
+            target = functions.get(call.func.id) if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else None
+            param = _parameter_for(target, call, node) if target is not None else None
+            if param is None:
+                return None  # `launch(parser.parse_args())`, `vars(p.parse_args())`: out of sight
+            holders.append((target, param))
+    if not holders or _returns_parser_or_namespace(tree):
+        return None
+    reads: set[str] = set()
+    seen: set[tuple[int, str]] = set()
+    while holders:
+        scope, name = holders.pop()
+        if (id(scope), name) in seen:
+            continue
+        seen.add((id(scope), name))
+        if len(seen) > MAX_HOLDERS:
+            return None
+        for node in ast.walk(scope):
+            if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+                continue
+            parent = parents.get(id(node))
+            if isinstance(parent, ast.keyword):  # f(cfg=args): the call is one up
+                parent = parents.get(id(parent))
+            if isinstance(parent, ast.Attribute):
+                if parent.attr.startswith("__"):
+                    return None  # args.__dict__
+                if isinstance(parent.ctx, ast.Load):
+                    reads.add(parent.attr)
+                continue
+            if isinstance(parent, ast.FormattedValue):
+                continue
+            if isinstance(parent, ast.Call) and node is not parent.func:
+                func = parent.func
+                called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+                if called in SHOWS:
+                    continue
+                if called == "getattr" and isinstance(func, ast.Name) and len(parent.args) >= 2 \
+                        and isinstance(parent.args[1], ast.Constant) and isinstance(parent.args[1].value, str):
+                    reads.add(parent.args[1].value)
+                    continue
+                target = functions.get(called) if isinstance(func, ast.Name) else None
+                param = _parameter_for(target, parent, node) if target is not None else None
+                if param is None:
+                    return None  # handed to code out of this file (or a signature that hides it)
+                holders.append((target, param))
+                continue
+            return None  # stored, returned, compared, put in a container: it may be read elsewhere
+    return {"reads": sorted(reads)}
+
+
+def _parameter_for(fn, call: ast.Call, arg: ast.AST) -> str | None:
+    params = fn.args.posonlyargs + fn.args.args
+    for i, a in enumerate(call.args):
+        if a is arg:
+            return params[i].arg if i < len(params) else None
+    for k in call.keywords:
+        if k.value is arg and k.arg is not None:
+            names = {p.arg for p in params + fn.args.kwonlyargs}
+            return k.arg if k.arg in names else None
+    return None
