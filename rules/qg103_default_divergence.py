@@ -7,7 +7,7 @@ import re
 from auditor.join import composed, hydra_includes
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, in_examples, is_config_define, is_literal,
-                               is_test_file, show, where)
+                               is_test_file, modules_to_files, near_files, show, where)
 
 _READ_VIAS = ("get", "getattr", "pop", "environ", "param", "dataclass", "subscript", "attribute")
 
@@ -47,7 +47,10 @@ class DefaultDivergence(Rule):
 When the code's fallback default differs from the configured default, the value that runs
 depends on whether the key happens to be present: a config variant, an override file or a
 refactor that drops the key silently switches from the configured value to the code's. Two
-code paths reading the same knob with different fallbacks diverge the same way.
+code paths reading the same knob with different fallbacks diverge the same way. An environment
+variable read with different fallbacks by two files neither of which imports the other (two
+levels) is a note: model wrappers or plugins that run one at a time may each pick their own
+default for a variable nobody set (lmms-eval's `WORKERS`, 32 in one wrapper and 8 in another).
 
 Make the fallback equal to the configured default, or drop it and fail loudly on a missing
 key. When the configurations setting the knob disagree among themselves, the finding counts
@@ -250,6 +253,14 @@ default (for `num_cpu if num_cpu else os.cpu_count()`, the machine's CPU count).
         Example({"a.py": "import os\nn = int(os.environ.get('OMP_NUM_THREADS', 4))\n",
                  "b.py": "import os\nm = int(os.environ.get('OMP_NUM_THREADS', 1))\n"},
                 "two code paths default the same knob differently"),
+        Example({"run.py": "import os\nimport pool\nn = int(os.getenv('NUM_WORKERS', 32))\n",
+                 "pool.py": "import os\nm = int(os.getenv('NUM_WORKERS', 8))\n"},
+                "an environment variable read with two defaults by files that import one another",
+                severity="warning"),
+        Example({"models/vllm.py": "import os\nWORKERS = int(os.getenv('NUM_WORKERS', 32))\n",
+                 "models/fastvideo.py": "import os\nWORKERS = int(os.getenv('NUM_WORKERS', 8))\n"},
+                "two model wrappers, neither importing the other, each with its own default for an unset "
+                "variable: a note", severity="note"),
         Example({"a.yaml": "data:\n  num_workers: 8\n", "b.yaml": "data:\n  num_workers: 4\n",
                  "c.yaml": "data:\n  num_workers: 4\n",
                  "train.py": "n = cfg['data'].get('num_workers', 0)\n"},
@@ -287,6 +298,7 @@ default (for `num_cpu if num_cpu else os.cpu_count()`, the machine's CPU count).
 
     def check(self, result):
         self._meta = result.meta
+        self._modules = None
         self._near: dict[tuple, tuple] = {}  # (id(summary), folder) -> (summary kept alive, cut summary)
         keys_by_file: dict[str, set[str]] = {}  # config file -> every dotted key it sets
         for s in result.sites:
@@ -350,11 +362,28 @@ default (for `num_cpu if num_cpu else os.cpu_count()`, the machine's CPU count).
                          if e is not None]
                 if found:
                     _, s, d = min(found, key=lambda e: e[0])
-                    yield self.finding(site, knob=knob.name, related=[s, site], default=show(default),
-                                       when=_when(site), other=f"{where(s)} falls back to {show(d)}")
+                    f = self.finding(site, knob=knob.name, related=[s, site], default=show(default),
+                                     when=_when(site), other=f"{where(s)} falls back to {show(d)}")
+                    if s.file != site.file and "." not in site.key and not self._related_files(result, s.file, site.file):
+                        # `os.getenv("WORKERS", 32)` in one model wrapper, 8 in another that neither
+                        # imports: plugins run one at a time, each with its own default for an unset variable
+                        f.severity, f.confidence = "note", "low"
+                    yield f
                 if "." in site.key or site.key.isupper():
                     anywhere.add(i, site, default)
                 by_file[site.file].add(i, site, default)
+
+    def _related_files(self, result, a: str, b: str) -> bool:
+        """Does one file import the other (two levels)?"""
+        if self._modules is None:  # (built once a scan, when first needed)
+            self._modules = (modules_to_files(result), {})
+        modules, near = self._modules
+        for x, y in ((a, b), (b, a)):
+            if x not in near:
+                near[x] = near_files(result, x, modules)
+            if y in near[x]:
+                return True
+        return False
 
     def _helper_defaults(self, result):
         """start_pool() runs its default 4 where another call passes the configured 16."""

@@ -34,6 +34,16 @@ def _fsdp_config(fsdp_field: str) -> dict:
             "train.yaml": "policy:\n  fsdp_size: 4\n  num_gpu: 8\n"}
 
 
+def _runtime_field(annotation: str) -> dict:
+    """A PPO config whose world_size field has ANNOTATION; the trainer sets it from accelerate."""
+    return {"ppo_config.py": "from dataclasses import dataclass\nimport tyro\n@dataclass\nclass PPOConfig:\n"
+                             f"    batch_size: int = 8\n    world_size: {annotation} = None\n",
+            "ppo_trainer.py": "from accelerate import Accelerator\nclass PPOTrainer:\n"
+                              "    def __init__(self, config):\n"
+                              "        self.accelerator = Accelerator()\n"
+                              "        config.world_size = self.accelerator.num_processes\n"}
+
+
 class OverrideAfterLoad(Rule):
     CODE = "QG104"
     NAME = "override-after-load"
@@ -76,7 +86,8 @@ from other fields (`args.num_envs = args.local_num_envs * world_size`), is a war
 help says it is computed at run time. So is a field a settings class's own post-init replaces by
 another field (`self.fsdp_size, self.num_replica = self.num_gpu, 1`: each name of a tuple
 assignment gets its own value), unless it is declared `field(init=False)` (state the class
-computes) or its help (also `metadata={"help": ...}`) says it is computed; an `isinstance(self,
+computes) or hidden from the command line (`tyro.conf.Suppress[int]`: trl's `PPOConfig.world_size`,
+which the trainer fills from accelerate) or its help (also `metadata={"help": ...}`) says it is computed; an `isinstance(self,
 ...)` test that picks the subclass is no condition on the value. A setting used only as the fallback of an environment
 variable (`os.environ.get("CUDA_VISIBLE_DEVICES", ",".join(map(str, range(args.gpus))))`) is
 replaced whenever a scheduler or launcher sets that variable: a note. A function given both the
@@ -111,6 +122,8 @@ the programs they start (`WORLD_SIZE`), the GPU set (`CUDA_VISIBLE_DEVICES`) and
 value or a narrowing inside a function that makes runs reproducible (`set_determinism`,
 `set_batch_invariance`) or debugs them."""
     VALID = [
+        Example(_runtime_field("tyro.conf.Suppress[int]"),
+                "a field tyro hides from the command line (`Suppress`): the program fills it, no user sets it"),
         Example({"learner.py": "import os\n"
                                "os.environ['XLA_FLAGS'] = os.environ.get('XLA_FLAGS', '') + ' --xla_gpu_graph_min_graph_size=1'\n"
                                "if 'NCCL_SOCKET_NTHREADS' not in os.environ:\n"
@@ -376,6 +389,8 @@ value or a narrowing inside a function that makes runs reproducible (`set_determ
                 "a field its help calls computed"),
     ]
     INVALID = [
+        Example(_runtime_field("int"), "a config field users set, replaced by the process count",
+                expect=[("ppo_trainer.py", 5)], severity="warning"),
         Example({"learner.py": "import os\nos.environ['XLA_FLAGS'] = '--xla_gpu_graph_min_graph_size=1'\n"
                                "import jax\n"},
                 "XLA_FLAGS written whole at import", expect=[("learner.py", 2)], severity="warning"),

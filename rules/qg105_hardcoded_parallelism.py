@@ -39,6 +39,15 @@ def _int(value):
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _splats_the_section(detail: dict, other, file: str) -> bool:
+    """Does the call splat the mapping the cited setting is read from (`num_proc=1,
+    **load_dataset_kwargs` where the file reads `dataset_kwargs.get("num_proc")`)? Then a
+    user's key reaches the call too, and clashes with the literal (a TypeError), not lost."""
+    root = str(other.detail.get("root") or "") if other.file == file else ""
+    return bool(root) and any(name == root or name.endswith("_" + root) or root.endswith("_" + name)
+                              for name in detail.get("kwargs_after") or ())
+
+
 def _takes_settings(file: str, meta: dict) -> str | None:
     """The settings object a program file reads (`args`, `self.cfg`), outside examples and
     docs: a literal count there is one the program could have offered and did not. None for a
@@ -187,7 +196,11 @@ equals the field's default, nor in a file that writes the key as a literal 3 or 
 object of unknown class (they have knobs of their own), nor for a call that builds a
 configuration (`ParallelismConfig(tensor_parallel_degree=8)`: a preset is the setting itself).
 A literal seen both ways (a keyword named like a setting, and a count that reaches a backend
-through the helper it is given) is one finding: the one that names the setting.
+through the helper it is given) is one finding: the one that names the setting. A literal in a
+call that also splats the mapping the cited setting is read from (`load_dataset(..., num_proc=1,
+**load_dataset_kwargs)` where `load_dataset_kwargs = dict(dataset_kwargs)` and the file reads
+`dataset_kwargs.get("num_proc")`) is not reported: a user's key reaches the call too, and the
+clash raises a TypeError.
 
 A distributed launcher a program starts from code (`["torchrun"] + launcher_args + ["-m",
 "pkg.train"]`, launchers and their count flags in rules/workers.yaml) with no count runs the
@@ -224,6 +237,14 @@ scan knows (`self.pool_class(self.args.n_cpus)`), is a warning (a note under exa
 machine decides this pool and the setting meant for the program's workers never reaches it.
 Loaders and dataset pipelines are not such pools: their counts are their own."""
     VALID = [
+        Example({"task.py": "import datasets\nfrom datasets import DownloadConfig\n"
+                            "def download(path, dataset_kwargs):\n"
+                            "    cfg = DownloadConfig()\n"
+                            "    cfg.num_proc = dataset_kwargs.get('num_proc', 1)\n"
+                            "    load_dataset_kwargs = dict(dataset_kwargs)\n"
+                            "    return datasets.load_dataset(path, download_config=cfg, num_proc=1, **load_dataset_kwargs)\n"},
+                "a literal beside a splat of the mapping the setting is read from: a user's num_proc "
+                "reaches the call too, and the clash raises"),
         Example({"store.py": "import json\nimport os\nfrom concurrent.futures import ProcessPoolExecutor\n"
                              "class Store:\n"
                              "    def __init__(self, path, numjobs=1):\n"
@@ -710,6 +731,8 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                     # `def train(num_workers=2)`): QG103 speaks when a sibling call passes the configured value
                     other, how = None, None
                 same_file = how in ("file", "section", "parsed")
+                if other is not None and _splats_the_section(d, other, site.file):
+                    continue  # `load_dataset(num_proc=1, **dict(dataset_kwargs))`: the user's key would clash and raise
                 if other is not None and _feeds_another_backend(fed_by, other, backend):
                     continue  # data.num_workers read for the DataLoader is not this Process's count
                 what = (f"no {param} argument, so its default {show(value)} runs" if defaulted

@@ -20,6 +20,13 @@ UNUSED_COMMENT = re.compile(r"deprecat|\blegacy\b|backward[- ]compat|\bkept only
 MAX_PARSER_FLAGS = 300  # flags recorded per function that builds a parser
 
 
+def _suppressed(annotation: ast.AST) -> bool:
+    """`tyro.conf.Suppress[int]` (or `Suppress[...]` imported): a field no command line sets."""
+    node = annotation.value if isinstance(annotation, ast.Subscript) else None
+    return (isinstance(node, ast.Attribute) and node.attr == "Suppress"
+            or isinstance(node, ast.Name) and node.id == "Suppress")
+
+
 def flag_names(node: ast.Call, via: str = "argparse"):
     """(flags, dest, every name the flag goes by, keywords) of an add_argument / click.option
     call, or None when it names no flag."""
@@ -175,6 +182,8 @@ class DefineMixin:
             detail["bases"] = list(self.class_bases)
         if self.said_unused(stmt.lineno):
             detail["said_unused"] = True
+        if isinstance(stmt, ast.AnnAssign) and _suppressed(stmt.annotation):
+            detail["not_init"] = True  # `tyro.conf.Suppress[int]`: hidden from the CLI, the program fills it
         if value is None:
             if via == "class":
                 return  # a bare annotation on a plain class defines nothing
