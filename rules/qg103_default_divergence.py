@@ -7,7 +7,7 @@ import re
 from auditor.join import composed, hydra_includes
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, in_examples, is_config_define, is_literal,
-                               is_test_file, modules_to_files, near_files, show, where)
+                               ImportNeighbours, is_test_file, show, where)
 
 _READ_VIAS = ("get", "getattr", "pop", "environ", "param", "dataclass", "subscript", "attribute")
 
@@ -298,7 +298,7 @@ default (for `num_cpu if num_cpu else os.cpu_count()`, the machine's CPU count).
 
     def check(self, result):
         self._meta = result.meta
-        self._modules = None
+        self._imports = ImportNeighbours(result)
         self._near: dict[tuple, tuple] = {}  # (id(summary), folder) -> (summary kept alive, cut summary)
         keys_by_file: dict[str, set[str]] = {}  # config file -> every dotted key it sets
         for s in result.sites:
@@ -364,7 +364,7 @@ default (for `num_cpu if num_cpu else os.cpu_count()`, the machine's CPU count).
                     _, s, d = min(found, key=lambda e: e[0])
                     f = self.finding(site, knob=knob.name, related=[s, site], default=show(default),
                                      when=_when(site), other=f"{where(s)} falls back to {show(d)}")
-                    if s.file != site.file and "." not in site.key and not self._related_files(result, s.file, site.file):
+                    if s.file != site.file and "." not in site.key and not self._imports.either(s.file, site.file):
                         # `os.getenv("WORKERS", 32)` in one model wrapper, 8 in another that neither
                         # imports: plugins run one at a time, each with its own default for an unset variable
                         f.severity, f.confidence = "note", "low"
@@ -372,18 +372,6 @@ default (for `num_cpu if num_cpu else os.cpu_count()`, the machine's CPU count).
                 if "." in site.key or site.key.isupper():
                     anywhere.add(i, site, default)
                 by_file[site.file].add(i, site, default)
-
-    def _related_files(self, result, a: str, b: str) -> bool:
-        """Does one file import the other (two levels)?"""
-        if self._modules is None:  # (built once a scan, when first needed)
-            self._modules = (modules_to_files(result), {})
-        modules, near = self._modules
-        for x, y in ((a, b), (b, a)):
-            if x not in near:
-                near[x] = near_files(result, x, modules)
-            if y in near[x]:
-                return True
-        return False
 
     def _helper_defaults(self, result):
         """start_pool() runs its default 4 where another call passes the configured 16."""

@@ -7,7 +7,7 @@ from functools import lru_cache
 from auditor.keys import holder_of
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, as_number, backend_kind, in_examples,
-                               is_config_define, is_test_file, is_test_site, modules_to_files, near_files,
+                               ImportNeighbours, is_config_define, is_test_file, is_test_site,
                                project_packages, show, steps_envs, where)
 
 # Resource annotations and thread pinning have rules or meanings of their own.
@@ -840,20 +840,15 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
         knob_of = {id(s): k for k in result.knobs for s in k.sites}
         routes = _routed_keywords(result)
         helper_at, helper_routes = _helper_routes(result)
-        modules = modules_to_files(result) if fields else {}
-        near: dict[str, set[str]] = {}
+        # (as before 0.4.17: without declared fields no import is followed; see imports_either)
+        neighbours = ImportNeighbours(result) if fields else None
 
         def imports_either(a: str, b: str) -> bool:
             """One file imports the other (two levels): a script's own flags are no setting of a
             script that does not import it (dinov2's knn.py and linear.py each have
             --num-workers). A settings class's field is the project's (a web UI's literal for
             `DataArguments.preprocessing_num_workers` reaches the CLI it launches)."""
-            for x, y in ((a, b), (b, a)):
-                if x not in near:
-                    near[x] = near_files(result, x, modules)
-                if y in near[x]:
-                    return True
-            return False
+            return a == b if neighbours is None else neighbours.either(a, b)
         ours = project_packages(result)
         # a file writing the same key as a literal many times is a table of settings in code (one
         # model per entry), not a call that drops the user's value

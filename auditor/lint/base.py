@@ -174,6 +174,26 @@ def near_files(result, rel: str, files: dict[str, str]) -> set[str]:
     return {rel, *first, *(f for path in first for f in imported(path))}
 
 
+class ImportNeighbours:
+    """Whether one file of a scan imports the other (two levels, near_files), the project's
+    modules indexed when first asked."""
+
+    def __init__(self, result: ScanResult):
+        self._result = result
+        self._modules: dict[str, str] | None = None
+        self._near: dict[str, set[str]] = {}
+
+    def either(self, a: str, b: str) -> bool:
+        if self._modules is None:
+            self._modules = modules_to_files(self._result)
+        for x, y in ((a, b), (b, a)):
+            if x not in self._near:
+                self._near[x] = near_files(self._result, x, self._modules)
+            if y in self._near[x]:
+                return True
+        return False
+
+
 def project_packages(result: ScanResult) -> set[str]:
     """Top-level package names of the scanned project's own modules (src/ layouts included):
     what tells the project's functions and classes from another installed package's."""
