@@ -1314,15 +1314,18 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
         `args.num_gpus` among those reads, so the flag does nothing, however many other files
         read a `num_gpus` of their own (the extractor's `closed_namespace` fact). A knob that
         nothing reads at all is check()'s."""
+        # (the scripts with the fact, first: most scans have none, and then nothing is indexed)
+        closed = {rel: m["closed_namespace"] for rel, m in result.meta.items() if isinstance(m, dict)
+                  and isinstance(m.get("closed_namespace"), dict) and not m.get("forwards_argv")}
+        if not closed:
+            return
         flagged = {id(s) for k in result.knobs if id(k) not in unread_ids for s in k.sites}
         for s in result.sites:
-            if s.role != "define" or s.kind != "python" or s.detail.get("via") != "argparse" \
+            if s.role != "define" or s.kind != "python" or s.file not in closed or s.detail.get("via") != "argparse" \
                     or s.detail.get("parser") == "absl" or id(s) not in flagged or is_test_file(s.file):
                 continue
-            meta = result.meta.get(s.file) or {}
-            closed = None if meta.get("forwards_argv") else meta.get("closed_namespace")
             dest = str(s.detail.get("dest") or s.leaf)
-            if not isinstance(closed, dict) or dest in (closed.get("reads") or ()):
+            if dest in (closed[s.file].get("reads") or ()):
                 continue
             f = self.finding(s, knob=s.key, related=[s], flow=_path(result, s, None),
                              subject="", effect="", near="")
