@@ -298,8 +298,24 @@ matched to settings by name alone, so the settings that declare both dimensions 
 calling file or a file it imports (two levels): a standalone script's `tp_size` is not another
 program's dataclass field of that name.
 The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/knobs.yaml
-`dimensions`."""
+`dimensions`.
+A count a class stores (`self.dataset_num_proc = dataset_num_proc`) whose only use is commented
+out (`# train_dataset = train_dataset.map(self.tokenize_row, num_proc=self.dataset_num_proc)`)
+is a warning at the store (a note under examples/, docs/): callers set it and nothing reads it.
+Not when another file loads the attribute, unless it loads it only from `self` in classes that
+do not inherit this one (a sibling trainer's own field of that name)."""
     VALID = [
+        Example({"llava/trl/dpo_trainer.py": "class DPOTrainer(Trainer):\n"
+                                      "    def __init__(self, model, train_dataset, dataset_num_proc=None):\n"
+                                      "        self.dataset_num_proc = dataset_num_proc\n"
+                                      "        # train_dataset = train_dataset.map(self.tokenize_row, num_proc=self.dataset_num_proc)\n"
+                                      "        self.train_dataset = train_dataset\n"
+                                      "    def tokenize_row(self, row):\n        return row\n",
+                 "llava/trl/my_dpo.py": "from llava.trl.dpo_trainer import DPOTrainer\n"
+                                  "class MyDPO(DPOTrainer):\n"
+                                  "    def prepare(self, ds):\n"
+                                  "        return ds.map(self.tokenize_row, num_proc=self.dataset_num_proc)\n"},
+                "a stored count whose use in its own class is commented out, read by a subclass"),
         Example({"judge.py": "import argparse\nfrom vllm import LLM\nclass Judge:\n"
                              "    def __init__(self, model, tp_size):\n"
                              "        self.llm = LLM(model=model, tensor_parallel_size=tp_size)\n"
@@ -576,6 +592,18 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                 "setting (not a copy of it) that nothing uses"),
     ]
     INVALID = [
+        Example({"llava/trl/dpo_trainer.py": "class DPOTrainer(Trainer):\n"
+                                      "    def __init__(self, model, train_dataset, dataset_num_proc=None):\n"
+                                      "        self.dataset_num_proc = dataset_num_proc\n"
+                                      "        # train_dataset = train_dataset.map(self.tokenize_row, num_proc=self.dataset_num_proc)\n"
+                                      "        self.train_dataset = train_dataset\n"
+                                      "    def tokenize_row(self, row):\n        return row\n",
+                 "llava/trl/sft_trainer.py": "class SFTTrainer(Trainer):\n"
+                                      "    def __init__(self, model, train_dataset, dataset_num_proc=None):\n"
+                                      "        self.dataset_num_proc = dataset_num_proc\n"
+                                      "        self.ds = train_dataset.map(len, num_proc=self.dataset_num_proc)\n"},
+                "a stored count whose only use is commented out (a sibling class's own field of that name is no read)",
+                expect=[("llava/trl/dpo_trainer.py", 3)], severity="warning"),
         Example(_role_workers("self.micro = self.config.ref.micro_batch"),
                 "a section whose name only a handle holding another section reads: the critic's "
                 "`self.config` reads `model`, which `ref` lacks", expect=[("ppo.yaml", 9)]),
@@ -982,6 +1010,7 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
         yield from self._unread_fields(result, read_keys, splats, handed, copiers)
         yield from self._dead_writes(result)
         yield from self._dead_reads(result)
+        yield from self._commented_consumers(result)
         yield from self._misspelt_keys(result)
         yield from self._unread_by_entry(result)
         yield from self._unread_by_hydra_script(result, splats)
@@ -1613,6 +1642,33 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
                                    effect="the value the user sets is dropped", near="",
                                    **({"severity": "note", "confidence": "medium"} if in_examples(rel) else {}))
 
+    def _commented_consumers(self, result):
+        """`self.dataset_num_proc = dataset_num_proc`, whose only use, `# ds.map(fn,
+        num_proc=self.dataset_num_proc)`, is commented out (auditor/extract/py_commented.py).
+        Another file loading the attribute reads it, unless it loads it only from `self` in
+        classes that do not inherit this one (a sibling trainer's own field of that name)."""
+        facts = [(rel, f) for rel, m in sorted(result.meta.items()) if isinstance(m, dict) and not is_test_file(rel)
+                 for f in m.get("commented_parallel") or () if f["kind"] == "consumer"]
+        if not facts:
+            return
+        parents: dict[str, list[str]] = {}
+        for m in result.meta.values():
+            flow = m.get("flow") if isinstance(m, dict) else None
+            for child, bases in ((flow or {}).get("bases") or {}).items():
+                parents.setdefault(child, []).extend(bases)
+        for rel, f in facts:
+            readers = [other for other, m in result.meta.items() if other != rel and isinstance(m, dict)
+                       and f["name"] in (m.get("attr_loads") or ())
+                       and (f["name"] not in (m.get("self_attr_loads") or ()) or _inherits(m, parents, f["cls"]))]
+            if readers:
+                continue
+            yield self.finding(None, file=rel, line=f["line"], column=f["column"], knob=f["name"],
+                               subject=f"`self.{f['name']}` is stored here",
+                               effect="the value it holds never takes effect",
+                               near=f"; its only use, `{f['commented'][:100]}` (line {f['comment_line']}), is "
+                                    f"commented out",
+                               **({"severity": "note", "confidence": "medium"} if in_examples(rel) else {}))
+
     def _unread_fields(self, result, read_keys, splats, handed, copiers):
         """A setting declared in code for users to set - a dataclass / pydantic field, a parser
         flag - that no scanned code reads: `preprocessing_num_workers` in a dataclass that a
@@ -1715,6 +1771,22 @@ The dimensions and their spellings (tensor / tp, pipeline / pp, ...) are rules/k
 
 
 _COPY = re.compile(r"^\s*self\.(\w+)\s*(?::[^=]+)?=\s*[\w.]+\s*$")
+
+
+def _inherits(meta: dict, parents: dict[str, list[str]], cls: str) -> bool:
+    """Does a class of the file META describes inherit, through the project's classes, one named CLS?"""
+    todo = list(((meta.get("flow") or {}).get("classes") or {}))
+    seen: set[str] = set()
+    while todo and len(seen) < 200:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for base in parents.get(name, ()):
+            if base.rsplit(".", 1)[-1] == cls:
+                return True
+            todo.append(base)
+    return False
 
 
 def _dimensions() -> dict[str, list[list[str]]]:

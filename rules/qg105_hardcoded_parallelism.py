@@ -157,6 +157,13 @@ sibling call in the same file routes (`test_on_datasets(..., 0)` beside
 `run(num_workers=args.num_workers)`) is a warning. A helper the package re-exports
 (`from dinov2.data import make_data_loader`, defined in dinov2/data/loaders.py) is followed.
 
+A count whose computation is commented out beside it is a warning (a note under examples/,
+docs/): `LLM(path, tensor_parallel_size=1)  # torch.cuda.device_count())`, the same pool written
+just above as `# with ProcessPool(max_workers=min(len(x), os.cpu_count())) as pool:` and live
+with 1, or `NUM_PROCESSES=1 #$((NUM_GPUS_PER_NODE * NUM_NODES))` in a launch script. Someone
+computed the count from the machine or the user's setting, then froze it; only commented code
+that parses and computes a count (the machine's, or a knob's) counts, not prose.
+
 A call that leaves a backend's count serial - omitted (`DataLoader`'s default 0 workers) or a
 literal 0 or 1 - while another call of the same backend in the project takes the count from a
 settings object that this call's function reads too (`num_workers=data_config["num_workers"]` in
@@ -237,6 +244,20 @@ scan knows (`self.pool_class(self.args.n_cpus)`), is a warning (a note under exa
 machine decides this pool and the setting meant for the program's workers never reaches it.
 Loaders and dataset pipelines are not such pools: their counts are their own."""
     VALID = [
+        Example({"bench.py": "from vllm import LLM\n"
+                             "class VLLMModel:\n"
+                             "    def __init__(self, path):\n"
+                             "        self.model = LLM(path, tensor_parallel_size=1)  # one GPU: the model is small\n"},
+                "a literal count beside a comment in prose"),
+        Example({"executor.py": "import os\nfrom pebble import ProcessPool\n"
+                                "def run(snippets, execute):\n"
+                                "    # with ProcessPool(max_workers=1) as pool:  (for debugging)\n"
+                                "    with ProcessPool(max_workers=min(len(snippets), os.cpu_count())) as pool:\n"
+                                "        return list(pool.map(execute, snippets).result())\n",
+                 "eval.slurm": "NUM_GPUS_PER_NODE=8\nNUM_NODES=1\n"
+                               "NUM_PROCESSES=$((NUM_GPUS_PER_NODE * NUM_NODES)) # was 1\n"
+                               "accelerate launch --num_processes $NUM_PROCESSES eval.py\n"},
+                "the serial variant is the one commented out; the live count is computed"),
         Example({"task.py": "import datasets\nfrom datasets import DownloadConfig\n"
                             "def download(path, dataset_kwargs):\n"
                             "    cfg = DownloadConfig()\n"
@@ -366,6 +387,26 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                 "another script's flag of that name: the scripts do not import each other"),
     ]
     INVALID = [
+        Example({"bench.py": "from vllm import LLM\n"
+                             "class VLLMModel:\n"
+                             "    def __init__(self, path):\n"
+                             "        self.model = LLM(\n"
+                             "            path, trust_remote_code=True, tensor_parallel_size=1\n"
+                             "        )  # torch.cuda.device_count())\n"},
+                "a literal count whose computation is commented out beside it",
+                expect=[("bench.py", 4)], severity="warning"),
+        Example({"executor.py": "import os\nfrom pebble import ProcessPool\n"
+                                "def run(snippets, execute):\n"
+                                "    # with ProcessPool(max_workers=min(len(snippets), os.cpu_count())) as pool:\n"
+                                "    with ProcessPool(max_workers=min(len(snippets), 1)) as pool:\n"
+                                "        return list(pool.map(execute, snippets).result())\n"},
+                "the same pool commented out above with the machine's count, live with 1",
+                expect=[("executor.py", 5)], severity="warning"),
+        Example({"eval.slurm": "NUM_GPUS_PER_NODE=8\nNUM_NODES=1\n"
+                               "NUM_PROCESSES=1 #$((NUM_GPUS_PER_NODE * NUM_NODES))\n"
+                               "accelerate launch --num_processes $NUM_PROCESSES eval.py\n"},
+                "a launch script's process count whose computation is commented out",
+                expect=[("eval.slurm", 3)], severity="warning"),
         Example({"teds.py": "from concurrent.futures import ProcessPoolExecutor\n"
                             "class TEDS:\n"
                             "    def __init__(self, n_jobs=1):\n"
@@ -784,12 +825,42 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                                        what=what, why=" that no configuration reaches" + (
                                            f", in a file that reads its settings from `{takes}`" if takes else ""),
                                        **({} if takes else {"severity": "note", "confidence": "medium"}))
+        yield from (f for f in self._commented_out(result) if (f.file, f.line) not in reported)
         yield from self._sibling_literals(result)
         yield from self._serial_beside_routed(result, reported)
         yield from self._machine_beside_setting(result, reported)
         # (after the siblings' check: a 1 beside the count its siblings route is that warning)
         yield from (f for f in ones if (f.file, f.line) not in reported)
         yield from self._launch_commands(result)
+
+    def _commented_out(self, result):
+        """`LLM(path, tensor_parallel_size=1)  # torch.cuda.device_count())`, `# with ProcessPool(
+        max_workers=min(len(x), os.cpu_count())) as pool:` above the same line with 1, or
+        `NUM_PROCESSES=1 #$((NUM_GPUS_PER_NODE * NUM_NODES))` in a launch script: the count was
+        computed, and the computation is commented out (auditor/extract/py_commented.py)."""
+        for rel, m in sorted(result.meta.items()):
+            if not isinstance(m, dict) or is_test_file(rel):
+                continue
+            for fact in m.get("commented_parallel") or ():
+                if fact["kind"] != "count":
+                    continue
+                value = fact["value"]
+                yield self.finding(None, file=rel, line=fact["line"], column=fact["column"], knob=fact["param"],
+                                   backend=_short(fact.get("callee") or fact["param"]),
+                                   what=f"the literal {fact['param']}={value}" if value.isdigit()
+                                   else f"{fact['param']}={value}",
+                                   why=f", where the commented-out code at line {fact['comment_line']} computed "
+                                       f"`{fact['was']}`: that count never reaches it",
+                                   **({"severity": "note", "confidence": "medium"} if in_examples(rel) else {}))
+        for site in result.sites:
+            was = site.detail.get("commented_out")
+            if not was or site.role != "define" or is_test_file(site.file):
+                continue
+            yield self.finding(site, knob=site.key, related=[site], backend=site.key,
+                               what=f"the literal {show(site.value)}",
+                               why=f", where the expansion beside it, `{was}`, is commented out: the count it "
+                                   f"computed never reaches the launch",
+                               **({"severity": "note", "confidence": "medium"} if in_examples(site.file) else {}))
 
     def _launch_commands(self, result):
         """A launcher started from code (auditor/extract/py_launch.py) with no count of its

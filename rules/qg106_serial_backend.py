@@ -228,6 +228,10 @@ usual choice there, as SB3's and gymnasium's guides say. Not when the count's fl
 that file says its environments run in parallel (help "the number of parallel game
 environments"): that promise is broken whatever the step costs.
 
+A pool commented out right above a call of the function it mapped (`# with Pool() as pool:`
+`#     pool.starmap(annotate, task_args)`, then `annotate(*task_args[0])`) runs that work in the
+calling process: a warning at the call (a note under examples/, docs/).
+
 `--fix` switches DummyVecEnv -> SubprocVecEnv, SyncVectorEnv -> AsyncVectorEnv and adds
 `vec_env_cls=SubprocVecEnv` to `make_vec_env(...)`. Thread pools doing I/O, and a serial
 backend with a count of 1 (or one asserted to be 1: `assert num_envs == 1`), are fine, and
@@ -247,6 +251,13 @@ worker: a warning at the write, from the project's call graph (a method called o
 unknown class reaches every project method of that name). A note when the path passes through
 files the scan did not read (they hold no knob word, but may call one that reads it)."""
     VALID = [
+        Example({"eval_caption.py": "from multiprocessing import Pool\n"
+                                    "def annotate(preds, part, out):\n    return len(part)\n"
+                                    "def main(preds, task_args):\n"
+                                    "    # annotate(*task_args[0])\n"
+                                    "    with Pool() as pool:\n"
+                                    "        pool.starmap(annotate, task_args)\n"},
+                "the serial call is the one commented out; the pool runs"),
         Example(_task(False), "a parameter whose default picks the project's process-per-env class"),
         Example({"data/sets.py": "import multiprocessing\n"
                                  "class Writer:\n"
@@ -398,6 +409,17 @@ files the scan did not read (they hold no knob word, but may call one that reads
                 "the serial manager built by a script that loads no config picking another"),
     ]
     INVALID = [
+        Example({"eval_caption.py": "from multiprocessing import Pool\n"
+                                    "def annotate(preds, part, out):\n    return len(part)\n"
+                                    "def main(args, preds, files):\n"
+                                    "    part_len = len(files) // args.num_workers\n"
+                                    "    task_args = [(preds, files[i:i + part_len], 'out') for i in range(0, len(files), part_len)]\n"
+                                    "    # Use a pool of workers to process the files in parallel.\n"
+                                    "    # with Pool() as pool:\n"
+                                    "        # pool.starmap(annotate, task_args)\n"
+                                    "    annotate(*task_args[0])\n"},
+                "a pool commented out, and the function it mapped called in the calling process",
+                expect=[("eval_caption.py", 10)], severity="warning"),
         Example(_task(True), "a parameter whose default picks the project's in-process class",
                 expect=[("mylib/envs.py", 11)]),
         Example(_own_workers("defaults:\n  parallel: False\n  envs: 1\ndmc:\n  envs: 4\n"),
@@ -558,6 +580,26 @@ files the scan did not read (they hold no knob word, but may call one that reads
         yield from self._project_backends(result, knob_of)
         yield from self._registry_choices(result)
         yield from self._hand_built_members(result)
+        yield from self._commented_pool(result)
+
+    def _commented_pool(self, result):
+        """`# with Pool() as pool:` `#     pool.starmap(annotate, task_args)` and then
+        `annotate(*task_args[0])`: the pool is commented out and the function it mapped runs in
+        the calling process (auditor/extract/py_commented.py)."""
+        for rel, m in sorted(result.meta.items()):
+            if not isinstance(m, dict) or is_test_file(rel):
+                continue
+            for fact in m.get("commented_parallel") or ():
+                if fact["kind"] != "serial":
+                    continue
+                lines = f"line {fact['comment_line']}" if fact["comment_line"] == fact["last_line"] \
+                    else f"lines {fact['comment_line']}-{fact['last_line']}"
+                yield self.finding(None, file=rel, line=fact["line"], column=fact["column"],
+                                   knob=_short(fact["function"]), related=[],
+                                   backend=f"`{fact['live']}`", count=f"the work of {_short(fact['function'])}()",
+                                   why=f": the {_short(fact['backend'])} that mapped {_short(fact['function'])}() "
+                                       f"({lines}) is commented out",
+                                   **({"severity": "note", "confidence": "medium"} if in_examples(rel) else {}))
 
     def _serial_defaults(self, result):
         """`def __init__(self, name, num_envs=1, single_process=True): if single_process: Wrapper

@@ -862,3 +862,47 @@ def test_a_script_passing_its_command_line_on():
     text = _PARSER + "import subprocess, sys\nsubprocess.run(['python', 'main.py'] + sys.argv[1:])\n"
     assert python_code.extract(text, "launch.py", VOCAB).meta.get("forwards_argv") is True
     assert "forwards_argv" not in python_code.extract(_PARSER + "import sys\nprint(sys.argv[1:])\n", "a.py", VOCAB).meta
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a trailing comment with the machine's count, after the call's closing bracket
+    ("from vllm import LLM\nm = LLM(\n    'p', tensor_parallel_size=1\n)  # torch.cuda.device_count())\n",
+     [("count", 2, "tensor_parallel_size", "1", "torch.cuda.device_count()")]),
+    # a name assigned a literal, the computation beside it
+    ("import os\nnum_workers = 1  # os.cpu_count() // 2\n", [("count", 2, "num_workers", "1", "os.cpu_count() // 2")]),
+    # the same pool above, commented out, with the count the user sets
+    ("from multiprocessing import Pool\ndef run(args, items):\n    # pool = Pool(processes=args.num_workers)\n"
+     "    pool = Pool(processes=2)\n    return pool.map(len, items)\n",
+     [("count", 4, "processes", "2", "args.num_workers")]),
+    # a pool and the map on it commented out, the mapped function called directly
+    ("from multiprocessing import Pool\ndef f(x):\n    return x\ndef run(parts):\n    # with Pool() as pool:\n"
+     "    #     pool.map(f, parts)\n    f(parts[0])\n", [("serial", 7, "f", None, None)]),
+    # a stored count whose only use is commented out
+    ("class T:\n    def __init__(self, ds, num_proc=4):\n        self.num_proc = num_proc\n"
+     "        # ds = ds.map(len, num_proc=self.num_proc)\n        self.ds = ds\n", [("consumer", 3, "num_proc", None, None)]),
+])
+def test_parallel_code_commented_out(text, expected):
+    facts = python_code.extract(text, "a.py", VOCAB).meta.get("commented_parallel") or []
+    got = [(f["kind"], f["line"], f.get("param") if f["kind"] == "count" else f.get("function") or f.get("name"),
+            f.get("value"), f.get("was")) for f in facts]
+    assert got == expected
+
+
+@pytest.mark.parametrize("text", [
+    # prose beside a literal, and a commented-out count that is a literal too
+    "from vllm import LLM\nm = LLM('p', tensor_parallel_size=1)  # one GPU (the model is small)\n",
+    "from multiprocessing import Pool\ndef run(items):\n    # pool = Pool(processes=8)\n    pool = Pool(processes=2)\n"
+    "    return pool.map(len, items)\n",
+    # the live count is the computed one: the serial variant is what was commented out
+    "import os\nfrom multiprocessing import Pool\ndef run(items):\n    # pool = Pool(processes=1)\n"
+    "    pool = Pool(processes=os.cpu_count())\n    return pool.map(len, items)\n",
+    # the serial call commented out, the pool live
+    "from multiprocessing import Pool\ndef f(x):\n    return x\ndef run(parts):\n    # f(parts[0])\n"
+    "    with Pool() as pool:\n        pool.map(f, parts)\n",
+    # the stored count is read elsewhere in its file
+    "class T:\n    def __init__(self, ds, num_proc=4):\n        self.num_proc = num_proc\n"
+    "        # ds = ds.map(len, num_proc=self.num_proc)\n    def run(self, ds):\n"
+    "        return ds.map(len, num_proc=self.num_proc)\n",
+])
+def test_commented_code_that_dropped_nothing(text):
+    assert "commented_parallel" not in python_code.extract(text, "a.py", VOCAB).meta

@@ -343,3 +343,14 @@ def test_names_in_an_arithmetic_for_loop_are_used():
            "for ((i = 1; i <= WORKER_COUNT; i++)); do\n  echo $i\ndone\n(( NUM_GPUS > 1 )) && echo many\n")
     used = r.meta["shell_vars"]["used"]
     assert used["WORKER_COUNT"] == 3 and used["NUM_GPUS"] == 6 and "i" in used
+
+
+@pytest.mark.parametrize("line,was", [
+    ("NUM_PROCESSES=1 #$((NUM_GPUS_PER_NODE * NUM_NODES))", "$((NUM_GPUS_PER_NODE * NUM_NODES))"),
+    ("export NUM_PROCESSES=2  # ${NGPUS}", "${NGPUS}"),
+    ("NUM_PROCESSES=1  # one process: the model fits on a GPU", None),
+    ("NUM_PROCESSES=$((NGPUS * 2))  # $NGPUS", None),  # the live value is the computed one
+])
+def test_a_literal_count_beside_its_commented_out_expansion(line, was):
+    site = only(sh(f"NGPUS=8\n{line}\ntorchrun --nproc_per_node $NUM_PROCESSES train.py\n"), "define", "NUM_PROCESSES")
+    assert site.detail.get("commented_out") == was

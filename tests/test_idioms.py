@@ -322,3 +322,17 @@ def test_a_flag_of_a_script_whose_parsed_arguments_stay_in_it():
     assert "never leave cli.py" in cli[0].message
     remote = [f for f in r.findings if f.file == "tools/remote.py"]
     assert "sys.argv[1:]" in remote[0].message
+
+
+def test_parallel_code_commented_out_beside_its_serial_replacement():
+    found = findings("commented_out")
+    assert ("evaluation/executor.py", 11, "QG105", "warning") in found  # the pool of min(n, 1)
+    assert ("evaluation/judge.py", 19, "QG106", "warning") in found  # annotate() called in process
+    assert ("serve/bench.py", 7, "QG105", "warning") in found  # `# torch.cuda.device_count())`
+    assert ("trainers/dpo.py", 6, "QG101", "warning") in found  # its only use commented out
+    assert ("scripts/eval.slurm", 4, "QG105", "warning") in found
+    assert not any(f in ("evaluation/quiet.py", "trainers/sft.py", "trainers/dpo_v2.py", "trainers/my_dpo.py")
+                   for f, *_ in found)
+    r = scan_and_check(FIXTURES / "commented_out")
+    pool = next(f for f in r.findings if f.file == "evaluation/executor.py")
+    assert "os.cpu_count()" in pool.message and "line 10" in pool.message

@@ -21,7 +21,7 @@ from auditor.extract.py_consume import ConsumeMixin, pool_name
 from auditor.extract.py_context import Context
 from auditor.extract.py_defines import DefineMixin, absl_flag, help_counted_flags, is_thread_var
 from auditor.extract.py_facts import Facts
-from auditor.extract import py_dead, py_launch, py_namespace, py_splits
+from auditor.extract import py_commented, py_dead, py_launch, py_namespace, py_splits
 from auditor.extract.py_shadow import ShadowMixin
 from auditor.flow import local as flow_local
 from auditor.extract.py_refs import (
@@ -1529,12 +1529,17 @@ def extract(text: str, path: str, vocab) -> FileResult:
         meta["dead_reads"] = dead
     # knob-named attributes the file reads (`trainer.num_workers`) and names it imports: a dead
     # `self.num_workers` or module name elsewhere is read here
-    attrs, imported = (sorted(a for a in names if ex.match_vocabulary(a) == "exact")
-                       for names in py_dead.referenced_names(text, ex.sites))
+    attrs, imported, self_only = (sorted(a for a in names if ex.match_vocabulary(a) == "exact")
+                                  for names in py_dead.referenced_names(text, ex.sites))
     if attrs:
         meta["attr_loads"] = attrs
+    if self_only:
+        meta["self_attr_loads"] = self_only
     if imported:
         meta["imported_names"] = imported
+    commented = py_commented.commented_parallel(tree, text, ex.cat, vocab)
+    if commented:
+        meta["commented_parallel"] = commented
     holders = _holders_at_serial_counts(ex)
     if holders:
         meta["holders"] = holders

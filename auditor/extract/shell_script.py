@@ -96,6 +96,9 @@ class Resolved:
     conditional: bool = False  # a variable it used was set under a condition
 
 
+# after an assignment, a comment that holds the expansion it replaced (`#$((A * B))`, `# ${NGPU}`)
+COMMENTED_COUNT = re.compile(r"[ \t]+#[ \t]*(\$(?:\(\(|\{)?[A-Za-z_][^#\n]*)$")
+
 class _Script:
     def __init__(self, text: str, path: str, vocab):
         self.text, self.path, self.vocab = text, path, vocab
@@ -262,6 +265,11 @@ class _Script:
                 detail["env_default"] = True
             if self.depth:
                 detail["conditional"] = True
+            if value_text.isdigit():
+                # NUM_PROCESSES=1 #$((NUM_GPUS_PER_NODE * NUM_NODES)): the computed count, commented out
+                was = COMMENTED_COUNT.match(self.lines[line - 1][self.pos(word.offset)[1] - 1 + len(word.raw):])
+                if was:
+                    detail["commented_out"] = was.group(1).strip()[:120]
             self.site("define", word, name, match, value=None if value is None else type_word(value), **detail)
             if self_ref:  # NAME=${NAME:-8}: reads NAME from the environment, default 8
                 default = re.search(r"\$\{" + name + r":?[-=]([^}]*)\}", value_text)
