@@ -1529,12 +1529,13 @@ def extract(text: str, path: str, vocab) -> FileResult:
         meta["dead_reads"] = dead
     # knob-named attributes the file reads (`trainer.num_workers`) and names it imports: a dead
     # `self.num_workers` or module name elsewhere is read here
-    attrs, imported, self_only = (sorted(a for a in names if ex.match_vocabulary(a) == "exact")
-                                  for names in py_dead.referenced_names(text, ex.sites))
+    attrs, imported = (sorted(a for a in names if ex.match_vocabulary(a) == "exact")
+                       for names in py_dead.referenced_names(text, ex.sites))
     if attrs:
         meta["attr_loads"] = attrs
-    if self_only:
-        meta["self_attr_loads"] = self_only
+        self_only = py_dead.self_only(text, attrs)
+        if self_only:
+            meta["self_attr_loads"] = self_only
     if imported:
         meta["imported_names"] = imported
     commented = py_commented.commented_parallel(tree, text, ex.cat, vocab)
