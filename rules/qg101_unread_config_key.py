@@ -9,7 +9,7 @@ from auditor import catalogue
 from auditor.flow import values
 from auditor.keys import CONFIG_CLASS, one_typo
 from auditor.lint import idioms
-from auditor.lint.base import (CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, count_units, in_examples, is_launch_override,
+from auditor.lint.base import (CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, commented_out, count_units, in_examples, is_launch_override,
                                is_test_file, is_test_site, modules_to_files, near_files, project_packages, show, similar,
                                where)
 
@@ -18,6 +18,15 @@ MAX_PARSER_SCRIPTS = 300  # scripts whose paths QG101 walks for the flags they a
 MISSPELT_MIN = 10  # a key this long one typo from a parallelism field is a misspelling, not a name of its own
 
 _LOADER = "import yaml\ncfg = yaml.safe_load(open('conf.yaml'))\n"
+
+
+# a trainer that stores its tokenizing count and comments out the one call that used it
+_DPO_TRAINER = {"llava/trl/dpo_trainer.py": "class DPOTrainer(Trainer):\n"
+                "    def __init__(self, model, train_dataset, dataset_num_proc=None):\n"
+                "        self.dataset_num_proc = dataset_num_proc\n"
+                "        # train_dataset = train_dataset.map(self.tokenize_row, num_proc=self.dataset_num_proc)\n"
+                "        self.train_dataset = train_dataset\n"
+                "    def tokenize_row(self, row):\n        return row\n"}
 
 
 def _is_reader(site) -> bool:
@@ -305,12 +314,7 @@ is a warning at the store (a note under examples/, docs/): callers set it and no
 Not when another file loads the attribute, unless it loads it only from `self` in classes that
 do not inherit this one (a sibling trainer's own field of that name)."""
     VALID = [
-        Example({"llava/trl/dpo_trainer.py": "class DPOTrainer(Trainer):\n"
-                                      "    def __init__(self, model, train_dataset, dataset_num_proc=None):\n"
-                                      "        self.dataset_num_proc = dataset_num_proc\n"
-                                      "        # train_dataset = train_dataset.map(self.tokenize_row, num_proc=self.dataset_num_proc)\n"
-                                      "        self.train_dataset = train_dataset\n"
-                                      "    def tokenize_row(self, row):\n        return row\n",
+        Example({**_DPO_TRAINER,
                  "llava/trl/my_dpo.py": "from llava.trl.dpo_trainer import DPOTrainer\n"
                                   "class MyDPO(DPOTrainer):\n"
                                   "    def prepare(self, ds):\n"
@@ -592,12 +596,7 @@ do not inherit this one (a sibling trainer's own field of that name)."""
                 "setting (not a copy of it) that nothing uses"),
     ]
     INVALID = [
-        Example({"llava/trl/dpo_trainer.py": "class DPOTrainer(Trainer):\n"
-                                      "    def __init__(self, model, train_dataset, dataset_num_proc=None):\n"
-                                      "        self.dataset_num_proc = dataset_num_proc\n"
-                                      "        # train_dataset = train_dataset.map(self.tokenize_row, num_proc=self.dataset_num_proc)\n"
-                                      "        self.train_dataset = train_dataset\n"
-                                      "    def tokenize_row(self, row):\n        return row\n",
+        Example({**_DPO_TRAINER,
                  "llava/trl/sft_trainer.py": "class SFTTrainer(Trainer):\n"
                                       "    def __init__(self, model, train_dataset, dataset_num_proc=None):\n"
                                       "        self.dataset_num_proc = dataset_num_proc\n"
@@ -1647,8 +1646,7 @@ do not inherit this one (a sibling trainer's own field of that name)."""
         num_proc=self.dataset_num_proc)`, is commented out (auditor/extract/py_commented.py).
         Another file loading the attribute reads it, unless it loads it only from `self` in
         classes that do not inherit this one (a sibling trainer's own field of that name)."""
-        facts = [(rel, f) for rel, m in sorted(result.meta.items()) if isinstance(m, dict) and not is_test_file(rel)
-                 for f in m.get("commented_parallel") or () if f["kind"] == "consumer"]
+        facts = list(commented_out(result, "consumer"))
         if not facts:
             return
         parents: dict[str, list[str]] = {}

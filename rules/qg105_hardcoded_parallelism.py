@@ -6,8 +6,8 @@ from functools import lru_cache
 
 from auditor.keys import holder_of
 from auditor.lint import idioms
-from auditor.lint.base import (CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, as_number, backend_kind, in_examples,
-                               ImportNeighbours, is_config_define, is_test_file, is_test_site,
+from auditor.lint.base import (CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, as_number, backend_kind, commented_out,
+                               in_examples, ImportNeighbours, is_config_define, is_test_file, is_test_site,
                                project_packages, show, steps_envs, where)
 
 # Resource annotations and thread pinning have rules or meanings of their own.
@@ -838,20 +838,15 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
         max_workers=min(len(x), os.cpu_count())) as pool:` above the same line with 1, or
         `NUM_PROCESSES=1 #$((NUM_GPUS_PER_NODE * NUM_NODES))` in a launch script: the count was
         computed, and the computation is commented out (auditor/extract/py_commented.py)."""
-        for rel, m in sorted(result.meta.items()):
-            if not isinstance(m, dict) or is_test_file(rel):
-                continue
-            for fact in m.get("commented_parallel") or ():
-                if fact["kind"] != "count":
-                    continue
-                value = fact["value"]
-                yield self.finding(None, file=rel, line=fact["line"], column=fact["column"], knob=fact["param"],
-                                   backend=_short(fact.get("callee") or fact["param"]),
-                                   what=f"the literal {fact['param']}={value}" if value.isdigit()
-                                   else f"{fact['param']}={value}",
-                                   why=f", where the commented-out code at line {fact['comment_line']} computed "
-                                       f"`{fact['was']}`: that count never reaches it",
-                                   **({"severity": "note", "confidence": "medium"} if in_examples(rel) else {}))
+        for rel, fact in commented_out(result, "count"):
+            value = fact["value"]
+            yield self.finding(None, file=rel, line=fact["line"], column=fact["column"], knob=fact["param"],
+                               backend=_short(fact.get("callee") or fact["param"]),
+                               what=f"the literal {fact['param']}={value}" if value.isdigit()
+                               else f"{fact['param']}={value}",
+                               why=f", where the commented-out code at line {fact['comment_line']} computed "
+                                   f"`{fact['was']}`: that count never reaches it",
+                               **({"severity": "note", "confidence": "medium"} if in_examples(rel) else {}))
         for site in result.sites:
             was = site.detail.get("commented_out")
             if not was or site.role != "define" or is_test_file(site.file):

@@ -6,7 +6,7 @@ from auditor import catalogue
 from auditor.flow.resolve import callable_name
 from auditor.model import Site
 from auditor.lint import idioms
-from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, backend_entry, backend_kind,
+from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, backend_entry, backend_kind, commented_out,
                                in_examples, is_config_define, is_test_file, modules_to_files, show, steps_envs, where)
 
 _PARALLEL = re.compile(r"\bparallel", re.I)
@@ -586,20 +586,15 @@ files the scan did not read (they hold no knob word, but may call one that reads
         """`# with Pool() as pool:` `#     pool.starmap(annotate, task_args)` and then
         `annotate(*task_args[0])`: the pool is commented out and the function it mapped runs in
         the calling process (auditor/extract/py_commented.py)."""
-        for rel, m in sorted(result.meta.items()):
-            if not isinstance(m, dict) or is_test_file(rel):
-                continue
-            for fact in m.get("commented_parallel") or ():
-                if fact["kind"] != "serial":
-                    continue
-                lines = f"line {fact['comment_line']}" if fact["comment_line"] == fact["last_line"] \
-                    else f"lines {fact['comment_line']}-{fact['last_line']}"
-                yield self.finding(None, file=rel, line=fact["line"], column=fact["column"],
-                                   knob=_short(fact["function"]), related=[],
-                                   backend=f"`{fact['live']}`", count=f"the work of {_short(fact['function'])}()",
-                                   why=f": the {_short(fact['backend'])} that mapped {_short(fact['function'])}() "
-                                       f"({lines}) is commented out",
-                                   **({"severity": "note", "confidence": "medium"} if in_examples(rel) else {}))
+        for rel, fact in commented_out(result, "serial"):
+            lines = f"line {fact['comment_line']}" if fact["comment_line"] == fact["last_line"] \
+                else f"lines {fact['comment_line']}-{fact['last_line']}"
+            yield self.finding(None, file=rel, line=fact["line"], column=fact["column"],
+                               knob=_short(fact["function"]), related=[],
+                               backend=f"`{fact['live']}`", count=f"the work of {_short(fact['function'])}()",
+                               why=f": the {_short(fact['backend'])} that mapped {_short(fact['function'])}() "
+                                   f"({lines}) is commented out",
+                               **({"severity": "note", "confidence": "medium"} if in_examples(rel) else {}))
 
     def _serial_defaults(self, result):
         """`def __init__(self, name, num_envs=1, single_process=True): if single_process: Wrapper

@@ -97,6 +97,14 @@ class Rule:
 EXAMPLE_DIRS = ("examples", "example", "tutorials", "tutorial", "docs", "notebooks", "benchmarks")
 
 
+def commented_out(result, kind: str):
+    """(file, fact) for each `commented_parallel` fact of KIND outside tests
+    (auditor/extract/py_commented.py): count, serial or consumer."""
+    for rel, m in sorted(result.meta.items()):
+        if isinstance(m, dict) and not is_test_file(rel):
+            yield from ((rel, f) for f in m.get("commented_parallel") or () if f["kind"] == kind)
+
+
 def in_examples(file: str) -> bool:
     """A file under examples/, docs/, tutorials/, ... at any depth: demonstration code."""
     return any(p in EXAMPLE_DIRS for p in file.split("/")[:-1])
