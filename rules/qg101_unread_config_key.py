@@ -1646,18 +1646,22 @@ do not inherit this one (a sibling trainer's own field of that name)."""
         num_proc=self.dataset_num_proc)`, is commented out (auditor/extract/py_commented.py).
         Another file loading the attribute reads it, unless it loads it only from `self` in
         classes that do not inherit this one (a sibling trainer's own field of that name)."""
+        from auditor.flow.graph import for_result
+
         facts = list(commented_out(result, "consumer"))
         if not facts:
             return
-        parents: dict[str, list[str]] = {}
-        for m in result.meta.values():
-            flow = m.get("flow") if isinstance(m, dict) else None
-            for child, bases in ((flow or {}).get("bases") or {}).items():
-                parents.setdefault(child, []).extend(bases)
+        graph = for_result(result)
+
+        def inherits(meta: dict, cls: str) -> bool:
+            """Does a class of the file META describes inherit one named CLS?"""
+            return any(a.rsplit(".", 1)[-1] == cls for c in ((meta.get("flow") or {}).get("classes") or ())
+                       for a in graph.ancestors(c) - {c})
+
         for rel, f in facts:
             readers = [other for other, m in result.meta.items() if other != rel and isinstance(m, dict)
                        and f["name"] in (m.get("attr_loads") or ())
-                       and (f["name"] not in (m.get("self_attr_loads") or ()) or _inherits(m, parents, f["cls"]))]
+                       and (f["name"] not in (m.get("self_attr_loads") or ()) or inherits(m, f["cls"]))]
             if readers:
                 continue
             yield self.finding(None, file=rel, line=f["line"], column=f["column"], knob=f["name"],
@@ -1769,22 +1773,6 @@ do not inherit this one (a sibling trainer's own field of that name)."""
 
 
 _COPY = re.compile(r"^\s*self\.(\w+)\s*(?::[^=]+)?=\s*[\w.]+\s*$")
-
-
-def _inherits(meta: dict, parents: dict[str, list[str]], cls: str) -> bool:
-    """Does a class of the file META describes inherit, through the project's classes, one named CLS?"""
-    todo = list(((meta.get("flow") or {}).get("classes") or {}))
-    seen: set[str] = set()
-    while todo and len(seen) < 200:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        for base in parents.get(name, ()):
-            if base.rsplit(".", 1)[-1] == cls:
-                return True
-            todo.append(base)
-    return False
 
 
 def _dimensions() -> dict[str, list[list[str]]]:

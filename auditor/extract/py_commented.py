@@ -82,7 +82,7 @@ _WORD = re.compile(r"[A-Za-z_]\w*")
 def _worth_reading(text: str, cat, vocab) -> bool:
     """A first look, from the text: does some comment that may hold code name a backend, a count
     parameter, a measurement of the machine or a knob?"""
-    words = _words(cat)
+    words = _catalogue_words(cat)[0]
     for m in _CODE_COMMENT.finditer(text):
         for w in _WORD.findall(m.group()):
             if w in words or _knob_word(vocab, w):
@@ -107,10 +107,6 @@ def _knob_word(vocab, word: str) -> bool:
 _WORDS_OF: dict[int, tuple] = {}
 
 
-def _words(cat) -> frozenset:
-    return _catalogue_words(cat)[0]
-
-
 def _catalogue_words(cat) -> tuple[frozenset, frozenset, frozenset]:
     """(every word the first look seeks, the backends' class names, their count parameters)."""
     if id(cat) not in _WORDS_OF:
@@ -129,7 +125,7 @@ def _comments(text: str, cat, vocab) -> list[tuple[int, str, bool]]:
     call or an assignment); the others are prose. A comment beside code is found by tokenizing
     its line alone, and only on lines that name a parallel word: tokenizing whole files would
     cost more than parsing them."""
-    words = _words(cat)
+    words = _catalogue_words(cat)[0]
     out = []
     for number, line in enumerate(text.splitlines(), 1):
         if "#" not in line:
@@ -249,7 +245,9 @@ class _Live:
         self.statements: dict[int, ast.stmt] = {}  # first line -> the innermost statement starting there
         self.spans: list[ast.stmt] = []  # simple statements, for the one a trailing comment ends
         self.stored: dict[str, tuple[int, str]] = {}  # self.<attr> -> (the line it is assigned, its class)
-        self.loaded: set[str] = set()  # attributes loaded, `self.x` or any other ("*": any at all)
+        # attributes loaded, `self.x` or any other ("*": any at all). Not py_dead.loads(): that one
+        # gives up on a file calling `model.eval()`, as trainers do, and would hide their stores
+        self.loaded: set[str] = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.stmt):
                 first = self.statements.get(node.lineno)
@@ -273,13 +271,16 @@ class _Live:
             elif isinstance(node, ast.Name) and node.id in ("vars", "asdict", "__dict__"):
                 self.loaded.add("*")
 
+    def after(self, line: int) -> list[ast.stmt]:
+        """The first live statement within NEAR lines after LINE (none or one)."""
+        return next(([self.statements[n]] for n in range(line + 1, line + NEAR + 1) if n in self.statements), [])
+
     def near(self, line: int) -> list[ast.stmt]:
         """The first live statement within NEAR lines after LINE, and the first before it."""
-        after = [self.statements[n] for n in range(line + 1, line + NEAR + 1) if n in self.statements]
         # (not a block the comment sits in: `def run():` above its own commented first line)
         before = [self.statements[n] for n in range(line - 1, max(line - NEAR, 0) - 1, -1)
                   if n in self.statements and (self.statements[n].end_lineno or n) < line]
-        return after[:1] + before[:1]
+        return self.after(line) + before[:1]
 
     def block(self, block: list[tuple[int, ast.stmt]]) -> list[dict]:
         said, out = self.said, []
@@ -306,8 +307,7 @@ class _Live:
         if pool is not None:
             backend, function = pool
             leaf = function.rsplit(".", 1)[-1]
-            after = [self.statements[n] for n in range(last + 1, last + NEAR + 1) if n in self.statements][:1]
-            for live in after:
+            for live in self.after(last):
                 call = live.value if isinstance(live, (ast.Expr, ast.Assign)) else None
                 if isinstance(call, ast.Call) and called_name(call.func).rsplit(".", 1)[-1] == leaf:
                     out.append(self._fact("serial", live, first, stmts[0], function=function, backend=backend,

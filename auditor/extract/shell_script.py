@@ -99,6 +99,7 @@ class Resolved:
 # after an assignment, a comment that holds the expansion it replaced (`#$((A * B))`, `# ${NGPU}`)
 COMMENTED_COUNT = re.compile(r"[ \t]+#[ \t]*(\$(?:\(\(|\{)?[A-Za-z_][^#\n]*)$")
 
+
 class _Script:
     def __init__(self, text: str, path: str, vocab):
         self.text, self.path, self.vocab = text, path, vocab
@@ -219,7 +220,7 @@ class _Script:
     def assign(self, word: Word, via: str, persistent: bool = True) -> None:
         m = ASSIGN_START.match(word.raw)
         name, append = m.group(1), m.group(2)
-        line, _ = self.pos(word.offset)
+        line, column = self.pos(word.offset)
         self.defined.setdefault(name, line)
         if via in ("export", "env-prefix"):
             self.exported.setdefault(name, line)
@@ -267,7 +268,7 @@ class _Script:
                 detail["conditional"] = True
             if value_text.isdigit():
                 # NUM_PROCESSES=1 #$((NUM_GPUS_PER_NODE * NUM_NODES)): the computed count, commented out
-                was = COMMENTED_COUNT.match(self.lines[line - 1][self.pos(word.offset)[1] - 1 + len(word.raw):])
+                was = COMMENTED_COUNT.match(self.lines[line - 1][column - 1 + len(word.raw):])
                 if was:
                     detail["commented_out"] = was.group(1).strip()[:120]
             self.site("define", word, name, match, value=None if value is None else type_word(value), **detail)

@@ -103,7 +103,7 @@ class CallGraph:
                 if t in wanted:
                     open_goals[:] = [g for g in open_goals if t not in g]
                 if careful and t in self.classes:
-                    for cls in self._ancestors(t) - made:
+                    for cls in self.ancestors(t) - made:
                         made.add(cls)
                         visit(waiting.pop(cls, ()))
 
@@ -134,7 +134,7 @@ class CallGraph:
                 visit(targets)
         return seen, unknown
 
-    def _ancestors(self, cls: str) -> set[str]:
+    def ancestors(self, cls: str) -> set[str]:
         """CLS and the project classes it inherits from."""
         out, todo = set(), [cls]
         while todo:
