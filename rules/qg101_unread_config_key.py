@@ -559,6 +559,17 @@ do not inherit this one (a sibling trainer's own field of that name)."""
                                "def build_env(args):\n    return Pool(args.num_env or 4)\n"
                                "def main():\n    build_env(common_arg_parser().parse_args())\n"},
                 "the read is on no script's path (run.py is a module here): it may be run_atari.py's"),
+        Example({**_parser_scripts("    train(args.env)\n"),
+                 "pkg/run_atari.py": "from pkg.cmd_util import atari_arg_parser\nfrom pkg.processor import Processor\n"
+                                     "class Atari(Processor):\n    pass\n"
+                                     "def main(env, num_env=1):\n    return Atari(env, num_processes=num_env)()\n"
+                                     "if __name__ == '__main__':\n"
+                                     "    opts = atari_arg_parser().parse_args()\n    main(**vars(opts))\n",
+                 "pkg/processor.py": "from multiprocessing import Pool\nclass Processor:\n"
+                                     "    def __init__(self, env, num_processes=1):\n"
+                                     "        self.env, self.num_processes = env, num_processes\n"
+                                     "    def __call__(self):\n        return Pool(self.num_processes)\n"},
+                "run_atari.py splats its namespace into main(), whose num_env parameter is the flag"),
 
         Example({"configs.py": "from dataclasses import dataclass\n"
                                "@dataclass\n"
@@ -1381,7 +1392,8 @@ do not inherit this one (a sibling trainer's own field of that name)."""
             # count, not `--num-workers`; a function's own parameter (`def loader(ds,
             # num_workers)`) gets what a caller read; `get_worker_info().num_workers`, an
             # attribute of an object that holds no settings, neither
-            if s.kind == "python" and _is_reader(s) and not is_test_file(s.file) \
+            # (a consumer called without the count, `DataLoader(ds)`, reads no flag)
+            if s.kind == "python" and _is_reader(s) and not is_test_file(s.file) and not s.detail.get("omitted") \
                     and all(idioms.is_config_name(p) for p in s.key.split(".")[:-1]) \
                     and s.detail.get("via") != "param" and not (
                         s.detail.get("via") == "attribute" and not _may_hold_settings(str(s.detail.get("root") or "args"))):
@@ -1438,7 +1450,8 @@ do not inherit this one (a sibling trainer's own field of that name)."""
         for rel, (walk, own) in sorted(scripts.items()):
             reached = walk[0]
             meta = result.meta.get(rel) or {}
-            named = {k.lower() for k in meta.get("quoted_keys") or ()}
+            # (`main(**vars(opts))` hands each flag to main's parameter of that name)
+            named = {k.lower() for k in [*meta.get("quoted_keys", ()), *meta.get("splat_parameters", ())]}
             handed = False  # (looked up once a flag qualifies: most scripts read what they accept)
             done: set[str] = set()
             for flag in own:

@@ -124,6 +124,17 @@ class _Candidates:
         return (self.first_config, "far") if self.first_config is not None else (None, None)
 
 
+_JUDGE_SCRIPT = ("import argparse\nfrom multiprocessing import Pool\n"
+                 "def annotate(part, out):\n    return len(part), out\n"
+                 "def main():\n"
+                 "    p = argparse.ArgumentParser()\n    p.add_argument('--num-tasks', type=int, default=1)\n"
+                 "    args = p.parse_args()\n    files = sorted(args.files)\n"
+                 "    part_len = len(files) // args.num_tasks\n"
+                 "    parts = [files[i:i + part_len] for i in range(0, len(files), part_len)]\n"
+                 "{pool}"
+                 "        pool.starmap(annotate, [(part, 'out') for part in parts])\n")
+
+
 class HardcodedParallelism(Rule):
     CODE = "QG105"
     NAME = "hardcoded-parallelism"
@@ -242,8 +253,17 @@ A worker pool sized by the machine (`Pool(cpu_count() * 2)`, one `Process` per t
 field or config key counting CPUs, processes, workers or threads) which reaches no backend the
 scan knows (`self.pool_class(self.args.n_cpus)`), is a warning (a note under examples/): the
 machine decides this pool and the setting meant for the program's workers never reaches it.
-Loaders and dataset pipelines are not such pools: their counts are their own."""
+Loaders and dataset pipelines are not such pools: their counts are their own.
+
+A pool that maps work cut into parts by a count the user sets (`part_len = len(files) //
+args.num_tasks`, `np.array_split(rows, args.num_chunks)`) while the pool's own size is its
+default, a literal or the machine's CPU count (`with Pool() as pool: pool.starmap(annotate,
+parts)`) is a warning (a note under examples/): the setting chooses how many parts there are,
+not how many run at once. A pool sized by a setting, and work cut by a size
+(`args.batch_size`), are not reported so."""
     VALID = [
+        Example({"eval/judge.py": _JUDGE_SCRIPT.format(pool="    with Pool(args.num_tasks) as pool:\n")},
+                "the pool runs as many parts at once as the user cuts the work into"),
         Example({"bench.py": "from vllm import LLM\n"
                              "class VLLMModel:\n"
                              "    def __init__(self, path):\n"
@@ -387,6 +407,9 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                 "another script's flag of that name: the scripts do not import each other"),
     ]
     INVALID = [
+        Example({"eval/judge.py": _JUDGE_SCRIPT.format(pool="    with Pool() as pool:\n")},
+                "--num-tasks cuts the work into parts; the pool runs the machine's CPU count of them at once",
+                expect=[("eval/judge.py", 12)]),
         Example({"bench.py": "from vllm import LLM\n"
                              "class VLLMModel:\n"
                              "    def __init__(self, path):\n"
@@ -708,13 +731,18 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
         # (file, line) -> the condition a site there runs under (a helper's consume site has none
         # of its own: the keyword define on its line does)
         conditions = {(s.file, s.line): s.detail["condition"] for s in result.sites if s.detail.get("condition")}
+        split = list(self._split_work(result))
+        yield from split
+        split_lines = {(f.file, f.line) for f in split}  # (the pool's literal size is that finding)
+        reported.update(split_lines)
         for s in result.sites:
             if s.role == "consume" and s.detail.get("backend"):
                 for step in s.detail.get("flow") or ():
                     fed_by.setdefault((step.get("file"), step.get("line")), set()).add(str(s.detail["backend"]))
         for knob in result.knobs:
             for site in knob.sites:
-                if site.role != "consume" or site.kind != "python" or is_test_site(site):
+                if site.role != "consume" or site.kind != "python" or is_test_site(site) \
+                        or (site.file, site.line) in split_lines:
                     continue
                 d = site.detail
                 if d.get("project_backend"):
@@ -856,6 +884,24 @@ Loaders and dataset pipelines are not such pools: their counts are their own."""
                                why=f", where the expansion beside it, `{was}`, is commented out: the count it "
                                    f"computed never reaches the launch",
                                **({"severity": "note", "confidence": "medium"} if in_examples(site.file) else {}))
+
+    def _split_work(self, result):
+        """`part_len = len(files) // args.num_tasks`, then `with Pool() as pool:
+        pool.starmap(annotate, parts)`: the user's count chooses how many parts the work is cut
+        into, and the pool's own size how many run at once (auditor/extract/py_parts.py)."""
+        for rel, meta in sorted(result.meta.items()):
+            for fact in (meta.get("split_work") or ()) if isinstance(meta, dict) else ():
+                if is_test_file(rel):
+                    continue
+                size = fact["size"]
+                what = ("no size, so its default (the machine's CPU count) runs" if size is None
+                        else f"the literal size {size}" if isinstance(size, int) else f"the size `{size}`")
+                yield self.finding(None, file=rel, line=fact["line"], column=fact["col"], knob=fact["key"],
+                                   backend=fact["pool"], what=what,
+                                   why=f", while the work it maps was cut into `{fact['read']}` parts at line "
+                                       f"{fact['split_line']}: that setting chooses how many parts there are, "
+                                       f"not how many run at once",
+                                   **({"severity": "note", "confidence": "medium"} if in_examples(rel) else {}))
 
     def _launch_commands(self, result):
         """A launcher started from code (auditor/extract/py_launch.py) with no count of its

@@ -906,3 +906,46 @@ def test_parallel_code_commented_out(text, expected):
 ])
 def test_commented_code_that_dropped_nothing(text):
     assert "commented_parallel" not in python_code.extract(text, "a.py", VOCAB).meta
+
+
+@pytest.mark.parametrize("body,params", [
+    ("def main(src, num_workers=1):\n    return src\nmain(**vars(p.parse_args()))\n", ["num_workers", "src"]),
+    ("def run(*, n_jobs):\n    return n_jobs\nargs = p.parse_args()\nrun(**args.__dict__)\n", ["n_jobs"]),
+    ("def main(src):\n    return src\nmain(**{'src': 1})\n", None),  # a mapping of its own, not a namespace
+    ("from m import main\nmain(**vars(p.parse_args()))\n", None),  # another file's function
+    ("class A:\n    def main(self, k):\n        return k\nA().main(**vars(p.parse_args()))\n", None),
+])
+def test_the_parameters_a_namespace_is_splatted_into(body, params):
+    meta = python_code.extract(_PARSER + body, "cli.py", VOCAB).meta
+    assert meta.get("splat_parameters") == params
+
+
+_SPLIT = ("import argparse\nfrom multiprocessing import Pool\n"
+          "def main(args, files):\n")
+
+
+@pytest.mark.parametrize("body,expect", [
+    # cut into args.num_tasks parts, mapped on a pool of the default size
+    ("    n = args.num_tasks\n    k = len(files) // n\n    parts = [files[i:i + k] for i in range(0, len(files), k)]\n"
+     "    with Pool() as pool:\n        pool.map(len, parts)\n", ("num_tasks", "args.num_tasks", None)),
+    ("    parts = np.array_split(files, args.num_chunks)\n    pool = Pool(4)\n    pool.map(len, parts)\n",
+     ("num_chunks", "args.num_chunks", 4)),
+    ("    parts = [files[i::args.n_shards] for i in range(args.n_shards)]\n"
+     "    with Pool(os.cpu_count() - 1) as p:\n        p.map(len, parts)\n", ("n_shards", "args.n_shards", "os.cpu_count() - 1")),
+    # the pool is sized by the setting, or by another one: nothing
+    ("    k = len(files) // args.num_tasks\n    parts = [files[i:i + k] for i in range(0, len(files), k)]\n"
+     "    with Pool(args.num_tasks) as pool:\n        pool.map(len, parts)\n", None),
+    ("    parts = np.array_split(files, args.num_chunks)\n    with Pool(args.workers) as pool:\n        pool.map(len, parts)\n", None),
+    # a batch size is no count of parts
+    ("    n = len(files) // args.batch_size\n    parts = [files[i * 8:(i + 1) * 8] for i in range(n)]\n"
+     "    with Pool(8) as pool:\n        pool.map(len, parts)\n", None),
+    # the pool maps other work
+    ("    k = len(files) // args.num_tasks\n    with Pool() as pool:\n        pool.map(len, files)\n", None),
+])
+def test_work_cut_into_parts_beside_a_pool(body, expect):
+    meta = python_code.extract(_SPLIT + body, "judge.py", VOCAB).meta
+    facts = meta.get("split_work")
+    if expect is None:
+        assert facts is None
+    else:
+        assert [(f["key"], f["read"], f["size"]) for f in facts] == [expect]

@@ -336,3 +336,26 @@ def test_parallel_code_commented_out_beside_its_serial_replacement():
     r = scan_and_check(FIXTURES / "commented_out")
     pool = next(f for f in r.findings if f.file == "evaluation/executor.py")
     assert "os.cpu_count()" in pool.message and "line 10" in pool.message
+
+
+def test_a_namespace_splatted_into_main_reads_its_flags():
+    r = scan_and_check(FIXTURES / "namespace_splat")
+    found = {(f.file, f.line): f for f in r.findings if f.code == "QG101"}
+    assert not [k for k in found if k[0] == "scripts/sample.py"]  # main(**vars(opts)) takes num_workers
+    assert found[("scripts/export.py", 13)].severity == "warning"  # parsed, never read
+    unread = found[("scripts/shuffle.py", 13)]
+    assert unread.severity == "warning"
+    # the read it cites is stats.py's flag; a DataLoader called without a count reads nothing
+    assert "scripts/stats.py:14" in unread.message and "ablate.py" not in unread.message
+
+
+def test_work_cut_into_parts_by_a_setting_that_does_not_size_the_pool():
+    r = scan_and_check(FIXTURES / "split_work")
+    by_line = {(f.file, f.line): f for f in r.findings if f.code == "QG105"}
+    default = by_line[("eval/judge_correctness.py", 25)]  # Pool(): the machine's CPU count
+    assert default.severity == "warning" and "args.num_tasks" in default.message
+    one = by_line[("eval/judge_context.py", 15)]  # ProcessPoolExecutor(max_workers=1) over array_split chunks
+    assert one.severity == "warning" and "opts.num_chunks" in one.message
+    assert not [k for k in by_line if k[0] == "eval/judge_activity.py"]  # the pool takes the setting
+    # cut by a batch size, not into a count of parts: no finding of this kind
+    assert not [f for k, f in by_line.items() if k[0] == "eval/score_batches.py" and "parts" in f.message]

@@ -7,6 +7,10 @@ reads as ``args.<dest>`` does nothing, whatever other files read under that name
 namespace. No fact when the namespace leaves the file by any other use (passed to an imported
 function or a method, ``vars(args)``, stored, returned, put in a container), when the file
 returns a parser or a parsed namespace (another file may use it), or when it parses nothing.
+
+``meta["splat_parameters"]``: the parameters of this file's functions that a call here fills
+from a whole namespace by keyword splat (``main(**vars(opts))``, ``run(**args.__dict__)``): each
+flag of that name reaches the function as its parameter.
 """
 
 from __future__ import annotations
@@ -131,3 +135,21 @@ def _parameter_for(fn, call: ast.Call, arg: ast.AST) -> str | None:
             names = {p.arg for p in params + fn.args.kwonlyargs}
             return k.arg if k.arg in names else None
     return None
+
+
+def _whole_mapping(expr) -> bool:
+    """`vars(opts)` or `opts.__dict__`."""
+    return (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "vars"
+            and len(expr.args) == 1 and not expr.keywords) or (isinstance(expr, ast.Attribute) and expr.attr == "__dict__")
+
+
+def splat_parameters(tree: ast.Module) -> list[str]:
+    """The parameter names of the module-level functions this file calls with `**vars(x)`."""
+    functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions \
+                and any(k.arg is None and _whole_mapping(k.value) for k in node.keywords):
+            fn = functions[node.func.id].args
+            names.update(a.arg for a in fn.posonlyargs + fn.args + fn.kwonlyargs)
+    return sorted(names)

@@ -21,7 +21,7 @@ from auditor.extract.py_consume import ConsumeMixin, pool_name
 from auditor.extract.py_context import Context
 from auditor.extract.py_defines import DefineMixin, absl_flag, help_counted_flags, is_thread_var
 from auditor.extract.py_facts import Facts
-from auditor.extract import py_commented, py_dead, py_launch, py_namespace, py_splits
+from auditor.extract import py_commented, py_dead, py_launch, py_namespace, py_parts, py_splits
 from auditor.extract.py_shadow import ShadowMixin
 from auditor.flow import local as flow_local
 from auditor.extract.py_refs import (
@@ -1578,6 +1578,14 @@ def extract(text: str, path: str, vocab) -> FileResult:
         closed = py_namespace.closed_namespace(tree)
         if closed is not None:
             meta["closed_namespace"] = closed
+    if py_parts.GATE.search(text):
+        parts = py_parts.split_work(tree, ex.text)
+        if parts:
+            meta["split_work"] = parts
+    if "**vars(" in text or ".__dict__)" in text:
+        splat = py_namespace.splat_parameters(tree)
+        if splat:
+            meta["splat_parameters"] = splat
     if "parse_known_args" in meta:
         for s in ex.sites:
             if s.detail.get("via") == "argparse":
