@@ -1729,6 +1729,9 @@ do not inherit this one (a sibling trainer's own field of that name)."""
             for field in fields:
                 if any(b.split(".")[0] not in ours and "." in b for b in field.detail.get("bases") or ()):
                     continue
+                if field.detail.get("via") == "argparse" and field.leaf.lower() in {
+                        p.lower() for p in (result.meta.get(field.file) or {}).get("splat_parameters", ())}:
+                    continue  # `main(**vars(args))`: main's parameter of that name is the flag
                 if exported and field.leaf.isupper():
                     continue  # OMP_NUM_THREADS: str = "1", exported by `os.environ[name] = value`
                 if _splatted_whole(field, splats) or _copied_field_by_field(field, copiers):
