@@ -1451,7 +1451,7 @@ do not inherit this one (a sibling trainer's own field of that name)."""
             reached = walk[0]
             meta = result.meta.get(rel) or {}
             # (`main(**vars(opts))` hands each flag to main's parameter of that name)
-            named = {k.lower() for k in [*meta.get("quoted_keys", ()), *meta.get("splat_parameters", ())]}
+            named = {k.lower() for k in meta.get("quoted_keys") or ()} | _splat_flags(meta)
             handed = False  # (looked up once a flag qualifies: most scripts read what they accept)
             done: set[str] = set()
             for flag in own:
@@ -1729,8 +1729,7 @@ do not inherit this one (a sibling trainer's own field of that name)."""
             for field in fields:
                 if any(b.split(".")[0] not in ours and "." in b for b in field.detail.get("bases") or ()):
                     continue
-                if field.detail.get("via") == "argparse" and field.leaf.lower() in {
-                        p.lower() for p in (result.meta.get(field.file) or {}).get("splat_parameters", ())}:
+                if field.detail.get("via") == "argparse" and field.leaf.lower() in _splat_flags(result.meta.get(field.file)):
                     continue  # `main(**vars(args))`: main's parameter of that name is the flag
                 if exported and field.leaf.isupper():
                     continue  # OMP_NUM_THREADS: str = "1", exported by `os.environ[name] = value`
@@ -1902,6 +1901,12 @@ def _namespace_handing(result, graph) -> list[tuple[str, str]]:
         if callee is not None:
             out.append((graph.of(rel, qual), callee))
     return out
+
+
+def _splat_flags(meta) -> set[str]:
+    """The flags a script hands whole to its own function's parameters (`main(**vars(opts))`),
+    lower-cased (the extractor's fact `splat_parameters`)."""
+    return {p.lower() for p in (meta or {}).get("splat_parameters", ())} if isinstance(meta, dict) else set()
 
 
 def _whole_namespace(tree: dict, names: set[str]) -> bool:

@@ -29,13 +29,11 @@ import io
 import re
 import tokenize
 
-from auditor.extract.py_facts import called_name
+from auditor.extract.py_facts import POOL_METHODS, called_name
 from auditor.extract.py_refs import CPU_COUNT
 
 MAX_FACTS = 10  # per file
 NEAR = 3  # lines between a commented statement and the live one it stood for
-POOL_METHODS = frozenset({"map", "imap", "imap_unordered", "starmap", "map_async", "starmap_async", "submit",
-                          "apply", "apply_async"})
 
 
 def commented_parallel(tree: ast.Module, text: str, cat, vocab) -> list[dict]:

@@ -24,6 +24,10 @@ IO_PREFIXES = ("requests.", "urllib.", "http.", "httpx.", "aiohttp.", "boto3.", 
                "fsspec.", "google.cloud.", "os.path.", "pathlib.", "gzip.", "zipfile.", "tarfile.", "time.sleep")
 
 
+# Methods that hand a pool work to run (`pool.map(f, items)`, `executor.submit(f, x)`).
+POOL_METHODS = frozenset({"submit", "map", "imap", "imap_unordered", "starmap", "map_async", "starmap_async",
+                          "apply", "apply_async"})
+
 # Method calls that run training in the calling function (`trainer.train()`, `agent.learn()`,
 # `model.fit()`): a thread setting there acts on the process that does the math.
 TRAINING_CALLS = {"train", "learn", "fit", "train_loop", "run_training"}

@@ -12,10 +12,13 @@ import ast
 import re
 from typing import Callable
 
+from auditor.extract.py_facts import POOL_METHODS, called_name
+from auditor.extract.py_refs import own_nodes
+
 # pool constructors by their last name: the keyword that sizes them (else the first argument)
 POOLS = {"Pool": "processes", "ThreadPool": "processes", "ProcessPoolExecutor": "max_workers",
          "ThreadPoolExecutor": "max_workers", "ProcessPool": "max_workers"}
-MAPS = frozenset({"map", "starmap", "imap", "imap_unordered", "map_async", "starmap_async", "submit", "apply_async"})
+MAPS = POOL_METHODS - {"apply"}  # (apply runs one call and waits: it spreads no work)
 # what holds a program's settings: `args.num_tasks`, `cfg.eval.num_chunks`
 SETTINGS = re.compile(r"(args|opts?|options|cfg|conf|config|flags|hparams|params|hps)$", re.IGNORECASE)
 # a count of parts by its name (`num_tasks`, `n_chunks`, `num_gpus`), not a size (`batch_size`)
@@ -55,44 +58,36 @@ def _scopes(tree: ast.Module):
             stack.extend((n, prefix) for n in ast.iter_child_nodes(node) if isinstance(n, ast.stmt))
 
 
-def _walk(body: list) -> list[ast.AST]:
-    """The nodes of BODY, not those of functions or classes defined in it."""
-    nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-    out, stack = [], [n for n in body if not isinstance(n, nested)]
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        stack.extend(n for n in ast.iter_child_nodes(node) if not isinstance(n, nested))
-    return out
+def _last_name(call: ast.Call) -> str:
+    return called_name(call.func).rsplit(".", 1)[-1]
 
 
-def _pool_size(call: ast.Call) -> tuple[bool, ast.AST | None]:
-    """(is a pool constructor, the node that sizes it or None)."""
-    func = call.func
-    last = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-    if last not in POOLS:
-        return False, None
-    keyword = next((k.value for k in call.keywords if k.arg == POOLS[last]), None)
-    return True, keyword if keyword is not None else (call.args[0] if call.args else None)
+def _pool_size(call: ast.Call) -> ast.AST | None:
+    """The node that sizes a pool constructor's call, None for its default."""
+    keyword = next((k.value for k in call.keywords if k.arg == POOLS[_last_name(call)]), None)
+    return keyword if keyword is not None else (call.args[0] if call.args else None)
+
+
+def _is_pool(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and _last_name(node) in POOLS
 
 
 def _scope_facts(function: str, body: list, text_of) -> list[dict]:
-    nodes = _walk(body)
+    nodes = own_nodes(body)
     values: dict[str, list[ast.AST]] = {}  # local name -> what it is assigned (or iterates over)
     pools: dict[str, ast.Call] = {}  # local name -> the pool constructor bound to it
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             for target in _names(node.targets[0]):
                 values.setdefault(target, []).append(node.value)
-            if isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call) and _pool_size(node.value)[0]:
+            if isinstance(node.targets[0], ast.Name) and _is_pool(node.value):
                 pools[node.targets[0].id] = node.value
         elif isinstance(node, (ast.For, ast.comprehension)):
             for target in _names(node.target):
                 values.setdefault(target, []).append(node.iter)
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
-                if isinstance(item.optional_vars, ast.Name) and isinstance(item.context_expr, ast.Call) \
-                        and _pool_size(item.context_expr)[0]:
+                if isinstance(item.optional_vars, ast.Name) and _is_pool(item.context_expr):
                     pools[item.optional_vars.id] = item.context_expr
     if not pools:
         return []
@@ -110,7 +105,7 @@ def _scope_facts(function: str, body: list, text_of) -> list[dict]:
         if split is None:
             continue
         key, read, at = split
-        _, size = _pool_size(pool)
+        size = _pool_size(pool)
         if size is not None:
             sized_by = _derived([size], values)
             if any(_setting(n) for n in sized_by):
@@ -120,10 +115,9 @@ def _scope_facts(function: str, body: list, text_of) -> list[dict]:
         else:
             shown = None
         seen.add(id(pool))
-        func = pool.func
         out.append({"line": pool.lineno, "col": pool.col_offset + 1, "function": function, "key": key,
                     "read": read, "split_line": at, "size": shown, "map_line": node.lineno,
-                    "pool": func.id if isinstance(func, ast.Name) else func.attr})
+                    "pool": _last_name(pool)})
     return out
 
 
@@ -187,11 +181,8 @@ def _split(expr: ast.AST, values: dict[str, list[ast.AST]]) -> tuple[str, str, i
         by = None
         if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.FloorDiv, ast.Div)) and _is_length(n.left):
             by = n.right
-        elif isinstance(n, ast.Call) and len(n.args) >= 2:
-            func = n.func
-            last = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-            if SPLITTERS.search(last):
-                by = n.args[1]
+        elif isinstance(n, ast.Call) and len(n.args) >= 2 and SPLITTERS.search(_last_name(n)):
+            by = n.args[1]
         elif isinstance(n, ast.Slice) and n.step is not None and n.upper is None:
             by = n.step
         setting = _count_setting(by, values) if by is not None else None

@@ -188,6 +188,17 @@ def chain(node: ast.AST) -> tuple[list[str], ast.AST]:
     return parts, node
 
 
+def own_nodes(body: list) -> list[ast.AST]:
+    """The nodes of BODY, not those of the functions, classes and lambdas defined in it."""
+    nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+    out, stack = [], [n for n in body if not isinstance(n, nested)]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        stack.extend(n for n in ast.iter_child_nodes(node) if not isinstance(n, nested))
+    return out
+
+
 def strip_handles(parts: list[str]) -> list[str]:
     """Drop leading handle segments (config, cfg, args ...), keeping at least one segment."""
     i = 0

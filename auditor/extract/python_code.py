@@ -20,22 +20,20 @@ from auditor.extract import py_catalogue
 from auditor.extract.py_consume import ConsumeMixin, pool_name
 from auditor.extract.py_context import Context
 from auditor.extract.py_defines import DefineMixin, absl_flag, help_counted_flags, is_thread_var
-from auditor.extract.py_facts import Facts
+from auditor.extract.py_facts import POOL_METHODS, Facts
 from auditor.extract import py_commented, py_dead, py_launch, py_namespace, py_parts, py_splits
 from auditor.extract.py_shadow import ShadowMixin
 from auditor.flow import local as flow_local
 from auditor.extract.py_refs import (
     CASTS, CPU_COUNT, HANDLE, HELP_COUNTS, NOT_LITERAL, Source, base_name, chain, const_str, documented_params, getter_default,
     getter_key,
-    json_safe, literal, numeric_looking, range_arg, split_count, strip_handles, uncast,
+    json_safe, literal, numeric_looking, own_nodes, range_arg, split_count, strip_handles, uncast,
 )
 from auditor.keys import CONFIG_CLASS, holder
 from auditor.model import Site
 
 THREAD_CLASSES = {"threading.Thread", "threading.Timer"}
 MAIN_FUNCTIONS = {"main", "train", "_main", "_train", "cli_main"}
-POOL_METHODS = {"submit", "map", "imap", "imap_unordered", "starmap", "map_async", "starmap_async",
-                "apply", "apply_async"}
 UNWRAP_CALLS = {"min", "max", "int", "float", "str", "bool", "dict", "deepcopy", "copy.deepcopy", "to_container",
                 "create", "to_object"}
 # Environment libraries that vectorize natively (on GPU / in C++): a serial sampler loop in
@@ -558,15 +556,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         written = [s for s in self.sites[first_site:] if s.role == "override" and s.detail.get("target")]
         if not written:
             return
-        returned: set[str] = set()
-        todo = list(node.body)
-        while todo:
-            stmt = todo.pop()
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                continue
-            if isinstance(stmt, ast.Return) and stmt.value is not None:
-                returned.update(n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name))
-            todo.extend(ast.iter_child_nodes(stmt))
+        returned = {n.id for stmt in own_nodes(node.body) if isinstance(stmt, ast.Return) and stmt.value is not None
+                    for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
         for s in written:
             if str(s.detail["target"]).split(".", 1)[0].split("[", 1)[0] in returned:
                 s.detail["returned"] = True
