@@ -229,8 +229,11 @@ default for several ranks: not reported; nor is a setup script that only such sc
 parallelism word).
 An environment variable set in a script that starts worker processes is for them (they
 inherit it): one thread per busy worker is the policy `qg-audit verify` recommends
-(docs/verify.md, "Threads and CPUs"), so it is not reported; the learner it pins too is
-measured by verify, which says when it needs more threads."""
+(docs/verify.md, "Threads and CPUs"), so it is not a warning; the learner it pins too is
+measured by verify, which says when it needs more threads. When the script's own process
+computes the gradients (`loss.backward()` in a function that no worker runs: torchbeast's
+monobeast, whose learner threads share the process that set it), it is a note that names that
+function; when the learner is a process of its own, nothing."""
     VALID = [
         Example({"actor.py": "import multiprocessing as mp\n"
                              "import torch\n"
@@ -325,6 +328,14 @@ measured by verify, which says when it needs more threads."""
                              "    def __init__(self, cfg):\n"
                              "        self.replays = ReplayLoader(cfg, num_workers=cfg.league.num_workers)\n"},
                 "a helper's pin built by a league, which does no model math"),
+        Example({"apex.py": "import os\nos.environ['OMP_NUM_THREADS'] = '1'\n"
+                            "import torch.multiprocessing as mp\n"
+                            "def act(i, q):\n    q.put(rollout(i))\n"
+                            "def learn(model, opt, q):\n"
+                            "    loss = model(q.get()).mean()\n    loss.backward()\n    opt.step()\n"
+                            "for i in range(args.num_actors):\n    mp.Process(target=act, args=(i, q)).start()\n"
+                            "mp.Process(target=learn, args=(model, opt, q)).start()\n"},
+                "actors and the learner each a process of their own: one thread per busy process"),
         Example({"scripts/setups/train.sh": "export NCCL_IB_SL=1\nexport OMP_NUM_THREADS=1\n",
                  "scripts/sft.sh": "#!/bin/bash\nsource scripts/setups/train.sh\n"
                                    "torchrun --nproc_per_node=8 train.py --stage sft\n",
@@ -364,6 +375,17 @@ measured by verify, which says when it needs more threads."""
                            "    learn(args)\n"},
                 "XLA's CPU backend made single-threaded in the process whose threads act and learn",
                 expect=[("ppo.py", 2)]),
+        Example({"monobeast.py": "import os, threading\nos.environ['OMP_NUM_THREADS'] = '1'\n"
+                                 "import torch.multiprocessing as mp\n"
+                                 "def act(i, q):\n    q.put(rollout(i))\n"
+                                 "def learn(model, opt, q):\n"
+                                 "    loss = model(q.get()).mean()\n    loss.backward()\n    opt.step()\n"
+                                 "def train(args, model, opt, q):\n"
+                                 "    for i in range(args.num_actors):\n"
+                                 "        mp.Process(target=act, args=(i, q)).start()\n"
+                                 "    threading.Thread(target=learn, args=(model, opt, q)).start()\n"},
+                "set for the actor processes, and inherited by this process, whose learner thread computes the "
+                "gradients", expect=[("monobeast.py", 2)], severity="note"),
         Example({"run.sh": "#!/bin/bash\nexport OMP_NUM_THREADS=1\npython train.py\n"},
                 "a launch script pins the learner too", expect=[("run.sh", 2)]),
         Example({"dqn_atari.py": "import torch\n"
@@ -508,7 +530,11 @@ measured by verify, which says when it needs more threads."""
                                                    " and every process it starts", "medium")
             elif site.key in THREAD_VARS and site.kind == "python" and site.file in spawning:
                 # one thread per worker, inherited from the script that starts them: the policy
-                # verify recommends (docs/verify.md "Threads and CPUs"), never a finding
+                # verify recommends (docs/verify.md "Threads and CPUs"), never a warning; a note
+                # when this process computes the gradients too (monobeast's learner threads)
+                math = (result.meta.get(site.file) or {}).get("main_process_math")
+                if math and site.detail.get("how") == "environ" and first(site):
+                    yield self._learner_too(site, math)
                 continue
             elif site.key in THREAD_VARS and site.kind == "python" and site.detail.get("how") != "environ":
                 continue  # `{"OMP_NUM_THREADS": "1"}` in a mapping: an environment for processes it launches
@@ -548,6 +574,19 @@ measured by verify, which says when it needs more threads."""
                                 "runtime read the thread count then; only processes started afterwards inherit it"
                                 + (" (torch.set_num_threads() sets this one)" if configured else ""),
                             **({} if configured else {"severity": "note"}))
+
+    def _learner_too(self, site, math):
+        """`os.environ["OMP_NUM_THREADS"] = "1"` in a script that starts worker processes and
+        computes the gradients in its own process (torchbeast's monobeast, FastTD3's train.py):
+        the workers inherit one thread each, as verify recommends, and the learner gets one too."""
+        where = "at module level" if math["function"] == "<module>" else f"in {math['function']}()"
+        return self.finding(site, knob=site.key, related=[site], confidence="medium", severity="note",
+                            what=f"{site.key}={show(site.value)}", where_=_where(site.detail.get("function")),
+                            threads="1 thread",
+                            why=f" as well as the worker processes this file starts, and this process computes "
+                                f"the gradients (`{math['call']}()` {where}): its math runs single-threaded; "
+                                f"set the workers' count in their entry point, or torch.set_num_threads() in the "
+                                f"learner")
 
     def _capped(self, site, backend, cap):
         """`torch.set_num_threads(max(min(cpus // 2, 4), 1))`, directly or through a helper that

@@ -949,3 +949,30 @@ def test_work_cut_into_parts_beside_a_pool(body, expect):
         assert facts is None
     else:
         assert [(f["key"], f["read"], f["size"]) for f in facts] == [expect]
+
+
+_PINNED = "import os, threading\nimport multiprocessing as mp\nos.environ['OMP_NUM_THREADS'] = '1'\n"
+
+
+@pytest.mark.parametrize("body,expect", [
+    # a learner thread of this process computes the gradients
+    ("def learn(m, q):\n    m(q.get()).mean().backward()\n"
+     "threading.Thread(target=learn, args=(m, q)).start()\n", {"function": "learn", "call": "backward"}),
+    # at module level (a training loop under `if __name__ == "__main__":`)
+    ("if __name__ == '__main__':\n    loss = model(x)\n    loss.backward()\n", {"function": "<module>", "call": "backward"}),
+    ("def update(opt, grads):\n    opt.apply_gradients(grads)\n", {"function": "update", "call": "apply_gradients"}),
+    # the learner is a worker process; a helper only a worker calls runs there too
+    ("def learn(m, q):\n    m(q.get()).mean().backward()\nmp.Process(target=learn, args=(m, q)).start()\n", None),
+    ("def step(m, b):\n    m(b).mean().backward()\ndef worker(m, q):\n    step(m, q.get())\n"
+     "mp.Process(target=worker, args=(m, q)).start()\n", None),
+    # no gradients at all
+    ("def rollout(i):\n    env.step(0)\nmp.Process(target=rollout, args=(0,)).start()\n", None),
+])
+def test_the_gradients_computed_in_the_process_that_runs_the_file(body, expect):
+    meta = python_code.extract(_PINNED + body, "train.py", VOCAB).meta
+    assert meta.get("main_process_math") == expect
+
+
+def test_no_gradient_fact_without_a_thread_variable():
+    meta = python_code.extract("def learn(m):\n    m.loss().backward()\n", "train.py", VOCAB).meta
+    assert "main_process_math" not in meta

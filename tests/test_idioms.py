@@ -359,3 +359,12 @@ def test_work_cut_into_parts_by_a_setting_that_does_not_size_the_pool():
     assert not [k for k in by_line if k[0] == "eval/judge_activity.py"]  # the pool takes the setting
     # cut by a batch size, not into a count of parts: no finding of this kind
     assert not [f for k, f in by_line.items() if k[0] == "eval/score_batches.py" and "parts" in f.message]
+
+
+def test_a_thread_variable_for_the_workers_pins_the_learner_of_the_same_process():
+    r = scan_and_check(FIXTURES / "learner_pinned")
+    pins = {f.file: f for f in r.findings if f.code == "QG107"}
+    shared = pins["agent/actors_and_learner.py"]  # learner threads in the process that set it
+    assert shared.line == 5 and shared.severity == "note" and "learn()" in shared.message
+    assert "agent/learner_process.py" not in pins  # the learner is a process of its own
+    assert "agent/collect_only.py" not in pins  # no gradients in this process

@@ -31,6 +31,8 @@ POOL_METHODS = frozenset({"submit", "map", "imap", "imap_unordered", "starmap", 
 # Method calls that run training in the calling function (`trainer.train()`, `agent.learn()`,
 # `model.fit()`): a thread setting there acts on the process that does the math.
 TRAINING_CALLS = {"train", "learn", "fit", "train_loop", "run_training"}
+# Calls that compute or apply gradients: the model's math runs in the calling process
+GRADIENT_CALLS = {"backward", "apply_gradients"}
 
 
 def _within(fn: str, names) -> bool:
@@ -76,6 +78,27 @@ class Facts:
                 # threads) it sets for the whole process, the learner included
                 site.detail["in_thread"] = True
 
+    def main_process_math(self, module_calls: set[str]) -> dict | None:
+        """The first function of this file that computes gradients (`loss.backward()`,
+        `apply_gradients`, `jax.value_and_grad`) in the process that runs the file: neither a
+        worker's entry point, nor nested in one, nor called (within the file) from one. A
+        function run as a thread target is this process (monobeast's learner threads)."""
+        in_workers = set()
+        todo = [q for q in self.calls if _within(q, self.workers) or any(q.startswith(c + ".") for c in self.closures)]
+        while todo:
+            q = todo.pop()
+            if q in in_workers:
+                continue
+            in_workers.add(q)
+            for token in self.calls.get(q, ()):
+                leaf = token.rsplit(".", 1)[-1]
+                todo += [f for f in self.calls if f.rsplit(".", 1)[-1] == leaf and f not in in_workers]
+        for q, calls in [("<module>", module_calls), *sorted(self.calls.items())]:
+            math = sorted(t for t in calls if _computes_gradients(t))
+            if math and q not in in_workers:
+                return {"function": q, "call": math[0]}
+        return None
+
     def resolve_pools(self) -> None:
         uses: dict[int, list[tuple[str, str]]] = {}
         for scope, var, receiver_id, fn_node, cls in self.pool_calls:
@@ -120,6 +143,11 @@ class Facts:
         if leaves & IO_NAMES or any(n.startswith(IO_PREFIXES) for n in names):
             return "io"
         return "compute" if names else "unknown"
+
+
+def _computes_gradients(token: str) -> bool:
+    """`loss.backward`, `optimizer.apply_gradients`, `jax.grad`, `jax.value_and_grad`."""
+    return token.rsplit(".", 1)[-1] in GRADIENT_CALLS or token in ("jax.grad", "jax.value_and_grad")
 
 
 def is_partial(node: ast.AST) -> bool:

@@ -1577,6 +1577,10 @@ def extract(text: str, path: str, vocab) -> FileResult:
         splat = py_namespace.splat_parameters(tree)
         if splat:
             meta["splat_parameters"] = splat
+    if any(s.detail.get("thread_var") for s in ex.sites):
+        math = ex.facts.main_process_math(ex.frames[0].calls)
+        if math:
+            meta["main_process_math"] = math
     if "parse_known_args" in meta:
         for s in ex.sites:
             if s.detail.get("via") == "argparse":
