@@ -25,8 +25,8 @@ def _default_of(site):
     if site.role == "read" and site.kind == "python" and site.default is None and site.detail.get("via") != "param" \
             and ("cpu_count" in expr or "sched_getaffinity" in expr):
         return MachineDefault(expr)
-    if site.role != "read" or site.kind != "python" or site.default is None:
-        return None
+    if site.role != "read" or site.kind != "python" or site.default is None or site.detail.get("in_message"):
+        return None  # (in an assertion's message or a raised exception: shown, never used)
     if site.detail.get("literal") is False or not is_literal(site.default) or idioms.is_sentinel_default(site.default):
         return None  # os.getenv("WORLD_SIZE", ""): a marker for "absent", checked before use
     if idioms.fallback_fails_loudly(site):
@@ -79,6 +79,18 @@ passes to another helper's parameter of that name for the same backend
 num_cpu=num_cpu)`) is a warning: the count was at hand, and this call runs the helper's
 default (for `num_cpu if num_cpu else os.cpu_count()`, the machine's CPU count)."""
     VALID = [
+        Example({"evals/eval.py": "import os\nfrom concurrent.futures import ThreadPoolExecutor\n"
+                                  "def run(samples):\n"
+                                  "    n = int(os.environ.get('EVALS_THREADS', '10'))\n"
+                                  "    with ThreadPoolExecutor(max_workers=n) as ex:\n"
+                                  "        return list(ex.map(score, samples))\n",
+                 "evals/solvers.py": "import os\n"
+                                     "class HumanSolver:\n"
+                                     "    def __init__(self):\n"
+                                     "        if os.environ.get('EVALS_THREADS') != '1':\n"
+                                     "            raise ValueError(f\"EVALS_THREADS must be 1, not "
+                                     "{os.environ.get('EVALS_THREADS', 'not specified')}\")\n"},
+                "a fallback that only fills an error message is shown, never used"),
         Example({"rating.py": "import os\nimport multiprocessing as mp\nfrom torch.utils.data import DataLoader\n"
                               "def boot_bt(rows, num_cpu=None):\n"
                               "    with mp.Pool(num_cpu if num_cpu else os.cpu_count()) as pool:\n"

@@ -976,3 +976,16 @@ def test_the_gradients_computed_in_the_process_that_runs_the_file(body, expect):
 def test_no_gradient_fact_without_a_thread_variable():
     meta = python_code.extract("def learn(m):\n    m.loss().backward()\n", "train.py", VOCAB).meta
     assert "main_process_math" not in meta
+
+
+@pytest.mark.parametrize("body,shown", [
+    ("assert n > 0, f\"NUM_WORKERS is {os.environ.get('NUM_WORKERS', 'unset')}\"\n", True),
+    ("raise ValueError(os.environ.get('NUM_WORKERS', 'not specified'))\n", True),
+    ("n = int(os.environ.get('NUM_WORKERS', '4'))\n", False),
+    # the assertion's test uses the value; only its message shows one
+    ("assert int(os.environ.get('NUM_WORKERS', '1')) == 1\n", False),
+])
+def test_a_value_read_for_a_message_is_marked(body, shown):
+    sites = python_code.extract("import os\n" + body, "run.py", VOCAB).sites
+    reads = [s for s in sites if s.role == "read" and s.key == "NUM_WORKERS"]
+    assert reads and all(bool(s.detail.get("in_message")) is shown for s in reads)

@@ -138,6 +138,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.flag_holders: dict[str, str] = {}  # NUM_ACTORS = flags.DEFINE_integer("num_actors", ...)
         self.cpu_words = "cpu_count" in text or "sched_getaffinity" in text
         self.tree = None  # set by extract(); py_context.Context is built from it when first needed
+        self.in_message = 0  # > 0 while visiting an assertion's message or a raised exception
         self._ctx = None
         self.self_modules: dict[tuple, str] = {}  # (class, attribute) -> module it holds (self.ctx = get_context())
         self.flow_sinks: list[tuple] = []  # (site index, count argument, function): auditor.flow.local
@@ -188,6 +189,23 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
     def visit_Name(self, node: ast.Name) -> None:
         pass
 
+    def visit_Assert(self, node: ast.Assert) -> None:
+        self.visit(node.test)
+        if node.msg is not None:
+            self.visit_message(node.msg)
+
+    def visit_Raise(self, node: ast.Raise) -> None:
+        for part in (node.exc, node.cause):
+            if part is not None:
+                self.visit_message(part)
+
+    def visit_message(self, node: ast.AST) -> None:
+        """An assertion's message or a raised exception: a value read there is shown, never
+        used, so its fallback (`os.environ.get("X", "not set")`) is no setting's default."""
+        self.in_message += 1
+        self.visit(node)
+        self.in_message -= 1
+
     visit_Constant = visit_Name
 
     # ---- emission ---------------------------------------------------------------------------
@@ -231,6 +249,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         d.update({k: json_safe(v) for k, v in detail.items() if v is not None})
         if self.tree is not None and role in ("override", "consume"):
             self.add_context(role, node, key, d)
+        elif role == "read" and self.in_message:
+            d["in_message"] = True
         elif self.tree is not None and role == "read" and default is not None:
             m = re.match(r"\s*(\w+)\s*(:[^=]+)?=[^=]", self.src.line(node.lineno))
             rejected = self.ctx.rejects(node.lineno, m.group(1), default) if m else None
