@@ -20,6 +20,21 @@ class MachineDefault(str):
         return f"`{str(self)}` (this machine's CPU count)"
 
 
+# a wrapper that hands on at least this many of its own parameters by name passes its
+# callee's arguments through: the one it leaves out is one its callers cannot set
+PASS_THROUGH = 3
+
+
+def _is_own_param(value, keyword: str, fn: str) -> bool:
+    """`n_bandits=n_bandits`, the calling function's own parameter under the callee's name (also
+    as one branch of a rebinding, `bandit_kwargs = bandit_kwargs or {}`)."""
+    if not isinstance(value, dict):
+        return False
+    if value.get("k") == "param":
+        return value.get("name") == keyword and value.get("fn") == fn
+    return value.get("k") == "oneof" and any(_is_own_param(v, keyword, fn) for v in value.get("of") or ())
+
+
 def _default_of(site):
     expr = str(site.detail.get("expr") or "")
     if site.role == "read" and site.kind == "python" and site.default is None and site.detail.get("via") != "param" \
@@ -35,6 +50,14 @@ def _default_of(site):
     if site.detail.get("via") == "getattr" and root and root not in ("self", "cls") and not idioms.is_config_name(root):
         return None  # getattr(env, "num_envs", 1): an attribute of an object, no setting's fallback
     return as_number(site.default)
+
+
+_ROLLOUTS = ("import multiprocessing as mp\n"
+             "def evaluate_many(policy, env_name, n_episodes, max_steps=1000, seed=0, num_workers=1):\n"
+             "    if num_workers > 1:\n"
+             "        with mp.Pool(num_workers) as pool:\n"
+             "            return pool.map(run_one, range(n_episodes))\n"
+             "    return [run_one(i) for i in range(n_episodes)]\n")
 
 
 class DefaultDivergence(Rule):
@@ -77,8 +100,19 @@ tell which of them drops it. A helper call that leaves out a count the calling f
 passes to another helper's parameter of that name for the same backend
 (`compute_bootstrap_style_control(battles)` beside `compute_bootstrap_bt(battles,
 num_cpu=num_cpu)`) is a warning: the count was at hand, and this call runs the helper's
-default (for `num_cpu if num_cpu else os.cpu_count()`, the machine's CPU count)."""
+default (for `num_cpu if num_cpu else os.cpu_count()`, the machine's CPU count).
+A wrapper that hands its callee at least three of its own parameters by name
+(`evaluate_many(policy=policy, n_episodes=n_episodes, max_steps=max_steps)`) but neither takes
+nor passes the count that sizes the callee's pool, and has no `**kwargs`, leaves its callers no
+way to set it: a warning when the callee's default runs it serially (0 or 1), a note otherwise
+(ReAgent's `compare_bandit_algos()`, whose `Pool(None)` takes every CPU)."""
     VALID = [
+        Example({"evals/rollouts.py": _ROLLOUTS,
+                 "evals/compare.py": "from evals.rollouts import evaluate_many\n"
+                                     "def compare(policy, env_name, n_episodes, max_steps, num_workers):\n"
+                                     "    return evaluate_many(policy=policy, env_name=env_name, n_episodes=n_episodes,\n"
+                                     "                         max_steps=max_steps, num_workers=num_workers)\n"},
+                "a wrapper that hands on its callers' count with the rest"),
         Example({"evals/eval.py": "import os\nfrom concurrent.futures import ThreadPoolExecutor\n"
                                   "def run(samples):\n"
                                   "    n = int(os.environ.get('EVALS_THREADS', '10'))\n"
@@ -176,6 +210,13 @@ default (for `num_cpu if num_cpu else os.cpu_count()`, the machine's CPU count).
                 "that never reads that setting, has none to pass"),
     ]
     INVALID = [
+        Example({"evals/rollouts.py": _ROLLOUTS,
+                 "evals/compare.py": "from evals.rollouts import evaluate_many\n"
+                                     "def compare(policy, env_name, n_episodes, max_steps, seed):\n"
+                                     "    return evaluate_many(policy=policy, env_name=env_name, n_episodes=n_episodes,\n"
+                                     "                         max_steps=max_steps, seed=seed)\n"},
+                "a wrapper hands on its own parameters by name but not the count: the helper's pool never runs "
+                "for its callers", expect=[("evals/compare.py", 3)]),
         Example({"rating.py": "import os\nimport multiprocessing as mp\n"
                               "def boot_bt(rows, num_cpu=None):\n"
                               "    with mp.Pool(num_cpu if num_cpu else os.cpu_count()) as pool:\n"
@@ -459,6 +500,8 @@ default (for `num_cpu if num_cpu else os.cpu_count()`, the machine's CPU count).
                 sibling = next((o for o in passed.get(ident, []) if o.file == site.file
                                 and o.detail.get("flow_key") and knob_of.get(id(o)) is not None
                                 and any(is_config_define(c) for c in knob_of[id(o)].sites)), None)
+                if sibling is None and not is_test_file(site.file):
+                    yield from self._pass_through(site, default, result.meta.get(site.file))
                 if sibling is None or is_test_file(site.file):
                     continue
                 knob = knob_of[id(sibling)]
@@ -481,6 +524,38 @@ default (for `num_cpu if num_cpu else os.cpu_count()`, the machine's CPU count).
                                     f"{site.detail['helper_param']}",
                                other=f"the configuration sets {show(first.value)} at {where(first)}, which "
                                      f"{where(other)} passes to it")
+
+    def _pass_through(self, site, default, meta):
+        """`compare_bandit_algos(..., n_bandits, max_steps, ...)` calls
+        `multiple_evaluations_bandit_algo(n_bandits=n_bandits, max_steps=max_steps, ...)`, handing
+        on its own parameters by name, but takes no `num_processes` and passes none: no caller of
+        the wrapper can set the count that sizes the helper's pool. A serial default is a warning;
+        any other (the machine's CPU count) a note."""
+        d = site.detail
+        flow = meta.get("flow") if isinstance(meta, dict) else None
+        if not isinstance(flow, dict):
+            return
+        fn, param = d.get("function"), d.get("helper_param")
+        edge = next((e for e in flow.get("calls", ()) if e.get("fn") == fn and e.get("line") == site.line
+                     and not e.get("star")), None)
+        own = (flow.get("functions") or {}).get(fn)
+        if edge is None or not isinstance(own, dict) or own.get("vararg") or param in (own.get("params") or ()):
+            return
+        handed = [k for k, v in (edge.get("kwargs") or {}).items() if _is_own_param(v, k, fn)]
+        if len(handed) < PASS_THROUGH:
+            return
+        serial = default in (0, 1) and not isinstance(default, bool)
+        name = fn.rsplit(".", 1)[-1]
+        names = ", ".join(handed[:4]) + (", ..." if len(handed) > 4 else "")
+        machine = default is None and str(d.get("backend")).endswith(("Pool", "ProcessPoolExecutor"))
+        yield self.finding(site, knob=param, related=[site],
+                           default=f"{show(default)} (so the machine's CPU count)" if machine else show(default),
+                           when=f"because {d['helper']}() is called without {param}",
+                           other=f"{name}() hands it {len(handed)} of its own parameters by name ({names}) and takes "
+                                 f"no {param}: no caller of {name}() can set the count that sizes "
+                                 f"{d['helper']}()'s {_short(str(d.get('backend')))}",
+                           **({} if serial and not in_examples(site.file)
+                              else {"severity": "note", "confidence": "medium"}))
 
     def _near_only(self, read, summary):
         """SUMMARY without the configs that cannot reach READ by name. For a function's fallback

@@ -368,3 +368,11 @@ def test_a_thread_variable_for_the_workers_pins_the_learner_of_the_same_process(
     assert shared.line == 5 and shared.severity == "note" and "learn()" in shared.message
     assert "agent/learner_process.py" not in pins  # the learner is a process of its own
     assert "agent/collect_only.py" not in pins  # no gradients in this process
+
+
+def test_a_wrapper_that_hands_on_its_parameters_but_not_the_count():
+    r = scan_and_check(FIXTURES / "pass_through")
+    found = [f for f in r.findings if f.code == "QG103"]
+    assert [(f.file, f.line, f.severity) for f in found] == [("evals/compare.py", 5, "warning")]
+    assert "compare() hands it 5 of its own parameters" in found[0].message
+    # compare_parallel() passes the count; quick() passes nothing by name; a test's wrapper is a test
