@@ -224,8 +224,8 @@ says so: that package may read it, out of sight. Keys under a YAML anchor (`_ppo
 *ppo_meta`, `<<: *ppo_meta`), and a read there reads them. A key in a file of which code reads no parallelism key, with no
 near-miss read either, is a note: the file may configure another program (a daemon's YAML
 shipped beside its Python client). A config file of a tool that reads it itself (an
-accelerate or DeepSpeed config, a SkyPilot task, a Ray cluster launcher config, told by its top-level keys: rules/tool_configs.yaml) is not
-reported. A key of Hydra's own section (`hydra.launcher.cpus_per_task`, `hydra.launcher.n_jobs`)
+accelerate or DeepSpeed config, a SkyPilot task, a Ray cluster launcher config, a GitHub Actions workflow, told by its top-level
+keys: rules/tool_configs.yaml) is not reported. A key of Hydra's own section (`hydra.launcher.cpus_per_task`, `hydra.launcher.n_jobs`)
 is read by Hydra and the launcher plugin a run selects, out of the tree: a note that says so.
 
 A setting declared in code for users to set - a dataclass, pydantic or attrs field, a parser
@@ -512,6 +512,15 @@ do not inherit this one (a sibling trainer's own field of that name)."""
                  "train.py": _LOADER + "from torch.utils.data import DataLoader\n"
                              "loader = DataLoader(ds, num_workers=cfg['data']['num_workers'])\n"},
                 "an accelerate config: accelerate reads its keys (rules/tool_configs.yaml)"),
+        Example({".github/workflows/tests.yml": "name: tests\non:\n  push:\n    branches: [main]\n"
+                                                "concurrency:\n  group: tests-${{ github.ref }}\n"
+                                                "  cancel-in-progress: true\n"
+                                                "jobs:\n  gpu:\n    runs-on: ubuntu-latest\n"
+                                                "    concurrency:\n      group: gpu\n"
+                                                "    steps:\n      - run: pytest\n",
+                 "train.py": _LOADER + "from torch.utils.data import DataLoader\n"
+                             "loader = DataLoader(ds, num_workers=cfg['data']['num_workers'])\n"},
+                "a GitHub Actions workflow: GitHub reads its `concurrency:` (rules/tool_configs.yaml)"),
         Example({"examples/fsdp2.json": '{"compute_environment": "LOCAL_MACHINE", "distributed_type": "FSDP",\n'
                                         ' "fsdp_config": {"fsdp_version": 2},\n "num_machines": 1,\n "num_processes": 2}\n',
                  "train.sh": "accelerate launch --config_file examples/fsdp2.json train.py\n",
@@ -2341,6 +2350,7 @@ def _tool_config(result, rel: str, memo: dict) -> str | None:
     facts = meta if isinstance(meta, dict) else {}
     # a YAML / INI file's scalar keys, a JSON file's top-level keys
     keys = {k.split(".", 1)[0] for k in facts.get("values") or {}} | set(facts.get("top_keys") or ())
+    keys |= set((facts.get("children") or {}).get("", ()))  # a YAML file's top-level keys, sections too
     keys |= memo["\0sites"].get(rel, set())
     memo[rel] = None
     for entry in catalogue.data("tool_configs.yaml").get("tool_configs", []):
