@@ -2350,7 +2350,9 @@ def _tool_config(result, rel: str, memo: dict) -> str | None:
     facts = meta if isinstance(meta, dict) else {}
     # a YAML / INI file's scalar keys, a JSON file's top-level keys
     keys = {k.split(".", 1)[0] for k in facts.get("values") or {}} | set(facts.get("top_keys") or ())
-    keys |= set((facts.get("children") or {}).get("", ()))  # a YAML file's top-level keys, sections too
+    children = facts.get("children")
+    top = children.get("") if isinstance(children, dict) else None
+    keys |= {k for k in top if isinstance(k, str)} if isinstance(top, list) else set()  # a YAML file's sections too
     keys |= memo["\0sites"].get(rel, set())
     memo[rel] = None
     for entry in catalogue.data("tool_configs.yaml").get("tool_configs", []):

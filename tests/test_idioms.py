@@ -376,3 +376,16 @@ def test_a_wrapper_that_hands_on_its_parameters_but_not_the_count():
     assert [(f.file, f.line, f.severity) for f in found] == [("evals/compare.py", 5, "warning")]
     assert "compare() hands it 5 of its own parameters" in found[0].message
     # compare_parallel() passes the count; quick() passes nothing by name; a test's wrapper is a test
+
+
+def test_a_yaml_file_of_unknown_top_level_shape_is_no_tool_config(tmp_path):
+    # a top-level merge key or a second document leaves the file's top-level keys unknown
+    # (meta["children"][""] is None): QG101 still judges its keys, and does not fail
+    (tmp_path / "base.yaml").write_text("defaults: &d\n  num_workers: 4\n<<: *d\nbatch: 8\n")
+    (tmp_path / "two.yaml").write_text("on: push\njobs: {}\n---\nnum_envs: 8\n")
+    (tmp_path / "train.py").write_text("import yaml\nfrom torch.utils.data import DataLoader\n"
+                                       "cfg = yaml.safe_load(open('base.yaml'))\n"
+                                       "DataLoader([], num_workers=cfg['num_workers'])\n")
+    r = scan_and_check(tmp_path)
+    assert not [f for f in r.findings if f.file == "base.yaml" and f.code == "QG101"]  # num_workers is read
+    assert [f for f in r.findings if f.file == "two.yaml" and f.code == "QG101"]  # num_envs is not
