@@ -189,6 +189,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
     def visit_Name(self, node: ast.Name) -> None:
         pass
 
+    visit_Constant = visit_Name
+
     def visit_Assert(self, node: ast.Assert) -> None:
         self.visit(node.test)
         if node.msg is not None:
@@ -205,8 +207,6 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.in_message += 1
         self.visit(node)
         self.in_message -= 1
-
-    visit_Constant = visit_Name
 
     # ---- emission ---------------------------------------------------------------------------
     @property
