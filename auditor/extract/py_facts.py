@@ -65,7 +65,7 @@ class Facts:
         self.resolve_pools()
         for site in sites:
             fn = site.detail.get("function", "")
-            if _within(fn, self.workers) or any(fn.startswith(c + ".") for c in self.closures):
+            if self.in_worker(fn):
                 site.detail["in_worker"] = True
                 if _within(fn, self.copies):
                     site.detail["worker_copies"] = True  # one of N processes started in a loop
@@ -78,21 +78,27 @@ class Facts:
                 # threads) it sets for the whole process, the learner included
                 site.detail["in_thread"] = True
 
+    def in_worker(self, fn: str) -> bool:
+        """FN is a worker's entry point or nested in one (or in a closure that runs in one)."""
+        return _within(fn, self.workers) or any(fn.startswith(c + ".") for c in self.closures)
+
     def main_process_math(self, module_calls: set[str]) -> dict | None:
         """The first function of this file that computes gradients (`loss.backward()`,
         `apply_gradients`, `jax.value_and_grad`) in the process that runs the file: neither a
         worker's entry point, nor nested in one, nor called (within the file) from one. A
         function run as a thread target is this process (monobeast's learner threads)."""
+        by_leaf: dict[str, list[str]] = {}
+        for q in self.calls:
+            by_leaf.setdefault(q.rsplit(".", 1)[-1], []).append(q)
         in_workers = set()
-        todo = [q for q in self.calls if _within(q, self.workers) or any(q.startswith(c + ".") for c in self.closures)]
+        todo = [q for q in self.calls if self.in_worker(q)]
         while todo:
             q = todo.pop()
             if q in in_workers:
                 continue
             in_workers.add(q)
             for token in self.calls.get(q, ()):
-                leaf = token.rsplit(".", 1)[-1]
-                todo += [f for f in self.calls if f.rsplit(".", 1)[-1] == leaf and f not in in_workers]
+                todo += by_leaf.get(token.rsplit(".", 1)[-1], ())
         for q, calls in [("<module>", module_calls), *sorted(self.calls.items())]:
             math = sorted(t for t in calls if _computes_gradients(t))
             if math and q not in in_workers:
