@@ -13,8 +13,8 @@ class KwargsShadowing(Rule):
 In a dict display `{"num_workers": 8, **extra}` a later `**mapping` that carries the same key
 replaces the explicit value without a word; the reader sees 8, the mapping decides. (In a
 plain call, `f(num_workers=8, **extra)`, a duplicate key raises TypeError, which is loud, so
-that is not reported.) The
-reader sees 8; the mapping decides.
+that is not reported.) A display written on the spot whose keys are all visible
+(`**({"mail-type": t} if mail else {})`) cannot carry a key it does not name.
 
 The same holds for a dict built with the explicit value and then `.update(mapping)`-ed, and for
 an explicit value written only when the mapping lacks the key (`if "tp" not in kwargs:
@@ -39,6 +39,10 @@ call's result (`**_force_on_current_node()`) is a note: its keys are not visible
                                  "    _nccl_env = {'NCCL_NVLS_ENABLE': '0'}\n"
                                  "RUNTIME_ENV = {'env_vars': {'TOKENIZERS_PARALLELISM': 'true', **_nccl_env}}\n"},
                 "a module dict that never holds the key"),
+        Example({"slurm.py": "def sbatch_args(self):\n"
+                             "    return {'cpus-per-task': self.cpus_per_task,\n"
+                             "            **({'mail-type': self.mail_type} if self.mail_user else {})}\n"},
+                "a display written on the spot whose keys are all visible, none of them the explicit one"),
         Example({"loader.py": "def loader_kwargs(kwargs):\n"
                               "    kwargs.setdefault('num_workers', 4)\n"
                               "    if 'prefetch_workers' not in kwargs:\n"
@@ -64,6 +68,12 @@ call's result (`**_force_on_current_node()`) is a note: its keys are not visible
                               "            'tensor_parallel_size': self.config.tensor_model_parallel_size,\n"
                               "            **engine_kwargs}\n"},
                 "a configured value before a splat", expect=[("engine.py", 3)]),
+        Example({"slurm.py": "def sbatch_args(self):\n"
+                             "    return {'cpus-per-task': self.cpus_per_task,\n"
+                             "            **({'mail-type': self.mail_type} if self.mail_user else {}),\n"
+                             "            **self.extra_sbatch_args}\n"},
+                "a visible display that lacks the key, then a mapping that may carry it: the finding names that one",
+                expect=[("slurm.py", 2)]),
         Example({"executor.py": "import ray\n"
                                 "def launch(self, task):\n"
                                 "    options = {'num_cpus': self.cpus_per_task, 'num_gpus': self.gpus_per_task}\n"

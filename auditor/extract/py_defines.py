@@ -368,7 +368,14 @@ class DefineMixin:
         return False
 
     def lacks_key(self, mapping: ast.AST, key: str) -> bool:
-        """`**_nccl_env` where every `_nccl_env = {...}` in this file lacks KEY: it cannot replace it."""
+        """`**_nccl_env` where every `_nccl_env = {...}` in this file lacks KEY, or a display
+        written on the spot (`**({"mail-type": t} if mail else {})`) without it: it cannot
+        replace KEY."""
+        if isinstance(mapping, ast.IfExp):
+            return self.lacks_key(mapping.body, key) and self.lacks_key(mapping.orelse, key)
+        if isinstance(mapping, ast.Dict):
+            keys = [const_str(k) if k is not None else None for k in mapping.keys]
+            return None not in keys and key not in keys
         if not isinstance(mapping, ast.Name) or self.ctx is None:
             return False
         keys = self.ctx.dict_keys(mapping.id)
