@@ -2,6 +2,7 @@
 
 import ast
 import re
+import sys
 from collections import Counter
 from functools import lru_cache
 
@@ -235,7 +236,10 @@ reported at its declaration (also when its only read copies it into an attribute
 name that nothing reads: `self.n_render_rollout_threads = args.n_render_rollout_threads`): a
 warning when a config file, launch script or example script
 (`args.worker_num = 4`) of the project sets it, a note otherwise. Not for a class that extends another package's class (its fields may be that
-package's to read), nor for `parser.set_defaults(...)`. A field of a settings class that several scripts parse (`HfArgumentParser((Config,))`,
+package's to read; a generic settings base such as `pydantic.BaseModel` reads none by name:
+rules/consumers.yaml `settings_bases`), nor for `parser.set_defaults(...)`, nor for a field whose
+name a file loads from some object (`self.sequence_parallel_degree` in a validator mixin the
+settings class inherits). A field of a settings class that several scripts parse (`HfArgumentParser((Config,))`,
 parsers in rules/consumers.yaml) and that one of them never reads on its path (the project's
 call graph from its `__main__` block, where a method called on an object of unknown class,
 `opt.step()`, is a project method of that name only of a class the path makes or inherits
@@ -533,6 +537,16 @@ do not inherit this one (a sibling trainer's own field of that name)."""
                  "train.py": "from torch.utils.data import DataLoader\n"
                              "loader = DataLoader(ds, num_workers=cfg.num_workers)\n"},
                 "a field of a class that extends another package's: that package may read it"),
+        Example({"schema.py": "from pydantic import BaseModel\n"
+                              "class Checks:\n"
+                              "    def check(self):\n"
+                              "        if self.sequence_parallel_degree:\n"
+                              "            self.context_parallel_size = self.sequence_parallel_degree\n"
+                              "class RunConfig(Checks, BaseModel):\n"
+                              "    sequence_parallel_degree: int = 1\n"
+                              "    context_parallel_size: int = 1\n",
+                 "train.py": "def main(cfg):\n    return spawn(cfg.context_parallel_size)\n"},
+                "a pydantic field that a validator of a mixin the model inherits reads through `self`"),
         Example(_hydra_scripts("DataLoader([], num_workers=cfg.collector.num_workers)"),
                 "each Hydra script reads the collector.num_workers of its own config"),
         Example(_hydra_scripts("DataLoader([], num_workers=cfg_get(cfg.collector, 'num_workers'))"),
@@ -616,6 +630,14 @@ do not inherit this one (a sibling trainer's own field of that name)."""
                 "setting (not a copy of it) that nothing uses"),
     ]
     INVALID = [
+        Example({"args.py": "from pydantic import BaseModel\n"
+                            "class RunArgs(BaseModel):\n"
+                            "    loader_workers: int = 2\n"
+                            "    num_rollout_workers: int = 8\n",
+                 "train.py": "from torch.utils.data import DataLoader\n"
+                             "def main(args):\n    return DataLoader([], num_workers=args.loader_workers)\n"},
+                "a field of a pydantic model nothing reads: pydantic validates every field, it reads none by "
+                "name (rules/consumers.yaml settings_bases)", expect=[("args.py", 4)]),
         Example({**_DPO_TRAINER,
                  "llava/trl/sft_trainer.py": "class SFTTrainer(Trainer):\n"
                                       "    def __init__(self, model, train_dataset, dataset_num_proc=None):\n"
@@ -1720,11 +1742,15 @@ do not inherit this one (a sibling trainer's own field of that name)."""
         # a file that writes the environment by computed names exports a settings class's
         # environment-variable fields (`for k, v in asdict(env_args).items(): os.environ[k] = v`)
         exported = any(isinstance(m, dict) and m.get("environ_by_name") for m in result.meta.values())
+        # attributes some file loads from an object that is no settings namespace: a validator of
+        # a mixin the settings class inherits (`self.sequence_parallel_degree` in ValidationMixin)
+        loaded = {a.lower() for m in result.meta.values() if isinstance(m, dict) for a in m.get("attr_loads") or ()}
         for knob in result.knobs:
             fields = [s for s in knob.sites if s.role == "define" and s.kind == "python"
                       and (s.detail.get("via") in FIELD_VIAS or _init_setting(s)) and not s.detail.get("set_defaults")
                       and not s.detail.get("added_by") and not is_test_file(s.file)]  # (a library's: _library_flags)
-            if not fields or knob.leaf.lower() in read_leaves or _is_read(knob, read_keys, splats, handed,
+            if not fields or knob.leaf.lower() in read_leaves or knob.leaf.lower() in loaded \
+                    or _is_read(knob, read_keys, splats, handed,
                                                                          reader=reads):
                 continue
             copy = next((s for s in knob.sites if (s.file, s.line) in dead), None)
@@ -1736,8 +1762,8 @@ do not inherit this one (a sibling trainer's own field of that name)."""
                     and s.file not in {f.file for f in fields}
                     and idioms.is_config_name(str(s.detail.get("target") or "").split(".", 1)[0])))]
             for field in fields:
-                if any(b.split(".")[0] not in ours and "." in b for b in field.detail.get("bases") or ()):
-                    continue
+                if any(_reads_own_fields(b, ours) for b in field.detail.get("bases") or ()):
+                    continue  # TrainingArguments' subclass: the package may read the field
                 if field.detail.get("via") == "argparse" and field.leaf.lower() in _splat_flags(result.meta.get(field.file)):
                     continue  # `main(**vars(args))`: main's parameter of that name is the flag
                 if exported and field.leaf.isupper():
@@ -2236,6 +2262,20 @@ def _copied_field_by_field(field, copied: set[str]) -> bool:
     names = {str(field.detail.get("owner") or "").rsplit(".", 1)[-1]} | \
         {str(b).rsplit(".", 1)[-1] for b in field.detail.get("bases") or ()}
     return bool(names & copied)
+
+
+@lru_cache(maxsize=None)
+def _settings_bases() -> frozenset[str]:
+    return frozenset(catalogue.data("consumers.yaml").get("settings_bases") or ())
+
+
+def _reads_own_fields(base: str, ours) -> bool:
+    """BASE is another package's class that may read the fields of its subclasses by name: not
+    a generic settings base (pydantic.BaseModel: rules/consumers.yaml `settings_bases`), nor
+    one of the standard library's (typing.NamedTuple)."""
+    top = base.split(".")[0]
+    return "." in base and top not in ours and top not in sys.stdlib_module_names \
+        and base not in _settings_bases()
 
 
 def _splatted_whole(field, splats) -> bool:
