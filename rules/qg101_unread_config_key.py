@@ -1750,8 +1750,7 @@ do not inherit this one (a sibling trainer's own field of that name)."""
                       and (s.detail.get("via") in FIELD_VIAS or _init_setting(s)) and not s.detail.get("set_defaults")
                       and not s.detail.get("added_by") and not is_test_file(s.file)]  # (a library's: _library_flags)
             if not fields or knob.leaf.lower() in read_leaves or knob.leaf.lower() in loaded \
-                    or _is_read(knob, read_keys, splats, handed,
-                                                                         reader=reads):
+                    or _is_read(knob, read_keys, splats, handed, reader=reads):
                 continue
             copy = next((s for s in knob.sites if (s.file, s.line) in dead), None)
             # users set it in config files and launch scripts, or in the example scripts that
