@@ -1664,11 +1664,9 @@ do not inherit this one (a sibling trainer's own field of that name)."""
         A variable a launcher sets or a library reads for itself (`WORLD_SIZE`, rules/knobs.yaml
         `set_for_programs`) is dropped by no one, nor is another object's attribute
         (`getattr(env, "num_envs", 1)`)."""
-        loaded: dict[str, set[str]] = {}  # attribute name -> files that load it
+        loaded = _attribute_loaders(result)
         imported: dict[str, set[str]] = {}  # module name -> files that import it
         for rel, m in result.meta.items():
-            for attr in (m.get("attr_loads") or ()) if isinstance(m, dict) else ():
-                loaded.setdefault(attr, set()).add(rel)
             for name in (m.get("imported_names") or ()) if isinstance(m, dict) else ():
                 imported.setdefault(name, set()).add(rel)
         for rel, m in sorted(result.meta.items()):
@@ -1744,7 +1742,7 @@ do not inherit this one (a sibling trainer's own field of that name)."""
         exported = any(isinstance(m, dict) and m.get("environ_by_name") for m in result.meta.values())
         # attributes some file loads from an object that is no settings namespace: a validator of
         # a mixin the settings class inherits (`self.sequence_parallel_degree` in ValidationMixin)
-        loaded = {a.lower() for m in result.meta.values() if isinstance(m, dict) for a in m.get("attr_loads") or ()}
+        loaded = {a.lower() for a in _attribute_loaders(result)}
         for knob in result.knobs:
             fields = [s for s in knob.sites if s.role == "define" and s.kind == "python"
                       and (s.detail.get("via") in FIELD_VIAS or _init_setting(s)) and not s.detail.get("set_defaults")
@@ -2261,6 +2259,16 @@ def _copied_field_by_field(field, copied: set[str]) -> bool:
     names = {str(field.detail.get("owner") or "").rsplit(".", 1)[-1]} | \
         {str(b).rsplit(".", 1)[-1] for b in field.detail.get("bases") or ()}
     return bool(names & copied)
+
+
+def _attribute_loaders(result) -> dict[str, set[str]]:
+    """Attribute name -> the files that load it from an object that holds no settings
+    (`trainer.num_workers`, `self.save_thread_count`: the file fact `attr_loads`)."""
+    out: dict[str, set[str]] = {}
+    for rel, m in result.meta.items():
+        for attr in (m.get("attr_loads") or ()) if isinstance(m, dict) else ():
+            out.setdefault(attr, set()).add(rel)
+    return out
 
 
 @lru_cache(maxsize=None)
