@@ -77,7 +77,10 @@ default for a variable nobody set (lmms-eval's `WORKERS`, 32 in one wrapper and 
 
 Make the fallback equal to the configured default, or drop it and fail loudly on a missing
 key. When the configurations setting the knob disagree among themselves, the finding counts
-what each sets and is a note: which one reaches the read is not decided by the name. An
+what each sets and is a note: which one reaches the read is not decided by the name. A
+fallback equal to one of those values still loses the others (`kwargs.pop("num_actors", 16)`
+where configs set 8, 16 and 64): the same note. Not for a parameter's default, nor for an off
+value (0, 1, `False`: a size of 1 or a switch left off is what some config always chooses). An
 empty-string, "none" or "auto" fallback (`os.getenv("WORLD_SIZE", "")`) is a sentinel for
 "absent" or "compute it" and is not compared, and so is a fallback that an `assert` right
 after the read rejects (`assert n_gpus > 0`): a missing key then fails loudly. A function parameter's default matched to a
@@ -172,6 +175,14 @@ way to set it: a warning when the callee's default runs it serially (0 or 1), a 
                  "train.py": "n = cfg['data'].get('num_workers', 8)\n"}, "the defaults agree"),
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": "n = cfg['data'].get('num_workers')\n"}, "no fallback at all"),
+        Example({"pkg/configs/a.yaml": "config:\n  multi_gpu: true\n",
+                 "pkg/configs/b.yaml": "config:\n  multi_gpu: false\n",
+                 "pkg/runner.py": "def run(params):\n    return params['config'].get('multi_gpu', False)\n"},
+                "a switch's fallback is one of its two values, whatever the configs choose"),
+        Example({"pkg/configs/a.yaml": "model:\n  tensor_model_parallel_size: 4\n",
+                 "pkg/configs/b.yaml": "model:\n  tensor_model_parallel_size: 1\n",
+                 "pkg/model.py": "def build(cfg):\n    return cfg['model'].get('tensor_model_parallel_size', 1)\n"},
+                "a size falling back to 1, no parallelism, which one config sets too"),
         Example({"conf.yaml": "env:\n  WORLD_SIZE: 8\n",
                  "launch.py": "import os\n"
                               "ws = os.getenv('WORLD_SIZE', '')\n"
@@ -210,6 +221,13 @@ way to set it: a warning when the callee's default runs it serially (0 or 1), a 
                 "that never reads that setting, has none to pass"),
     ]
     INVALID = [
+        Example({"pkg/configs/atari.yaml": "params:\n  config:\n    num_actors: 8\n",
+                 "pkg/configs/brax.yaml": "params:\n  config:\n    num_actors: 16\n",
+                 "pkg/configs/mujoco.yaml": "params:\n  config:\n    num_actors: 64\n",
+                 "pkg/envs/pool.py": "def create_pool(**kwargs):\n"
+                                     "    return EnvPool('', kwargs.pop('num_actors', 16), **kwargs)\n"},
+                "a fallback equal to one configured count loses the others (a note: which config reaches "
+                "it is the flow's question)", expect=[("pkg/envs/pool.py", 2)], severity="note"),
         Example({"evals/rollouts.py": _ROLLOUTS,
                  "evals/compare.py": "from evals.rollouts import evaluate_many\n"
                                      "def compare(policy, env_name, n_episodes, max_steps, seed):\n"
@@ -575,9 +593,15 @@ way to set it: a warning when the callee's default runs it serially (0 or 1), a 
         return self._near[key][1]
 
     def _against(self, knob, site, default, summary):
-        if summary is None or not summary.sites or summary.holds(default):
+        if summary is None or not summary.sites:
             return
         configured, by_value = summary.sites, summary.by_value()
+        # a fallback equal to one of several configured counts still loses the others (kwargs.pop(
+        # "num_actors", 16) where configs set 8, 16 and 64); 0, 1 and False are the off values every
+        # size or switch has, which some config always chooses
+        if summary.holds(default) and (len(by_value) == 1 or site.detail.get("via") == "param"
+                                       or default in (0, 1)):
+            return
         first = configured[0]
         if len(by_value) == 1:
             if summary.unset_siblings is None:  # once per summary: reads share them

@@ -55,9 +55,12 @@ def pairwise_qg103(rule, result) -> list[tuple]:
         reads = [(s, d) for s, d in reads if d is not None and s.detail.get("via") != "param"]
         for site, default in reads:
             cfg = qg103._reaching(site, [s for s in configured if qg103._comparable(s, site)], includes)
-            if not cfg or default in {as_number(s.value) for s in cfg}:
+            if not cfg:
                 continue
             by_value = collections.Counter(show(as_number(s.value)) for s in cfg)
+            # a fallback equal to one of several configured values still loses the others
+            if default in {as_number(s.value) for s in cfg} and (len(by_value) == 1 or default in (0, 1)):
+                continue
             out.append((site.file, site.line, len(by_value), where(cfg[0])))
         if configured:
             continue
