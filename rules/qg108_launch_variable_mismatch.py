@@ -1,6 +1,7 @@
 """QG108 launch-variable-mismatch: a launch script defines one parallelism variable and uses another."""
 
 import posixpath
+import re
 
 from auditor.lint.base import Example, Rule, is_test_file, similar
 from auditor.vocab import load as load_vocab, normalise
@@ -86,6 +87,58 @@ def _one_process(result, path, sites) -> bool:
     return True
 
 
+# a script sourced from outside the project (a conda or venv activation, the user's profile):
+# it sets the environment up and reads nothing of the caller's
+_EXTERNAL_SOURCE = re.compile(r"^(?:/|~|\$\{?HOME\b|\$\{?CONDA)|(?:^|/)(?:activate|\.bashrc|\.bash_profile|\.profile"
+                              r"|conda\.sh|[^/]*\.env|\.env)$")
+# the directory a sourced path starts from (`\`pwd\`/`, `$(dirname "$0")/`, `${SCRIPT_DIR}/`)
+_LEADING_EXPANSION = re.compile(r"^(?:`[^`]*`|\$\([^()]*\)|\$\{[^}]*\}|\$\w+)/+")
+
+
+def _resolve_source(written: str, path: str, shell_files) -> tuple[str | None, bool]:
+    """(the scanned script SOURCE names, whether it names one the scan cannot find): `. \`pwd\`/
+    SBATCH.sh` beside run.sh is SBATCH.sh in run.sh's folder; `source activate env` is nothing."""
+    text = written.strip()
+    if not text or _EXTERNAL_SOURCE.search(text):
+        return None, False
+    m = _LEADING_EXPANSION.match(text)
+    tail = text[m.end():] if m else text
+    if "$" in tail or "`" in tail:
+        return None, True
+    folder = posixpath.dirname(path)
+    for cand in (posixpath.normpath(posixpath.join(folder, tail)), posixpath.normpath(tail)):
+        if cand in shell_files:
+            return cand, False
+    return None, True
+
+
+def _source_links(result, files) -> tuple[dict, dict]:
+    """shell file -> the scanned scripts it sources or is sourced by, transitively (they read
+    its variables, or set the ones it reads); and shell file -> the sourced paths the scan
+    cannot find."""
+    direct: dict[str, set[str]] = {}
+    unknown: dict[str, list[str]] = {}
+    for path in files:
+        meta = result.meta.get(path)
+        for written in (meta.get("sources") or ()) if isinstance(meta, dict) else ():
+            target, lost = _resolve_source(str(written), path, files)
+            if target and target != path:
+                direct.setdefault(path, set()).add(target)
+                direct.setdefault(target, set()).add(path)
+            elif lost:
+                unknown.setdefault(path, []).append(str(written))
+    linked = {}
+    for path in direct:
+        seen, todo = set(), [path]
+        while todo:
+            for other in direct.get(todo.pop(), ()):
+                if other not in seen and other != path:
+                    seen.add(other)
+                    todo.append(other)
+        linked[path] = seen
+    return linked, unknown
+
+
 def _value(sites, var):
     return next((s.value for s in sites if s.role == "define" and s.leaf == var
                  and s.detail.get("via") == "assignment"), None)
@@ -119,6 +172,14 @@ starts one process is a note: a program reads an absent WORLD_SIZE as 1, so this
 nothing, but setting it to more changes nothing. Other counts set to 1 and never used stay
 warnings (`NUM_NODES=1` that never reaches the trainer's node count).
 
+A variable the script never uses itself may be read by a script it sources: `NNODES=8` then
+``. `pwd`/SBATCH.sh``, whose `sbatch --nodes=${NNODES}` takes it (and a script sourced by
+another reads what that one sets). The sourced path is resolved against the scanned scripts,
+from the script's folder or the project's root, after a leading `` `pwd` ``, `$(dirname "$0")`
+or `${DIR}`. A script sourcing one the scan cannot find (a path it cannot resolve) gets a note,
+not a warning: whether that script reads the variable is unknown. Activation scripts and
+`.env` files read nothing of the caller's and are left out.
+
 A script that reads a variable it never sets (`echo "threads: ${n_rollout_threads}"`) while it
 passes a literal to the flag of that name (`--n_rollout_threads 50`) reports one count and runs
 another: whatever the variable holds, the literal runs.
@@ -134,6 +195,15 @@ with `--my_world_size ${my_world_size}`) starts the literal count whatever the v
 set it to 4 and eight processes split the work four ways, each shard twice; to 16 and half the
 shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
     VALID = [
+        Example({"sc21/run_fig.sh": "#!/bin/bash\nPP=2\nNNODES=${PP}\nexport JOB_NAME=fig_${PP}\n. `pwd`/SBATCH.sh\n",
+                 "sc21/SBATCH.sh": "#!/bin/bash\nsbatch --job-name=${JOB_NAME} --nodes=${NNODES} SRUN.sh\n"},
+                "the variable is read by the script it sources, named from `pwd`"),
+        Example({"gen.sh": "#!/bin/bash\nGPUS_PER_NODE=1\nNNODES=1\nMASTER_PORT=$(($RANDOM + 1024))\n"
+                           "WORLD_SIZE=$(($GPUS_PER_NODE*$NNODES))\n"
+                           "DISTRIBUTED_ARGS=\"--nproc_per_node $GPUS_PER_NODE --nnodes $NNODES --master_port $MASTER_PORT\"\n"
+                           "python -m torch.distributed.run $DISTRIBUTED_ARGS gen.py\n"},
+                "a world size computed from the counts the launcher gets, through options one of whose "
+                "values is unknown (a random port)"),
         Example({"train.slurm": "#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --gpus-per-node=8\n"
                                 "srun torchrun --nproc_per_node=$SLURM_GPUS_PER_NODE \\\n"
                                 "    --nnodes=$SLURM_NNODES \\\n    train.py\n"},
@@ -179,6 +249,9 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
                 "a variable the launcher gets with a default (`${NPROC_PER_NODE:-8}`): its value runs"),
     ]
     INVALID = [
+        Example({"sc21/run_fig.sh": "#!/bin/bash\nPP=2\nNNODES=${PP}\n. `pwd`/SBATCH.sh\n"},
+                "a script that sources one the scan cannot find: a note, that script may read NNODES",
+                expect=[("sc21/run_fig.sh", 3)], severity="note"),
         Example({"eval.sh": "#!/bin/bash\nCHUNKS=8\nfor IDX in {0..7}; do\n"
                             "    python eval.py --num-chunks $CHUNKS --chunk-idx $IDX &\ndone\nwait\n"},
                 "a sharded launch over a literal range, each process told $CHUNKS", expect=[("eval.sh", 3)]),
@@ -226,9 +299,15 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
         files = _vars(result)
         literal_flags = _literal_flags(result)
         by_file = _shell_sites(result)
+        links = unknown_sources = None  # the source graph, built when first needed
         for path, (defined, used, exported, measured, reads) in files.items():
+            if links is None and any(isinstance(m, dict) and m.get("sources") for m in result.meta.values()):
+                links, unknown_sources = _source_links(result, files)
+            linked = (links or {}).get(path, ())
+            # (SBATCH.sh reads the NNODES that each run_*.sh sourcing it sets)
+            set_by_linked = {v for other in linked for v in files[other][0]}
             for var, line in used.items():
-                if var in defined:
+                if var in defined or var in set_by_linked:
                     continue
                 flag = literal_flags.get((path, normalise(var)))
                 if flag is not None and knobish(var):
@@ -257,8 +336,11 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
                                                f"whoever sets {other} does not set {var}", confidence="medium")
             fed = _launcher_fed(by_file.get(path, ()), reads)
             one_process = None
+            # `NNODES=8` then `. \`pwd\`/SBATCH.sh`, which passes `--nodes=${NNODES}`: the sourced
+            # script reads it (and one that sources this script may)
+            used_by_linked = {v for other in linked for v in files[other][1]}
             for var, line in defined.items():
-                if var in used or not knobish(var) or var in exported or var in measured:
+                if var in used or not knobish(var) or var in exported or var in measured or var in used_by_linked:
                     continue  # (a command's output, `$(nvidia-smi -L | wc -l)`, is no value a user edits)
                 if any(similar(var, u) for u in used):
                     continue  # reported at the use above
@@ -271,6 +353,14 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
                                        problem=f"{var}=1 is set here but never used or exported: this script "
                                                f"starts one process anyway, but setting {var} to more changes "
                                                f"nothing")
+                    continue
+                lost = (unknown_sources or {}).get(path)
+                if lost:  # it may be read there: say so, and fail no build on what the scan cannot see
+                    yield self.finding(None, file=path, line=_line(line), column=1, knob=var, severity="note",
+                                       confidence="low",
+                                       problem=f"{var} is set here and never used in this script; it sources "
+                                               f"\"{lost[0]}\", which the scan cannot find, so whether that reads "
+                                               f"{var} is unknown")
                     continue
                 yield self.finding(None, file=path, line=_line(line), column=1, knob=var,
                                    problem=f"{var} is set here but never used or exported, so it changes nothing")

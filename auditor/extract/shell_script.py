@@ -16,6 +16,7 @@ Nothing after a ``#`` counts, and heredoc bodies are not commands.
 ``meta["shell_vars"] = {"defined": {VAR: line}, "used": {VAR: line}, "exported": {VAR: line},
 "measured": [VAR], "reads": {VAR: [VAR]}}`` (first lines; measured: only ever set from a command's
 output, `$(...)`; reads: the variables a variable's values read, `WORLD_SIZE=$((GPUS*NODES))`).
+``meta["sources"]``: the scripts it sources (`source`, `.`), as written, expansions kept.
 """
 
 from __future__ import annotations
@@ -85,6 +86,9 @@ class Var:
     resolved_from: str | None = None
     elements: list[tuple[Word, "Resolved"]] | None = None  # arrays, resolved where defined
     conditional: bool = False  # last set inside if / case / a loop
+    # an unknown value of several words, as written (`ARGS="--nnodes $NNODES --master_port
+    # $(($RANDOM + 1024))"`): split where it is expanded, each word resolved there
+    words: str | None = None
 
 
 @dataclass
@@ -253,7 +257,9 @@ class _Script:
             persistent = False  # a conditional unknown (case ... NPROC=$2) keeps the known value
         single_ref = res.refs[0] if len(set(res.refs)) == 1 else None
         var = Var(value, line, res.env_default, single_ref if single_ref != name else None,
-                  conditional=bool(self.depth) or res.conditional)
+                  conditional=bool(self.depth) or res.conditional,
+                  words=value_text if value is None and not substituted and not append
+                  and re.search(r"\s", value_text.strip()) else None)
         if persistent:
             self.vars[name] = var
         if match:
@@ -310,8 +316,11 @@ class _Script:
             for w in words[1:]:
                 self.vars.pop(w.text, None)
             return
-        if head in ("source", ".") and len(words) > 1 and "$" not in words[1].raw and len(self.sources) < MAX_SOURCES:
-            self.sources.append(words[1].text)  # `source scripts/setups/train.sh`: its exports are this script's
+        if head in ("source", ".") and len(words) > 1 and len(self.sources) < MAX_SOURCES:
+            # as written, expansions kept (`. \`pwd\`/SBATCH.sh`): the script it names reads this
+            # script's variables (rules/qg108 resolves it against the scanned files)
+            self.sources.append(words[1].text if "$" not in words[1].raw and "`" not in words[1].raw
+                                else words[1].raw.strip("\"'"))
         if head in DECLARERS:
             for w in words[1:]:
                 if ASSIGN_START.match(w.raw):
@@ -344,12 +353,13 @@ class _Script:
                     out.append((Word(text, el.raw, el.offset, el.quoted), el,
                                 {"via_array": name, "expanded_at": line, "_refs": res.refs}))
                 continue
-            if var is not None and var.value and not w.quoted and re.search(r"\s", var.value.strip()):
+            text = var.value if var is not None and var.value else var.words if var is not None else None
+            if text and not w.quoted and re.search(r"\s", text.strip()):
                 self.note_uses(w, [name])
                 try:
-                    parts = shlex.split(var.value)
+                    parts = shlex.split(text)
                 except ValueError:
-                    parts = var.value.split()
+                    parts = text.split()
                 for part in parts:
                     out.append((Word(part, w.raw, w.offset), w, {"split_from": name, "_refs": []}))
                 continue
