@@ -95,38 +95,35 @@ _EXTERNAL_SOURCE = re.compile(r"^(?:/|~|\$\{?HOME\b|\$\{?CONDA)|(?:^|/)(?:activa
 _LEADING_EXPANSION = re.compile(r"^(?:`[^`]*`|\$\([^()]*\)|\$\{[^}]*\}|\$\w+)/+")
 
 
-def _resolve_source(written: str, path: str, shell_files) -> tuple[str | None, bool]:
-    """(the scanned script SOURCE names, whether it names one the scan cannot find): `. \`pwd\`/
-    SBATCH.sh` beside run.sh is SBATCH.sh in run.sh's folder; `source activate env` is nothing."""
+def _resolve_source(written: str, path: str, shell_files) -> str | None:
+    """The scanned script a `source` names: `. \`pwd\`/SBATCH.sh` beside run.sh is SBATCH.sh in
+    run.sh's folder. None for one outside the project (`source activate env`) and for one the
+    scan did not parse: a script that mentions no parallelism setting reads none of them."""
     text = written.strip()
     if not text or _EXTERNAL_SOURCE.search(text):
-        return None, False
+        return None
     m = _LEADING_EXPANSION.match(text)
     tail = text[m.end():] if m else text
     if "$" in tail or "`" in tail:
-        return None, True
+        return None
     folder = posixpath.dirname(path)
     for cand in (posixpath.normpath(posixpath.join(folder, tail)), posixpath.normpath(tail)):
         if cand in shell_files:
-            return cand, False
-    return None, True
+            return cand
+    return None
 
 
-def _source_links(result, files) -> tuple[dict, dict]:
-    """shell file -> the scanned scripts it sources or is sourced by, transitively (they read
-    its variables, or set the ones it reads); and shell file -> the sourced paths the scan
-    cannot find."""
+def _source_links(result, files) -> dict:
+    """shell file -> the scanned scripts it sources or is sourced by, transitively: they read
+    its variables, or set the ones it reads."""
     direct: dict[str, set[str]] = {}
-    unknown: dict[str, list[str]] = {}
     for path in files:
         meta = result.meta.get(path)
         for written in (meta.get("sources") or ()) if isinstance(meta, dict) else ():
-            target, lost = _resolve_source(str(written), path, files)
+            target = _resolve_source(str(written), path, files)
             if target and target != path:
                 direct.setdefault(path, set()).add(target)
                 direct.setdefault(target, set()).add(path)
-            elif lost:
-                unknown.setdefault(path, []).append(str(written))
     linked = {}
     for path in direct:
         seen, todo = set(), [path]
@@ -136,7 +133,7 @@ def _source_links(result, files) -> tuple[dict, dict]:
                     seen.add(other)
                     todo.append(other)
         linked[path] = seen
-    return linked, unknown
+    return linked
 
 
 def _value(sites, var):
@@ -176,9 +173,8 @@ A variable the script never uses itself may be read by a script it sources: `NNO
 ``. `pwd`/SBATCH.sh``, whose `sbatch --nodes=${NNODES}` takes it (and a script sourced by
 another reads what that one sets). The sourced path is resolved against the scanned scripts,
 from the script's folder or the project's root, after a leading `` `pwd` ``, `$(dirname "$0")`
-or `${DIR}`. A script sourcing one the scan cannot find (a path it cannot resolve) gets a note,
-not a warning: whether that script reads the variable is unknown. Activation scripts and
-`.env` files read nothing of the caller's and are left out.
+or `${DIR}`. A sourced script the scan did not parse mentions no parallelism setting, so it reads
+none; activation scripts and `.env` files read nothing of the caller's.
 
 A script that reads a variable it never sets (`echo "threads: ${n_rollout_threads}"`) while it
 passes a literal to the flag of that name (`--n_rollout_threads 50`) reports one count and runs
@@ -249,9 +245,9 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
                 "a variable the launcher gets with a default (`${NPROC_PER_NODE:-8}`): its value runs"),
     ]
     INVALID = [
-        Example({"sc21/run_fig.sh": "#!/bin/bash\nPP=2\nNNODES=${PP}\n. `pwd`/SBATCH.sh\n"},
-                "a script that sources one the scan cannot find: a note, that script may read NNODES",
-                expect=[("sc21/run_fig.sh", 3)], severity="note"),
+        Example({"sc21/run_fig.sh": "#!/bin/bash\nPP=2\nNNODES=${PP}\n. `pwd`/SBATCH.sh\n",
+                 "sc21/SBATCH.sh": "#!/bin/bash\nsbatch --ntasks-per-node=${GPUS_PER_NODE} SRUN.sh\n"},
+                "the script it sources reads another count, not this one", expect=[("sc21/run_fig.sh", 3)]),
         Example({"eval.sh": "#!/bin/bash\nCHUNKS=8\nfor IDX in {0..7}; do\n"
                             "    python eval.py --num-chunks $CHUNKS --chunk-idx $IDX &\ndone\nwait\n"},
                 "a sharded launch over a literal range, each process told $CHUNKS", expect=[("eval.sh", 3)]),
@@ -299,11 +295,11 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
         files = _vars(result)
         literal_flags = _literal_flags(result)
         by_file = _shell_sites(result)
-        links = unknown_sources = None  # the source graph, built when first needed
+        links = None  # the source graph, built once
         for path, (defined, used, exported, measured, reads) in files.items():
-            if links is None and any(isinstance(m, dict) and m.get("sources") for m in result.meta.values()):
-                links, unknown_sources = _source_links(result, files)
-            linked = (links or {}).get(path, ())
+            if links is None:
+                links = _source_links(result, files)
+            linked = links.get(path, ())
             # (SBATCH.sh reads the NNODES that each run_*.sh sourcing it sets)
             set_by_linked = {v for other in linked for v in files[other][0]}
             for var, line in used.items():
@@ -353,14 +349,6 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
                                        problem=f"{var}=1 is set here but never used or exported: this script "
                                                f"starts one process anyway, but setting {var} to more changes "
                                                f"nothing")
-                    continue
-                lost = (unknown_sources or {}).get(path)
-                if lost:  # it may be read there: say so, and fail no build on what the scan cannot see
-                    yield self.finding(None, file=path, line=_line(line), column=1, knob=var, severity="note",
-                                       confidence="low",
-                                       problem=f"{var} is set here and never used in this script; it sources "
-                                               f"\"{lost[0]}\", which the scan cannot find, so whether that reads "
-                                               f"{var} is unknown")
                     continue
                 yield self.finding(None, file=path, line=_line(line), column=1, knob=var,
                                    problem=f"{var} is set here but never used or exported, so it changes nothing")
