@@ -114,26 +114,29 @@ def _resolve_source(written: str, path: str, shell_files) -> str | None:
 
 
 def _source_links(result, files) -> dict:
-    """shell file -> the scanned scripts it sources or is sourced by, transitively: they read
-    its variables, or set the ones it reads."""
-    direct: dict[str, set[str]] = {}
+    """shell file -> the scanned scripts it sources and those that source it, each followed on
+    in its own direction: they read its variables, or set the ones it reads. (Two scripts that
+    source the same one read nothing of each other's.)"""
+    down: dict[str, set[str]] = {}
+    up: dict[str, set[str]] = {}
     for path in files:
         meta = result.meta.get(path)
         for written in (meta.get("sources") or ()) if isinstance(meta, dict) else ():
             target = _resolve_source(str(written), path, files)
             if target and target != path:
-                direct.setdefault(path, set()).add(target)
-                direct.setdefault(target, set()).add(path)
-    linked = {}
-    for path in direct:
+                down.setdefault(path, set()).add(target)
+                up.setdefault(target, set()).add(path)
+
+    def reach(path, edges):
         seen, todo = set(), [path]
         while todo:
-            for other in direct.get(todo.pop(), ()):
+            for other in edges.get(todo.pop(), ()):
                 if other not in seen and other != path:
                     seen.add(other)
                     todo.append(other)
-        linked[path] = seen
-    return linked
+        return seen
+
+    return {path: reach(path, down) | reach(path, up) for path in set(down) | set(up)}
 
 
 def _value(sites, var):
@@ -248,6 +251,11 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
         Example({"sc21/run_fig.sh": "#!/bin/bash\nPP=2\nNNODES=${PP}\n. `pwd`/SBATCH.sh\n",
                  "sc21/SBATCH.sh": "#!/bin/bash\nsbatch --ntasks-per-node=${GPUS_PER_NODE} SRUN.sh\n"},
                 "the script it sources reads another count, not this one", expect=[("sc21/run_fig.sh", 3)]),
+        Example({"runs/run_a.sh": "#!/bin/bash\nNUM_GPUS=8\n. ./common.sh\npython train.py --workers $NUM_WORKERS\n",
+                 "runs/run_b.sh": "#!/bin/bash\nNUM_GPUS=4\n. ./common.sh\ntorchrun --nproc_per_node $NUM_GPUS train.py\n",
+                 "runs/common.sh": "#!/bin/bash\nNUM_WORKERS=${NUM_WORKERS:-4}\n"},
+                "a sibling that sources the same script uses its own NUM_GPUS, not this one's",
+                expect=[("runs/run_a.sh", 2)]),
         Example({"eval.sh": "#!/bin/bash\nCHUNKS=8\nfor IDX in {0..7}; do\n"
                             "    python eval.py --num-chunks $CHUNKS --chunk-idx $IDX &\ndone\nwait\n"},
                 "a sharded launch over a literal range, each process told $CHUNKS", expect=[("eval.sh", 3)]),
@@ -295,10 +303,8 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
         files = _vars(result)
         literal_flags = _literal_flags(result)
         by_file = _shell_sites(result)
-        links = None  # the source graph, built once
+        links = _source_links(result, files)
         for path, (defined, used, exported, measured, reads) in files.items():
-            if links is None:
-                links = _source_links(result, files)
             linked = links.get(path, ())
             # (SBATCH.sh reads the NNODES that each run_*.sh sourcing it sets)
             set_by_linked = {v for other in linked for v in files[other][0]}
