@@ -23,6 +23,12 @@ def _vars(result):
 # left unexported, they say what already runs in a one-process launch
 _UNSET_IS_ONE = {"world_size"}
 
+# a launcher's count of processes (per node or in all), and the variable names that mean one
+_PROCESS_FLAGS = {"nproc_per_node", "num_gpus", "num_processes", "np"}
+_PROCESS_COUNTS = {"world_size", "num_gpus", "n_gpus", "ngpus", "gpus", "gpu_num", "num_gpu", "gpus_per_node",
+                   "num_gpus_per_node", "n_gpus_per_node", "nproc_per_node", "nproc", "nprocs", "num_processes",
+                   "num_procs", "n_proc"}
+
 # the launcher option that says how many nodes the job spans, for launchers that default to one
 _NODE_FLAGS = {"torchrun": "nnodes"}
 
@@ -187,6 +193,12 @@ A SLURM batch script that asks for several nodes (`#SBATCH --nodes=2`) and start
 them without `--nnodes` runs torchrun's default of one node per job: each node's ranks train
 apart, or the later nodes wait and the job trains on one.
 
+A process count that only feeds values computed from it (`WORLD_SIZE=8` sizing the global
+batch and naming the job) while the script's launcher gets a literal count
+(`torchrun --nproc_per_node=8`) follows nothing: set it to 16 and the batch arithmetic changes,
+the processes started do not. Only when every read of the variable is such an assignment; one
+read by a command of its own (a loop, an argument) is left alone.
+
 A sharded launch whose number of processes is written by hand while each process is told the
 shard count from a variable (`CHUNKS=8; for IDX in {0..7}; do ... --num-chunks $CHUNKS
 --chunk-idx $IDX &`, or eight command lines that differ only in `--local_index 0` ... `7`, each
@@ -194,6 +206,14 @@ with `--my_world_size ${my_world_size}`) starts the literal count whatever the v
 set it to 4 and eight processes split the work four ways, each shard twice; to 16 and half the
 shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
     VALID = [
+        Example({"pretrain.sh": "#!/bin/bash\nTP=2\nGPUS=8\nMBS=2\nGBS=$(($GPUS * $MBS / $TP * 8))\n"
+                                "torchrun --nproc_per_node=$GPUS pretrain.py --global-batch-size $GBS\n"},
+                "the count that sizes the batch is the one torchrun gets"),
+        Example({"eval.sh": "#!/bin/bash\nNUM_GPUS=4\nBS=$((NUM_GPUS * 16))\n"
+                            "for i in $(seq 0 $((NUM_GPUS - 1))); do\n"
+                            "    CUDA_VISIBLE_DEVICES=$i python eval.py --shard $i --batch-size $BS &\ndone\n"
+                            "wait\ntorchrun --nproc_per_node=8 merge.py\n"},
+                "the count is also read by a command of its own (the loop starting one process per GPU)"),
         Example({"sc21/run_fig.sh": "#!/bin/bash\nPP=2\nNNODES=${PP}\nexport JOB_NAME=fig_${PP}\n. `pwd`/SBATCH.sh\n",
                  "sc21/SBATCH.sh": "#!/bin/bash\nsbatch --job-name=${JOB_NAME} --nodes=${NNODES} SRUN.sh\n"},
                 "the variable is read by the script it sources, named from `pwd`"),
@@ -248,6 +268,11 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
                 "a variable the launcher gets with a default (`${NPROC_PER_NODE:-8}`): its value runs"),
     ]
     INVALID = [
+        Example({"pretrain.sh": "#!/bin/bash\nTP=2\nWORLD_SIZE=8\nMBS=2\nGBS=$(($WORLD_SIZE * $MBS / $TP * 8))\n"
+                                "torchrun --nproc_per_node=8 pretrain.py --tensor-model-parallel-size $TP "
+                                "--global-batch-size $GBS\n"},
+                "a world size that only sizes the batch while torchrun gets a literal count",
+                expect=[("pretrain.sh", 3)]),
         Example({"sc21/run_fig.sh": "#!/bin/bash\nPP=2\nNNODES=${PP}\n. `pwd`/SBATCH.sh\n",
                  "sc21/SBATCH.sh": "#!/bin/bash\nsbatch --ntasks-per-node=${GPUS_PER_NODE} SRUN.sh\n"},
                 "the script it sources reads another count, not this one", expect=[("sc21/run_fig.sh", 3)]),
@@ -358,8 +383,53 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
                     continue
                 yield self.finding(None, file=path, line=_line(line), column=1, knob=var,
                                    problem=f"{var} is set here but never used or exported, so it changes nothing")
+            yield from self._derived_only(path, defined, reads, fed, by_file.get(path, ()), knobish,
+                                          exported, measured, used_by_linked)
         yield from self._nodes_unused(result)
         yield from self._hand_counted_shards(result)
+
+    def _derived_only(self, path, defined, reads, fed, sites, knobish, exported, measured, used_by_linked):
+        """`WORLD_SIZE=8` that only sizes the batch (`GLOBAL_BATCH_SIZE=$((WORLD_SIZE * MBS))`)
+        and names the job, while the script's launcher gets a literal `--nproc_per_node=8`: set
+        it to 16 and the batch arithmetic follows, the processes started do not."""
+        readers: dict[str, list[str]] = {}
+        for name, refs in reads.items():
+            for ref in refs:
+                readers.setdefault(ref, []).append(name)
+        launches = [s for s in sites if s.role == "define" and s.detail.get("launcher_option")
+                    and normalise(s.leaf) in _PROCESS_FLAGS and isinstance(s.value, int) and s.value > 1
+                    and not s.detail.get("reference") and not s.detail.get("split_from")]
+        if not launches:
+            return
+        # every variable whose value reaches the launcher, however many assignments away
+        reaching, todo = set(), list(fed)
+        while todo:
+            name = todo.pop()
+            if name not in reaching:
+                reaching.add(name)
+                todo.extend(reads.get(name, ()))
+        for var, line in defined.items():
+            name = normalise(var)
+            if not (name in _PROCESS_COUNTS or name.endswith("_gpus")) or not knobish(var) or var in reaching \
+                    or var in exported or var in measured or var in used_by_linked or not readers.get(var):
+                continue
+            value = _value(sites, var)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                continue
+            derived_at = {_line(defined[r]) for r in readers[var] if r in defined}
+            uses = [s for s in sites if s.role == "read" and s.leaf == var]
+            if not uses or any(s.line not in derived_at for s in uses):
+                continue  # read in a command of its own (a loop, an argument): not only arithmetic
+            if any(s.role == "define" and s.kind == "shell" and var in (s.detail.get("reference"),
+                                                                         s.detail.get("resolved_from")) for s in sites):
+                continue
+            flag = launches[0]
+            names = ", ".join(sorted(readers[var])[:3])
+            yield self.finding(None, file=path, line=_line(line), column=1, knob=var, related=[flag],
+                               problem=f"{var}={value} only feeds values computed from it ({names}), while "
+                                       f"{flag.detail.get('launcher') or 'the launcher'} gets a literal "
+                                       f"{_flag_name(flag)} {flag.value} (line {flag.line}): set {var} to "
+                                       f"another count and those values follow it, the processes started do not")
 
     def _hand_counted_shards(self, result):
         """`CHUNKS=8; for IDX in {0..7}; do ... --num-chunks $CHUNKS --chunk-idx $IDX &`, or
