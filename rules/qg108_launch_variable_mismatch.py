@@ -97,12 +97,12 @@ def _one_process(result, path, sites) -> bool:
 # it sets the environment up and reads nothing of the caller's
 _EXTERNAL_SOURCE = re.compile(r"^(?:/|~|\$\{?HOME\b|\$\{?CONDA)|(?:^|/)(?:activate|\.bashrc|\.bash_profile|\.profile"
                               r"|conda\.sh|[^/]*\.env|\.env)$")
-# the directory a sourced path starts from (`\`pwd\`/`, `$(dirname "$0")/`, `${SCRIPT_DIR}/`)
+# the directory a sourced path starts from (``pwd``/, `$(dirname "$0")/`, `${SCRIPT_DIR}/`)
 _LEADING_EXPANSION = re.compile(r"^(?:`[^`]*`|\$\([^()]*\)|\$\{[^}]*\}|\$\w+)/+")
 
 
 def _resolve_source(written: str, path: str, shell_files) -> str | None:
-    """The scanned script a `source` names: `. \`pwd\`/SBATCH.sh` beside run.sh is SBATCH.sh in
+    """The scanned script a `source` names: ``. `pwd`/SBATCH.sh`` beside run.sh is SBATCH.sh in
     run.sh's folder. None for one outside the project (`source activate env`) and for one the
     scan did not parse: a script that mentions no parallelism setting reads none of them."""
     text = written.strip()
@@ -363,7 +363,7 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
                                                f"whoever sets {other} does not set {var}", confidence="medium")
             fed = _launcher_fed(by_file.get(path, ()), reads)
             one_process = None
-            # `NNODES=8` then `. \`pwd\`/SBATCH.sh`, which passes `--nodes=${NNODES}`: the sourced
+            # `NNODES=8` then ``. `pwd`/SBATCH.sh``, which passes `--nodes=${NNODES}`: the sourced
             # script reads it (and one that sources this script may)
             used_by_linked = {v for other in linked for v in files[other][1]}
             for var, line in defined.items():

@@ -317,7 +317,7 @@ class _Script:
                 self.vars.pop(w.text, None)
             return
         if head in ("source", ".") and len(words) > 1 and len(self.sources) < MAX_SOURCES:
-            # as written, expansions kept (`. \`pwd\`/SBATCH.sh`): the script it names reads this
+            # as written, expansions kept (``. `pwd`/SBATCH.sh``): the script it names reads this
             # script's variables (rules/qg108 resolves it against the scanned files)
             self.sources.append(words[1].text if "$" not in words[1].raw and "`" not in words[1].raw
                                 else words[1].raw.strip("\"'"))
