@@ -1048,9 +1048,10 @@ do not inherit this one (a sibling trainer's own field of that name)."""
                      and not _read_through_alias(k, result.meta, read_keys)])
         yield from self._unused_params(result)
         yield from self._misplaced(result, read_keys, splats, handed, unread_ids)
-        yield from self._unread_fields(result, read_keys, splats, handed, copiers)
+        loaders = _attribute_loaders(result)
+        yield from self._unread_fields(result, read_keys, splats, handed, copiers, loaders)
         yield from self._dead_writes(result)
-        yield from self._dead_reads(result)
+        yield from self._dead_reads(result, loaders)
         yield from self._commented_consumers(result)
         yield from self._misspelt_keys(result)
         yield from self._unread_by_entry(result)
@@ -1657,14 +1658,13 @@ do not inherit this one (a sibling trainer's own field of that name)."""
                                near=_near_text(near).replace("instead, so", "instead (") + ")" if near else "",
                                severity="note", confidence="medium")
 
-    def _dead_reads(self, result):
+    def _dead_reads(self, result, loaded):
         """`workers = os.getenv("VILA_WORKERS", 1)` that nothing uses, before `uvicorn.run(app,
         workers=1)` (auditor/extract/py_dead.py): the user's value is read, then dropped. For
         `self.num_workers = ...`, only when no scanned file reads an attribute of that name.
         A variable a launcher sets or a library reads for itself (`WORLD_SIZE`, rules/knobs.yaml
         `set_for_programs`) is dropped by no one, nor is another object's attribute
-        (`getattr(env, "num_envs", 1)`)."""
-        loaded = _attribute_loaders(result)
+        (`getattr(env, "num_envs", 1)`). LOADED: _attribute_loaders(result)."""
         imported: dict[str, set[str]] = {}  # module name -> files that import it
         for rel, m in result.meta.items():
             for name in (m.get("imported_names") or ()) if isinstance(m, dict) else ():
@@ -1713,7 +1713,7 @@ do not inherit this one (a sibling trainer's own field of that name)."""
                                     f"commented out",
                                **({"severity": "note", "confidence": "medium"} if in_examples(rel) else {}))
 
-    def _unread_fields(self, result, read_keys, splats, handed, copiers):
+    def _unread_fields(self, result, read_keys, splats, handed, copiers, loaders):
         """A setting declared in code for users to set - a dataclass / pydantic field, a parser
         flag - that no scanned code reads: `preprocessing_num_workers` in a dataclass that a
         hundred configs set, while the loader computes its own count. A warning when a config
@@ -1742,7 +1742,7 @@ do not inherit this one (a sibling trainer's own field of that name)."""
         exported = any(isinstance(m, dict) and m.get("environ_by_name") for m in result.meta.values())
         # attributes some file loads from an object that is no settings namespace: a validator of
         # a mixin the settings class inherits (`self.sequence_parallel_degree` in ValidationMixin)
-        loaded = {a.lower() for a in _attribute_loaders(result)}
+        loaded = {a.lower() for a in loaders}
         for knob in result.knobs:
             fields = [s for s in knob.sites if s.role == "define" and s.kind == "python"
                       and (s.detail.get("via") in FIELD_VIAS or _init_setting(s)) and not s.detail.get("set_defaults")

@@ -67,14 +67,18 @@ def _launcher_fed(sites, reads) -> set:
         if s.detail.get("launcher_option"):
             fed.update(n for n in (s.detail.get("reference"), s.detail.get("resolved_from")) if n)
             via.extend(n for n in (s.detail.get("split_from"), s.detail.get("via_array")) if n)
-    seen = set()
-    while via:
-        name = via.pop()
-        if name not in seen:
-            seen.add(name)
-            fed.update(reads.get(name, ()))
-            via.extend(reads.get(name, ()))
-    return fed
+    return fed | _reach(via, reads)
+
+
+def _reach(starts, edges) -> set:
+    """Every name reachable from STARTS along EDGES (name -> names), in one step or more."""
+    seen, todo = set(), list(starts)
+    while todo:
+        for other in edges.get(todo.pop(), ()):
+            if other not in seen:
+                seen.add(other)
+                todo.append(other)
+    return seen
 
 
 def _one_process(result, path, sites) -> bool:
@@ -132,17 +136,7 @@ def _source_links(result, files) -> dict:
             if target and target != path:
                 down.setdefault(path, set()).add(target)
                 up.setdefault(target, set()).add(path)
-
-    def reach(path, edges):
-        seen, todo = set(), [path]
-        while todo:
-            for other in edges.get(todo.pop(), ()):
-                if other not in seen and other != path:
-                    seen.add(other)
-                    todo.append(other)
-        return seen
-
-    return {path: reach(path, down) | reach(path, up) for path in set(down) | set(up)}
+    return {path: (_reach([path], down) | _reach([path], up)) - {path} for path in set(down) | set(up)}
 
 
 def _value(sites, var):
@@ -402,12 +396,7 @@ shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
         if not launches:
             return
         # every variable whose value reaches the launcher, however many assignments away
-        reaching, todo = set(), list(fed)
-        while todo:
-            name = todo.pop()
-            if name not in reaching:
-                reaching.add(name)
-                todo.extend(reads.get(name, ()))
+        reaching = set(fed) | _reach(fed, reads)
         for var, line in defined.items():
             name = normalise(var)
             if not (name in _PROCESS_COUNTS or name.endswith("_gpus")) or not knobish(var) or var in reaching \

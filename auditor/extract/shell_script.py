@@ -353,7 +353,7 @@ class _Script:
                     out.append((Word(text, el.raw, el.offset, el.quoted), el,
                                 {"via_array": name, "expanded_at": line, "_refs": res.refs}))
                 continue
-            text = var.value if var is not None and var.value else var.words if var is not None else None
+            text = (var.value or var.words) if var is not None else None
             if text and not w.quoted and re.search(r"\s", text.strip()):
                 self.note_uses(w, [name])
                 try:
