@@ -13,6 +13,21 @@ def _in_entry_point(site) -> bool:
     return function == "<module>" or bool(_ENTRY.match(function))
 
 
+_SETTINGS_WORDS = {"init", "config", "cfg", "kwargs", "args", "options", "settings", "params"}
+
+
+def _names_init_settings(site) -> bool:
+    """`ray_init_kwargs`, `self._ray_config`, `ray_kwargs.ray_init`: a mapping named as this backend's
+    init settings is where its user puts the counts (`num_cpus`, `num_gpus`), not whatever a caller
+    happens to pass."""
+    words = [w for w in re.split(r"[^a-z0-9]+", str(site.key).rsplit(".", 1)[-1].lower()) if w]
+    backend = str(site.detail.get("backend") or "").split(".", 1)[0].lower()
+    if backend in site.file.split("/")[:-1]:
+        return False  # the backend's own package (Ray's client server attaching to its cluster)
+    return ("init" in words or backend in words) and len(set(words) & _SETTINGS_WORDS - {backend}) >= 1 \
+        and len(words) >= 2
+
+
 class IgnoredIfInitialized(Rule):
     CODE = "QG109"
     NAME = "ignored-if-initialized"
@@ -36,7 +51,11 @@ reported: it is not silent. An init followed in the same function by such a chec
 not reported, unless it passes `**kwargs`: the check covers the counts, not the rest of the
 mapping (`runtime_env`, `address`), so it is a note. One that passes only `**kwargs` (which
 may carry no count at all) outside a script's entry point (a top-level `main` / `run_*` /
-`train*` function, module level) is a note."""
+`train*` function, module level) is a note, unless the mapping is named as the backend's init
+settings (`ray_init_kwargs`, `ray_config`, `self._ray_init_kwargs`): that is where the
+class's user puts `num_cpus` / `num_gpus` (distilabel's `RayPipeline`, rl_games' `RayVecEnv`,
+LLaMA-Factory's `ray_init_kwargs`), and they are lost whenever Ray already runs. Not in the
+backend's own package (Ray's client server attaching to the cluster it serves)."""
     VALID = [
         Example({"init.py": "from megatron.core import parallel_state as mpu\n"
                             "def initialize(args):\n"
@@ -101,6 +120,21 @@ may carry no count at all) outside a script's entry point (a top-level `main` / 
                                "            ray.init(**config)\n"},
                 "only **kwargs in a library helper, which may carry no count: a note", expect=[("service.py", 5)],
                 severity="note"),
+        Example({"pipeline.py": "import ray\n"
+                                "class RayPipeline:\n"
+                                "    def __init__(self, steps, ray_init_kwargs=None):\n"
+                                "        self._ray_init_kwargs = ray_init_kwargs or {}\n"
+                                "    def _init_ray(self):\n"
+                                "        if not ray.is_initialized():\n"
+                                "            ray.init(**self._ray_init_kwargs)\n"},
+                "**kwargs named as Ray's init settings, in a library class: the user's counts go there",
+                expect=[("pipeline.py", 7)], severity="warning"),
+        Example({"ray/util/client/server.py": "import ray\n"
+                                              "def serve(connection_str, ray_init_kwargs):\n"
+                                              "    if not ray.is_initialized():\n"
+                                              "        ray.init(connection_str, **ray_init_kwargs)\n"},
+                "the backend's own package attaching to the cluster it serves: a note",
+                expect=[("ray/util/client/server.py", 4)], severity="note"),
         Example({"main_ppo.py": "import ray\n"
                                 "def run_ppo(config):\n"
                                 "    if not ray.is_initialized():\n"
@@ -142,9 +176,11 @@ may carry no count at all) outside a script's entry point (a top-level `main` / 
                    else " (ignore_reinit_error=True); a second init keeps the first one's resources")
             keys = ", ".join(sorted({f"**{s.detail.get('expr', s.key)}" if s.detail.get("splat")
                                      else s.key.rsplit('.', 1)[-1] for s in sites}))
-            # **kwargs alone may carry no count; in a script's entry point they are its
-            # configuration, in a library helper whatever its caller passes (a note)
-            only_splat = all(s.detail.get("splat") for s in sites) and not _in_entry_point(sites[0])
+            # **kwargs alone may carry no count; in a script's entry point, or named as the
+            # backend's init settings, they are its configuration; in a library helper otherwise
+            # whatever its caller passes (a note)
+            only_splat = all(s.detail.get("splat") and not _names_init_settings(s) for s in sites) \
+                and not _in_entry_point(sites[0])
             # a resources read afterwards covers the counts, not what else the mapping carries
             # (runtime_env, address): those are dropped all the same (a note)
             checked = sites[0].detail.get("checked_after")
