@@ -258,6 +258,13 @@ files the scan did not read (they hold no knob word, but may call one that reads
                                     "    with Pool() as pool:\n"
                                     "        pool.starmap(annotate, task_args)\n"},
                 "the serial call is the one commented out; the pool runs"),
+        Example({"eval/score.py": "import argparse\nfrom joblib import Parallel, delayed\n"
+                                  "def main():\n"
+                                  "    p = argparse.ArgumentParser()\n"
+                                  "    p.add_argument('--n_jobs', type=int, default=4)\n"
+                                  "    args = p.parse_args()\n"
+                                  "    return Parallel(n_jobs=args.n_jobs, prefer='threads')(delayed(len)(x) for x in 'ab')\n"},
+                "joblib's threads run in parallel, as a thread pool does"),
         Example(_task(False), "a parameter whose default picks the project's process-per-env class"),
         Example({"data/sets.py": "import multiprocessing\n"
                                  "class Writer:\n"
