@@ -237,7 +237,8 @@ name that nothing reads: `self.n_render_rollout_threads = args.n_render_rollout_
 warning when a config file, launch script or example script
 (`args.worker_num = 4`) of the project sets it, a note otherwise. Not for a class that extends another package's class (its fields may be that
 package's to read; a generic settings base such as `pydantic.BaseModel` reads none by name:
-rules/consumers.yaml `settings_bases`), nor for `parser.set_defaults(...)`, nor for a field whose
+rules/consumers.yaml `settings_bases`), nor for `parser.set_defaults(...)`, nor for the flag a
+serial / parallel switch tests (`if not args.subproc: DummyVecEnv(...)`), nor for a field whose
 name a file loads from some object (`self.sequence_parallel_degree` in a validator mixin the
 settings class inherits). A field of a settings class that several scripts parse (`HfArgumentParser((Config,))`,
 parsers in rules/consumers.yaml) and that one of them never reads on its path (the project's
@@ -318,6 +319,18 @@ is a warning at the store (a note under examples/, docs/): callers set it and no
 Not when another file loads the attribute, unless it loads it only from `self` in classes that
 do not inherit this one (a sibling trainer's own field of that name)."""
     VALID = [
+        Example({"demo/args.py": "import argparse\n"
+                                 "parser = argparse.ArgumentParser()\n"
+                                 "parser.add_argument('--num_env', type=int, default=4)\n"
+                                 "parser.add_argument('--no-subproc', dest='subproc', action='store_false')\n",
+                 "demo/envs.py": "from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv\n"
+                                 "def make_venv(args, fns):\n"
+                                 "    if not args.subproc:\n"
+                                 "        venv = DummyVecEnv(fns[:args.num_env])\n"
+                                 "    else:\n"
+                                 "        venv = SubprocVecEnv(fns[:args.num_env])\n"
+                                 "    return venv\n"},
+                "a flag another file reads as the test of a serial / parallel switch"),
         Example({**_DPO_TRAINER,
                  "llava/trl/my_dpo.py": "from llava.trl.dpo_trainer import DPOTrainer\n"
                                   "class MyDPO(DPOTrainer):\n"
@@ -1737,6 +1750,10 @@ do not inherit this one (a sibling trainer's own field of that name)."""
         # a field is read by its name, through whatever holds it: `config.trainer.nnodes` reads
         # TrainerConfig.nnodes
         read_leaves = {k.rsplit(".", 1)[-1] for k in read_keys}
+        # the test of a serial / parallel switch reads its flag (`if not args.subproc:
+        # DummyVecEnv(...) else: SubprocVecEnv(...)`), whatever the flag is called
+        read_leaves |= {str(f.get("leaf") or "").lower() for m in result.meta.values() if isinstance(m, dict)
+                        for f in (*(m.get("switches") or ()), *(m.get("switch_classes") or ()))}
         # a file that writes the environment by computed names exports a settings class's
         # environment-variable fields (`for k, v in asdict(env_args).items(): os.environ[k] = v`)
         exported = any(isinstance(m, dict) and m.get("environ_by_name") for m in result.meta.values())

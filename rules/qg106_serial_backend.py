@@ -91,6 +91,21 @@ _VENDORED = {
 }
 
 
+_SUBPROC_DEMO = ("import argparse\n"
+                 "from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv\n"
+                 "parser = argparse.ArgumentParser()\n"
+                 "parser.add_argument('--num_env', type=int, default=4)\n"
+                 "parser.add_argument('--subproc', dest='subproc', action='store_true')\n"
+                 "parser.add_argument('--no-subproc', dest='subproc', action='store_false')\n"
+                 "parser.set_defaults(subproc={default})\n"
+                 "def make_venv(args, fns):\n"
+                 "    if not args.subproc:\n"
+                 "        venv = DummyVecEnv([fns[0] for _ in range(args.num_env)])\n"
+                 "    else:\n"
+                 "        venv = SubprocVecEnv([fns[0] for _ in range(args.num_env)])\n"
+                 "    return venv\n")
+
+
 def _task(default: bool) -> dict:
     """A project's in-process and process-per-env classes, picked by a parameter's default."""
     return {"mylib/envs.py": "from multiprocessing import Process\n"
@@ -192,7 +207,11 @@ value, not reported in the code. When the switch is a parameter of the function 
 picks the parallel branch (`def make_envs(..., asynchronous=True)`), the serial branch runs only
 when a caller asks for it: not reported (with the serial one as default, it is: at the serial
 backend's call, or at the switch when the serial side is a project class, `if single_process:
-wrapper = LoopEnvs`).
+wrapper = LoopEnvs`). The same for a parser flag of that name whose default picks the parallel
+branch (`--no-subproc` with `parser.set_defaults(subproc=True)`, beside `if not args.subproc:
+DummyVecEnv(...)`; `set_defaults` wins over the flags' own defaults). Joblib's thread backend
+(`prefer="threads"`, `backend="threading"`) is a thread pool, not a serial backend; only
+`backend="sequential"` runs its jobs one by one.
 A branch may build its backend in up to four statements (train and eval envs, each a list
 comprehension: `envs = [Parallel(env) for env in envs]`) or pick the class to build further down
 (`wrapper = DummyVecEnv`). Either branch may be a project class: the switch holds when one side
@@ -265,6 +284,8 @@ files the scan did not read (they hold no knob word, but may call one that reads
                                   "    args = p.parse_args()\n"
                                   "    return Parallel(n_jobs=args.n_jobs, prefer='threads')(delayed(len)(x) for x in 'ab')\n"},
                 "joblib's threads run in parallel, as a thread pool does"),
+        Example({"venv_demo.py": _SUBPROC_DEMO.format(default=True)},
+                "the serial branch of a flag whose default (set_defaults) picks the parallel one"),
         Example(_task(False), "a parameter whose default picks the project's process-per-env class"),
         Example({"data/sets.py": "import multiprocessing\n"
                                  "class Writer:\n"
@@ -416,6 +437,9 @@ files the scan did not read (they hold no knob word, but may call one that reads
                 "the serial manager built by a script that loads no config picking another"),
     ]
     INVALID = [
+        Example({"venv_demo.py": _SUBPROC_DEMO.format(default=False)},
+                "a flag whose default (set_defaults, over the flags' own) picks the serial branch",
+                expect=[("venv_demo.py", 10)]),
         Example({"eval_caption.py": "from multiprocessing import Pool\n"
                                     "def annotate(preds, part, out):\n    return len(part)\n"
                                     "def main(args, preds, files):\n"
@@ -538,6 +562,7 @@ files the scan did not read (they hold no knob word, but may call one that reads
     def check(self, result):
         seen = set()
         knob_of = {id(s): k for k in result.knobs for s in k.sites}
+        switch_defines = [s for s in result.sites if s.role == "define" and isinstance(s.value, bool)]
         for site in result.sites:
             if site.role != "consume" or (site.detail.get("via") == "helper" and not site.detail.get("library")) or (
                     site.kind != "python" and site.detail.get("via") != "_target_"):
@@ -564,7 +589,7 @@ files the scan did not read (they hold no knob word, but may call one that reads
                 text = f"{text} (= {n} as configured)"
             if n is not None and n <= 1 or idioms.is_guarded_single(site) or idioms.serial_only_on_request(site):
                 continue  # one environment, or asserted to be one: serial is fine
-            if _configured_switch(site, result.meta):
+            if _configured_switch(site, result.meta, switch_defines):
                 continue  # a branch of a switch some config sets: judged there (_switches_in_code)
             key = (site.file, site.line, site.detail.get("backend"))
             if key in seen:
@@ -957,7 +982,7 @@ def _promised_parallel(knob, site) -> bool:
                                     and _PARALLEL.search(str(s.detail.get("help") or "")) for s in knob.sites)
 
 
-def _configured_switch(site, meta) -> bool:
+def _configured_switch(site, meta, defines=()) -> bool:
     """SITE builds the serial backend in a branch of a switch the code defines (`if
     self.use_subproc: SubprocVectorEnv(...) else: DummyVectorEnv(...)`) and a config file sets
     that switch: the user chooses, and the configured choice is what is judged."""
@@ -967,9 +992,21 @@ def _configured_switch(site, meta) -> bool:
     if not facts:
         return False
     leaves = {f["leaf"].lower() for f in facts}
-    return any(key.rsplit(".", 1)[-1].lower() in leaves
-               for other in meta.values() if isinstance(other, dict)
-               for key in (other.get("values") or {}))
+    if any(key.rsplit(".", 1)[-1].lower() in leaves
+           for other in meta.values() if isinstance(other, dict)
+           for key in (other.get("values") or {})):
+        return True
+    # a parser flag or settings field of that name whose default picks the parallel branch
+    # (`parser.set_defaults(subproc=True)` beside `if not args.subproc: DummyVecEnv(...)`): the
+    # serial branch runs only when the user asks for it
+    serial_when = {f["leaf"].lower(): f["serial_when"] for f in facts}
+    for leaf, serial in serial_when.items():
+        mine = [s for s in defines if s.leaf.lower() == leaf and not is_test_file(s.file)]
+        # `parser.set_defaults(...)` overrides every flag's own default
+        mine = [s for s in mine if s.detail.get("set_defaults")] or mine
+        if mine and all(s.value != serial for s in mine):
+            return True
+    return False
 
 
 def _as_bool(value):

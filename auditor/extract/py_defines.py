@@ -258,6 +258,9 @@ class DefineMixin:
         site = self.emit("define", node, dest, v, **detail)
         if not self.match_vocabulary(dest):
             site.detail["match"] = next((m for n in names if (m := self.match_vocabulary(n))), "exact")
+            # `--no-subproc` names the setting, `subproc` holds it: this file's later
+            # `set_defaults(subproc=...)` and `args.subproc` are the same setting's
+            self.help_named.add(dest)
 
     def absl_define(self, node: ast.Call, flag) -> None:
         """`flags.DEFINE_integer("num_actors", 4, "Number of actors.")`: a command-line flag as
