@@ -54,7 +54,7 @@ may carry no count at all) outside a script's entry point (a top-level `main` / 
 `train*` function, module level) is a note, unless the mapping is named as the backend's init
 settings (`ray_init_kwargs`, `ray_config`, `self._ray_init_kwargs`): that is where the
 class's user puts `num_cpus` / `num_gpus` (distilabel's `RayPipeline`, rl_games' `RayVecEnv`,
-LLaMA-Factory's `ray_init_kwargs`), and they are lost whenever Ray already runs. Not in the
+torchrl's `RayLLMCollector`), and they are lost whenever Ray already runs. Not in the
 backend's own package (Ray's client server attaching to the cluster it serves)."""
     VALID = [
         Example({"init.py": "from megatron.core import parallel_state as mpu\n"
