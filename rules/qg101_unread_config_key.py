@@ -188,6 +188,10 @@ def _role_workers(ref_init: str, critic_reads: str = "self.config.model.path") -
                           f"        self.extra = {critic_reads}\n"}
 
 
+
+# a YAML key written as null (`key: null  # comment`, `key: ~`), not an interpolation
+_NULL_SETTING = re.compile(r"^\s*[\w.-]+\s*:\s*(?:null|Null|NULL|~)\s*(?:#.*)?$")
+
 class UnreadConfigKey(Rule):
     CODE = "QG101"
     NAME = "unread-config-key"
@@ -317,8 +321,20 @@ A count a class stores (`self.dataset_num_proc = dataset_num_proc`) whose only u
 out (`# train_dataset = train_dataset.map(self.tokenize_row, num_proc=self.dataset_num_proc)`)
 is a warning at the store (a note under examples/, docs/): callers set it and nothing reads it.
 Not when another file loads the attribute, unless it loads it only from `self` in classes that
-do not inherit this one (a sibling trainer's own field of that name)."""
+do not inherit this one (a sibling trainer's own field of that name).
+A configuration key offered as null (`num_layers_per_virtual_pipeline_stage: null` in verl's
+Megatron config) that no scanned code reads, and no settings class declares, is a note: left at
+null it loses nothing yet, but setting it changes nothing. Not for an interpolation
+(`${model.vpp}`), nor in a tool's config file."""
     VALID = [
+        Example({"conf/train.yaml": "trainer:\n"
+                                    "  num_workers: 4\n"
+                                    "  num_layers_per_virtual_pipeline_stage: null\n",
+                 "train.py": "import yaml\nfrom torch.utils.data import DataLoader\n"
+                             "cfg = yaml.safe_load(open('conf/train.yaml'))\n"
+                             "loader = DataLoader([], num_workers=cfg['trainer']['num_workers'])\n"
+                             "vpp = cfg['trainer']['num_layers_per_virtual_pipeline_stage']\n"},
+                "a setting offered as null that code reads"),
         Example({"demo/args.py": "import argparse\n"
                                  "parser = argparse.ArgumentParser()\n"
                                  "parser.add_argument('--num_env', type=int, default=4)\n"
@@ -643,6 +659,14 @@ do not inherit this one (a sibling trainer's own field of that name)."""
                 "setting (not a copy of it) that nothing uses"),
     ]
     INVALID = [
+        Example({"conf/train.yaml": "trainer:\n"
+                                    "  num_workers: 4\n"
+                                    "  num_layers_per_virtual_pipeline_stage: null  # vpp hangs\n",
+                 "train.py": "import yaml\nfrom torch.utils.data import DataLoader\n"
+                             "cfg = yaml.safe_load(open('conf/train.yaml'))\n"
+                             "loader = DataLoader([], num_workers=cfg['trainer']['num_workers'])\n"},
+                "a setting offered as null that nothing reads: setting it changes nothing (a note)",
+                expect=[("conf/train.yaml", 3)], severity="note"),
         Example({"args.py": "from pydantic import BaseModel\n"
                             "class RunArgs(BaseModel):\n"
                             "    loader_workers: int = 2\n"
@@ -1001,6 +1025,7 @@ do not inherit this one (a sibling trainer's own field of that name)."""
         tools: dict[str, str | None] = {}
         copiers = _field_copiers(result)
         declared = {}  # leaf -> the project's own declaration (dataclass field, flag), when unread too
+        fields = None  # the leaves of every settings-class field and flag, gathered when first needed
         for knob in unread:
             for s in knob.sites:
                 if s.role == "define" and s.kind == "python" and s.detail.get("via") in FIELD_VIAS \
@@ -1013,7 +1038,20 @@ do not inherit this one (a sibling trainer's own field of that name)."""
                         or site.detail.get("selects"):
                     continue  # (a registry name: read by the registry's lookup, which the flow found)
                 if site.value is None and not site.detail.get("structured"):
-                    continue  # `num_workers: null` / `${ref}`: a placeholder, the read decides
+                    # `${ref}`: the read decides. `num_layers_per_virtual_pipeline_stage: null`, which
+                    # nothing reads: offered as a setting, and setting it changes nothing; left at
+                    # null it loses nothing yet (a note)
+                    if fields is None:  # a settings class's field of that name carries the key
+                        fields = {d.leaf.lower() for d in result.sites if d.role == "define" and d.kind == "python"
+                                  and d.detail.get("via") in FIELD_VIAS}
+                    if _NULL_SETTING.search(site.source or "") and site.kind == "yaml" \
+                            and knob.leaf.lower() not in fields \
+                            and not is_test_file(site.file) and not _tool_config(result, site.file, tools):
+                        yield self.finding(site, knob=knob.name, related=[site],
+                                           subject=f"{knob.name}: null is offered here as a setting",
+                                           effect="setting it changes nothing", near="",
+                                           severity="note", confidence="low")
+                    continue
                 if site.detail.get("structured") and _inside_read(knob.leaf, read_keys):
                     continue  # `"distributed": {...}` whose `distributed.tp_size` code reads
                 if site.file.rsplit("/", 1)[-1] in ("pyproject.toml", "package.json", "setup.cfg"):
