@@ -24,8 +24,8 @@ def _names_init_settings(site) -> bool:
     backend = str(site.detail.get("backend") or "").split(".", 1)[0].lower()
     if backend in site.file.split("/")[:-1]:
         return False  # the backend's own package (Ray's client server attaching to its cluster)
-    return ("init" in words or backend in words) and len(set(words) & _SETTINGS_WORDS - {backend}) >= 1 \
-        and len(words) >= 2
+    settings = set(words) & _SETTINGS_WORDS
+    return len(words) >= 2 and ("init" in settings or (backend in words and bool(settings)))
 
 
 class IgnoredIfInitialized(Rule):

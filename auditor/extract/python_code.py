@@ -134,7 +134,9 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.imports_ray = False
         self.torch_imported_at: int | None = None  # the first module-level `import torch`
         self.matches = match_cache(vocab)
-        self.help_named: set[str] = set()  # this file's flags that count workers by their help text
+        # this file's flags that count workers by their help text, and the dests of flags an
+        # alias of which names a setting (`--no-subproc` with dest `subproc`)
+        self.help_named: set[str] = set()
         self.flag_holders: dict[str, str] = {}  # NUM_ACTORS = flags.DEFINE_integer("num_actors", ...)
         self.cpu_words = "cpu_count" in text or "sched_getaffinity" in text
         self.tree = None  # set by extract(); py_context.Context is built from it when first needed
