@@ -170,12 +170,12 @@ class Prefilter:
                 self.typo_words_by_len.setdefault(n, []).append(w)
 
     def __call__(self, data: bytes) -> bool:
-        return self._match(data, self.groups) or self._structural(data)
+        folded = data.translate(_FOLD)
+        return self._match(data, folded, self.groups) or self._structural(folded)
 
-    def _structural(self, data: bytes) -> bool:
+    def _structural(self, folded: bytes) -> bool:
         """Knob names built from a count word and a unit (collector_env_num, numEnvs): read
         only where no vocabulary word or backend already kept the file."""
-        folded = data.translate(_FOLD)
         return (self.structural is not None and self.structural(folded)) or \
             (self.switch_names is not None and self.switch_names(folded))
 
@@ -197,14 +197,14 @@ class Prefilter:
         if not self.gates:
             return True
         code = strip_python(data)
-        return self._match(code, self.code_groups) or self._structural(code)
+        folded = code.translate(_FOLD)
+        return self._match(code, folded, self.code_groups) or self._structural(folded)
 
     @staticmethod
-    def _match(data: bytes, groups) -> bool:
+    def _match(data: bytes, folded: bytes, groups) -> bool:
         # The same OR of every check as one flat list would give, but each keyword is only
         # looked for when its stem occurs in the folded text: ~25 passes over a file that
         # matches nothing instead of ~70 (each `in` pass costs the same, hit or miss).
-        folded = data.translate(_FOLD)
         for stem, backends, called, specific, generic in groups:
             if stem in folded and (
                     any(w in data for w in backends)

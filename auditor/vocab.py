@@ -28,6 +28,8 @@ class Vocabulary:
     switches: dict[str, frozenset] = field(default_factory=dict)  # name -> values that run serially
     switch_domains: dict[str, frozenset] = field(default_factory=dict)  # name -> units its counts size
     switch_structure: "SwitchStructure | None" = None
+    # match() per leaf: a scan asks the same names in every file (filled only after load())
+    _matched: dict[str, str | None] = field(default_factory=dict, repr=False, compare=False)
 
     def switch(self, leaf: str) -> tuple[frozenset, frozenset] | None:
         """(values that run serially, units its counts size) for a serial / parallel switch,
@@ -45,6 +47,13 @@ class Vocabulary:
 
     def match(self, leaf: str) -> str | None:
         """'exact' for a knob, 'near' for a look-alike (misspelling), None otherwise."""
+        try:
+            return self._matched[leaf]
+        except KeyError:
+            result = self._matched[leaf] = self._match(leaf)
+            return result
+
+    def _match(self, leaf: str) -> str | None:
         n = normalise(leaf)
         if n in self.names or leaf in self.env_vars or n.upper() in self.env_vars or self.switch(n) is not None:
             return "exact"
@@ -147,6 +156,7 @@ class Structure:
         before = re.compile(("(?:num_?|n_)(?:%s)" % units).encode())
         after = re.compile(rb"_(?:(?:num|count|cnt|number|size|degree)(?![a-z])|per_)")
         ident = re.compile(rb"[a-z0-9_]+$")
+        counts = _memo(lambda name: self.counts_units(name.decode("ascii", "replace")))
 
         def found(folded: bytes) -> bool:
             for m in before.finditer(folded):
@@ -156,8 +166,7 @@ class Structure:
                 end = start + len(m.group())
                 tail = re.match(rb"[a-z0-9_]*", folded[end:end + 40]).group()
                 word = ident.search(folded[max(0, start - 40):start])
-                name = (word.group() if word else b"") + m.group() + tail
-                if self.counts_units(name.decode("ascii", "replace")):
+                if counts((word.group() if word else b"") + m.group() + tail):
                     return True
             for m in after.finditer(folded):
                 word = ident.search(folded[max(0, m.start() - 40):m.start()])
@@ -165,7 +174,7 @@ class Structure:
                     continue
                 end = m.end()
                 tail = re.match(rb"[a-z0-9_]*", folded[end:end + 40]).group()
-                if self.counts_units((word.group() + m.group() + tail).decode("ascii", "replace")):
+                if counts(word.group() + m.group() + tail):
                     return True
             return False
 
@@ -224,17 +233,37 @@ class SwitchStructure:
         words = sorted({*self.modes, *self.counted}, key=len, reverse=True)
         hit = re.compile(("(?:%s)" % "|".join(words)).encode())
         ident = re.compile(rb"[a-z0-9_]+$")
+        is_switch = _memo(lambda name: b"_" in name and self.classify(name.decode("ascii", "replace")) is not None)
 
         def found(folded: bytes) -> bool:
             for m in hit.finditer(folded):
                 head = ident.search(folded[max(0, m.start() - 40):m.start()])
                 tail = re.match(rb"[a-z0-9_]*", folded[m.end():m.end() + 40]).group()
-                name = (head.group() if head else b"") + m.group() + tail
-                if b"_" in name and self.classify(name.decode("ascii", "replace")) is not None:
+                if is_switch((head.group() if head else b"") + m.group() + tail):
                     return True
             return False
 
         return found
+
+
+MEMO_MAX = 1 << 16  # names remembered per prefilter test; a tree with more starts afresh
+
+
+def _memo(test: Callable[[bytes], bool]) -> Callable[[bytes], bool]:
+    """TEST remembered per name: the prefilter meets batch_size, hidden_size and the like in
+    most files of a tree, and classifying a name costs far more than a dict lookup."""
+    seen: dict[bytes, bool] = {}
+
+    def cached(name: bytes) -> bool:
+        try:
+            return seen[name]
+        except KeyError:
+            if len(seen) >= MEMO_MAX:
+                seen.clear()
+            answer = seen[name] = test(name)
+            return answer
+
+    return cached
 
 
 @lru_cache(maxsize=None)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left
 from functools import lru_cache
 
 MAX_FACTS = 50  # per file
@@ -46,7 +47,7 @@ def launch_commands(tree: ast.AST, src) -> list[dict]:
 
     facts: list[dict] = []
     inside: set[int] = set()  # nodes already read as part of a larger command
-    for node in ast.walk(tree):
+    for node in _near_lines(tree, [i for i, line in enumerate(src.lines, 1) if mentions_launcher(line)]):
         if id(node) in inside or not isinstance(node, (ast.BinOp, ast.List, ast.Tuple, ast.Constant, ast.JoinedStr)):
             continue
         if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.Add):
@@ -67,6 +68,25 @@ def launch_commands(tree: ast.AST, src) -> list[dict]:
         if len(facts) >= MAX_FACTS:
             break
     return facts
+
+
+def _near_lines(tree: ast.AST, lines: list[int]) -> list[ast.AST]:
+    """ast.walk's nodes in its order, less the subtrees whose lines hold none of LINES: a
+    launcher's word is written on a line of the command that names it."""
+    out, is_node = [tree], ast.AST
+    for node in out:
+        for name in node._fields:
+            value = getattr(node, name, None)
+            for child in (value if value.__class__ is list else (value,)):
+                if not isinstance(child, is_node):
+                    continue
+                start = getattr(child, "lineno", None)
+                if start is not None and not getattr(child, "decorator_list", None):  # decorators sit above
+                    i = bisect_left(lines, start)
+                    if i == len(lines) or lines[i] > (child.end_lineno or start):
+                        continue
+                out.append(child)
+    return out
 
 
 def _items(node: ast.AST, src) -> list[tuple[str, str, int]] | None:
@@ -118,8 +138,18 @@ def _command_like(rest) -> bool:
     return bool(rest) and rest[0][0] == "lit" and (rest[0][1].startswith("-") or rest[0][1].endswith(".py"))
 
 
+@lru_cache(maxsize=1)
+def _any_launcher() -> re.Pattern:
+    return re.compile("|".join(f"(?:{pattern.pattern})" for _, pattern, _ in launchers()))
+
+
 def _launcher(items) -> tuple[str, int] | None:
     """(launcher, the index of its first option) when ITEMS start with a launcher's command."""
+    # each prefix of the head below ends in a space where the whole head has one, so a
+    # pattern that finds nothing in the whole head finds nothing in a prefix: one search
+    # rules out most strings of a file
+    if not _any_launcher().search(" ".join(text if kind == "lit" else "{}" for kind, text, _ in items[:HEAD_WORDS]) + " "):
+        return None
     head = []
     for i, (kind, text, _line) in enumerate(items[:HEAD_WORDS]):
         if kind == "open":

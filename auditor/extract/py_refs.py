@@ -1,6 +1,7 @@
 """Small, tree-local helpers for the Python extractor: literals, source text, key paths.
 
-Nothing here walks a whole module; each helper looks at one expression.
+Nothing here walks a whole module but walk(), a faster ast.walk; each other helper looks at
+one expression.
 """
 
 from __future__ import annotations
@@ -186,6 +187,22 @@ def chain(node: ast.AST) -> tuple[list[str], ast.AST]:
             break
     parts.reverse()
     return parts, node
+
+
+def walk(tree: ast.AST) -> list[ast.AST]:
+    """ast.walk's nodes in ast.walk's order (breadth first), as a list, in half the time."""
+    out, is_node = [tree], ast.AST
+    append = out.append
+    for node in out:
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, is_node):
+                        append(item)
+            elif isinstance(value, is_node):
+                append(value)
+    return out
 
 
 def own_nodes(body: list) -> list[ast.AST]:

@@ -28,6 +28,7 @@ from auditor.extract.py_refs import (
     CASTS, CPU_COUNT, HANDLE, HELP_COUNTS, NOT_LITERAL, Source, base_name, chain, const_str, documented_params, getter_default,
     getter_key,
     json_safe, literal, numeric_looking, own_nodes, range_arg, split_count, strip_handles, uncast,
+    walk,
 )
 from auditor.keys import CONFIG_CLASS, holder
 from auditor.model import Site
@@ -89,7 +90,7 @@ class Frame:
 
 def caps_a_count(value: ast.AST) -> bool:
     """`min(n, 4)` somewhere in a returned expression: a small literal bound on a count."""
-    for node in ast.walk(value):
+    for node in walk(value):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "min" \
                 and any(isinstance(a, ast.Constant) and type(a.value) is int for a in node.args):
             return True
@@ -133,7 +134,6 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.meta: dict[str, Any] = {}
         self.imports_ray = False
         self.torch_imported_at: int | None = None  # the first module-level `import torch`
-        self.matches = match_cache(vocab)
         # this file's flags that count workers by their help text, and the dests of flags an
         # alias of which names a setting (`--no-subproc` with dest `subproc`)
         self.help_named: set[str] = set()
@@ -229,12 +229,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
 
     def match_vocabulary(self, key: str) -> str | None:
         """match() by the vocabulary alone, not by this file's help-named flags."""
-        leaf = key.rsplit(".", 1)[-1]
-        try:
-            return self.matches[leaf]
-        except KeyError:
-            result = self.matches[leaf] = self.vocab.match(leaf)
-            return result
+        return self.vocab.match(key.rsplit(".", 1)[-1])
 
     def emit(self, role: str, node: ast.AST, key: str, value: Any = None, default: Any = None,
              **detail: Any) -> Site:
@@ -1378,20 +1373,6 @@ _DISPATCH: dict[type, Any] = {}
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue,
                      ast.alias, *[c for c in vars(ast).values() if isinstance(c, type) and issubclass(
                          c, (ast.operator, ast.unaryop, ast.cmpop, ast.boolop))]})
-_MATCH_CACHES: dict[int, tuple[Any, dict]] = {}
-
-
-def match_cache(vocab) -> dict:
-    """Leaf -> vocab.match(leaf), shared by every file scanned with the same vocabulary
-    (matching runs fnmatch and regexes: the hottest call of the pass without it)."""
-    held = _MATCH_CACHES.get(id(vocab))
-    if held is None or held[0] is not vocab:
-        if len(_MATCH_CACHES) > 8:
-            _MATCH_CACHES.clear()
-        held = _MATCH_CACHES[id(vocab)] = (vocab, {})
-    return held[1]
-
-
 # methods that fill a settings object from another mapping (yacs' merge_from_list, dict.update)
 COPYING = frozenset({"dict", "copy", "deepcopy", "to_container", "to_object", "OrderedDict"})
 MERGING = frozenset({"merge", "merge_from_list", "merge_from_dict", "merge_from_file", "update"})
@@ -1570,7 +1551,7 @@ def extract(text: str, path: str, vocab) -> FileResult:
             meta["parses"] = ex.parses
     # keys asked for by name (`_cfg_get(cfg.env, "num_envs")`): QG101 does not call a Hydra
     # config's key unread by a script whose folder names it so
-    quoted = sorted(_asked_by_name(tree, Counter(k.replace("-", "_") for k in QUOTED_KEY.findall(text)
+    quoted = sorted(_asked_by_name(tree, text, Counter(k.replace("-", "_") for k in QUOTED_KEY.findall(text)
                                                  if ex.match_vocabulary(k.replace("-", "_")))))[:MAX_SECTIONS]
     if quoted:
         meta["quoted_keys"] = quoted
@@ -1585,7 +1566,7 @@ def extract(text: str, path: str, vocab) -> FileResult:
         commands = py_launch.launch_commands(tree, ex.src)
         if commands:
             meta["launch_commands"] = commands
-    if FORWARDS_ARGV.search(text) and RUNS_COMMAND.search(text):
+    if "sys.argv[1:]" in text and FORWARDS_ARGV.search(text) and RUNS_COMMAND.search(text):
         meta["forwards_argv"] = True  # `["python", "main.py"] + sys.argv[1:]`: its flags are another program's too
     if ("parse_args" in text or "parse_known_args" in text) and any(s.detail.get("via") == "argparse" for s in ex.sites):
         closed = py_namespace.closed_namespace(tree)
@@ -1613,13 +1594,20 @@ def extract(text: str, path: str, vocab) -> FileResult:
                                                                        ex.flow_returns))
 
 
-def _asked_by_name(tree: ast.Module, spelt: Counter) -> set[str]:
+# a string subscript as written (`cfg["num_envs"]`, `cfg[ ("num_envs") ]`): where there is
+# none, no key can be a subscript
+SUBSCRIPT_KEY = re.compile(r"""\[[\s(]*[rbuRBU]?(?:\"\"\"|\'\'\'|["'])([A-Za-z_][A-Za-z0-9_-]{2,40})["']""")
+
+
+def _asked_by_name(tree: ast.Module, text: str, spelt: Counter) -> set[str]:
     """Of the knob names SPELT as string literals (with their counts), those spelt other than as a
     subscript (`config["NUM_SEEDS"]`, a read the extractor makes): a key asked for by name out of
     sight (`_cfg_get(cfg.env, "num_envs")`, `.get("num_cpus")`, a dict key)."""
     if not spelt:
         return set()
-    for node in ast.walk(tree):
+    if spelt.keys().isdisjoint(SUBSCRIPT_KEY.findall(text)):
+        return set(spelt)  # none written as `["key"]`: the walk would find no such subscript
+    for node in walk(tree):
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and \
                 isinstance(node.slice.value, str) and node.slice.value in spelt:
             spelt[node.slice.value] -= 1

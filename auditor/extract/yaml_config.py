@@ -72,7 +72,6 @@ class _Walker:
         self.lines = text.splitlines()
         self.result = FileResult()
         self.seen: set[int] = set()
-        self.matches: dict[str, str | None] = {}
         self.knob_scalars: set[int] = set()  # scalar nodes already reported as a knob's value
         self.nodes = 0
         self.children_kept = 0
@@ -81,9 +80,7 @@ class _Walker:
         self.aliases: dict[str, set[str]] = {}  # anchor path -> the paths its aliases (and `<<:` merges) stand at
 
     def match(self, leaf: str) -> str | None:
-        if leaf not in self.matches:
-            self.matches[leaf] = self.vocab.match(leaf)
-        return self.matches[leaf]
+        return self.vocab.match(leaf)
 
     # -- sites ------------------------------------------------------------------------
     def site(self, role: str, node: yaml.Node, key: str, match: str | None, **kw: Any) -> None:
