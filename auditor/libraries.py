@@ -28,10 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 MAX_FILES = 40  # library modules read per scan
+# the text searched for the field names of a project's subclasses of a package's classes
+MAX_SEARCH_BYTES = 128 * 1024 * 1024  # per package: a larger one is not searched (unknown)
+MAX_SEARCH_SECONDS = 10.0
 MAX_DEPTH = 2  # module levels followed inside a package from the project's calls
 MAX_FILE_BYTES = 512 * 1024
 MAX_SECONDS = 15.0
 PYTHON_TIMEOUT = 20  # seconds to ask --python for its sys.path
+NAMES_KEY = "\0names"  # a store entry's name search (no module path starts with NUL)
 _DIST = re.compile(r"^(?P<name>[A-Za-z0-9_.\-]+?)-(?P<version>[^-]+)\.dist-info$")
 
 
@@ -45,6 +49,10 @@ class Libraries:
     read: dict[str, str] = field(default_factory=dict)  # package -> version
     absent: list[str] = field(default_factory=list)  # imported by the project, not installed
     cut: str | None = None  # the bound that stopped the reading, if one did
+    # package -> {field name: whether its source names it}, for the fields a project's class
+    # declares over one of the package's classes (TrainingArguments' subclass): a package that
+    # never names a field cannot read it. A package missing here was not searched.
+    names: dict[str, dict[str, bool]] = field(default_factory=dict)
 
     def summary(self) -> dict:
         out = {"read": dict(sorted(self.read.items())), "absent": sorted(self.absent)}
@@ -157,8 +165,10 @@ def _top_level(dist: Path) -> list[str]:
 
 
 def read(project_facts: dict[str, dict], ours: set[str], vocab, python: str | None = None,
-         cache_dir: Path | None = None) -> Libraries:
-    """Read the installed modules the project's calls name (see the module's docstring)."""
+         cache_dir: Path | None = None, subclassed: dict[str, set[str]] | None = None) -> Libraries:
+    """Read the installed modules the project's calls name (see the module's docstring), and
+    search each package of SUBCLASSED (package -> the field names the project's subclasses of
+    its classes declare) for those names."""
     from auditor.flow.local import EXTERNAL  # (here: a replayed report needs environment_key only)
     from auditor.flow.values import leaves
 
@@ -209,9 +219,50 @@ def read(project_facts: dict[str, dict], ours: set[str], vocab, python: str | No
                 for c in edge["callee"][:1]:
                     if c.split(".", 1)[0] == top:
                         wanted.append((c, depth + 1))
+    for top, names in sorted((subclassed or {}).items()):
+        if installed.root(top) is None:
+            absent.add(top)
+            continue
+        version = installed.version(top)
+        known = store.names(top, version)
+        todo = {n for n in names if n not in known}
+        if todo:
+            found = _named(installed, top, todo)
+            if found is None:
+                continue  # too large to search: unknown
+            known.update({n: n in found for n in todo})
+            store.put_names(top, version, known)
+        out.names[top] = {n: known[n] for n in names}
     store.save()
-    out.absent = sorted(absent - set(out.read))
+    out.absent = sorted(absent - set(out.read) - set(out.names))
     return out
+
+
+def _named(installed: _Installed, top: str, names: set[str]) -> set[str] | None:
+    """Of NAMES, those written anywhere in the installed package TOP's Python source; None when
+    the package is larger than the search allows."""
+    root = installed.root(top)
+    package = root / top
+    files = [root / f"{top}.py"] if not package.is_dir() else \
+        [Path(d) / f for d, _, fs in os.walk(package) for f in fs if f.endswith(".py")]
+    wanted = {n: n.encode() for n in names}
+    found: set[str] = set()
+    budget, deadline = MAX_SEARCH_BYTES, time.monotonic() + MAX_SEARCH_SECONDS
+    for path in files:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        budget -= len(data)
+        if budget < 0 or time.monotonic() > deadline:
+            return None
+        for name, word in list(wanted.items()):
+            if word in data:
+                found.add(name)
+                del wanted[name]
+        if not wanted:
+            break
+    return found
 
 
 def _extract(path: Path, rel: str, vocab) -> tuple[list, dict] | None:
@@ -289,6 +340,18 @@ class _Store:
         except Exception:  # noqa: BLE001 - unstorable: read again next time
             return
         self._load(top, version)[rel] = [blob, flow]
+        self.dirty.add((top, version))
+
+    def names(self, top: str, version: str) -> dict[str, bool]:
+        """What an earlier search of this package found for each name asked (a copy)."""
+        known = self._load(top, version).get(NAMES_KEY)
+        return {k: v for k, v in known.items() if isinstance(k, str) and isinstance(v, bool)} \
+            if isinstance(known, dict) else {}
+
+    def put_names(self, top: str, version: str, known: dict[str, bool]) -> None:
+        if self.dir is None or version == "unknown":
+            return
+        self._load(top, version)[NAMES_KEY] = dict(known)
         self.dirty.add((top, version))
 
     def save(self) -> None:

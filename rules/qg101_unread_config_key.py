@@ -239,10 +239,13 @@ its `__init__` (`class Arguments:` ... `self.worker_num = 2`) - that no scanned 
 reported at its declaration (also when its only read copies it into an attribute of the same
 name that nothing reads: `self.n_render_rollout_threads = args.n_render_rollout_threads`): a
 warning when a config file, launch script or example script
-(`args.worker_num = 4`) of the project sets it, a note otherwise. Not for a class that extends another package's class (its fields may be that
-package's to read; a generic settings base such as `pydantic.BaseModel` reads none by name:
-rules/consumers.yaml `settings_bases`), nor for `parser.set_defaults(...)`, nor for the flag a
-serial / parallel switch tests (`if not args.subproc: DummyVecEnv(...)`), nor for a field whose
+(`args.worker_num = 4`) of the project sets it, a note otherwise. A field of a class that extends
+another package's class (`TrainingArguments`) may be that package's to read: not reported when
+the package's installed source names the field, reported as for the project's own classes when
+it never does (it cannot read it), and a note that says so when the scan could not search the
+package (not installed, too large, `--no-libraries`). A generic settings base such as
+`pydantic.BaseModel` reads no field by name (rules/consumers.yaml `settings_bases`). Not for
+`parser.set_defaults(...)`, nor for the flag a serial / parallel switch tests (`if not args.subproc: DummyVecEnv(...)`), nor for a field whose
 name a file loads from some object (`self.sequence_parallel_degree` in a validator mixin the
 settings class inherits). A field of a settings class that several scripts parse (`HfArgumentParser((Config,))`,
 parsers in rules/consumers.yaml) and that one of them never reads on its path (the project's
@@ -559,13 +562,6 @@ null it loses nothing yet, but setting it changes nothing. Not for an interpolat
                  "train.sh": "accelerate launch --config_file examples/fsdp2.json train.py\n",
                  "train.py": "def main(args):\n    return spawn(args.num_processes)\n"},
                 "an accelerate config written in JSON"),
-        Example({"args.py": "from dataclasses import dataclass\nfrom transformers import TrainingArguments\n"
-                            "@dataclass\n"
-                            "class MyArgs(TrainingArguments):\n"
-                            "    dataloader_num_workers: int = 4\n",
-                 "train.py": "from torch.utils.data import DataLoader\n"
-                             "loader = DataLoader(ds, num_workers=cfg.num_workers)\n"},
-                "a field of a class that extends another package's: that package may read it"),
         Example({"schema.py": "from pydantic import BaseModel\n"
                               "class Checks:\n"
                               "    def check(self):\n"
@@ -659,6 +655,14 @@ null it loses nothing yet, but setting it changes nothing. Not for an interpolat
                 "setting (not a copy of it) that nothing uses"),
     ]
     INVALID = [
+        Example({"args.py": "from dataclasses import dataclass\nfrom transformers import TrainingArguments\n"
+                            "@dataclass\n"
+                            "class MyArgs(TrainingArguments):\n"
+                            "    dataloader_num_workers: int = 4\n",
+                 "train.py": "from torch.utils.data import DataLoader\n"
+                             "loader = DataLoader(ds, num_workers=cfg.num_workers)\n"},
+                "a field of a class that extends another package's, which the scan could not search (not "
+                "installed): a note, that package may read it", expect=[("args.py", 5)], severity="note"),
         Example({"conf/train.yaml": "trainer:\n"
                                     "  num_workers: 4\n"
                                     "  num_layers_per_virtual_pipeline_stage: null  # vpp hangs\n",
@@ -1814,8 +1818,9 @@ null it loses nothing yet, but setting it changes nothing. Not for an interpolat
                     and s.file not in {f.file for f in fields}
                     and idioms.is_config_name(str(s.detail.get("target") or "").split(".", 1)[0])))]
             for field in fields:
-                if any(_reads_own_fields(b, ours) for b in field.detail.get("bases") or ()):
-                    continue  # TrainingArguments' subclass: the package may read the field
+                unsearched = _unsearched_readers(field, ours, result.libraries)
+                if unsearched is None:
+                    continue  # TrainingArguments' subclass: the package names the field, it may read it
                 if field.detail.get("via") == "argparse" and field.leaf.lower() in _splat_flags(result.meta.get(field.file)):
                     continue  # `main(**vars(args))`: main's parameter of that name is the flag
                 if exported and field.leaf.isupper():
@@ -1830,10 +1835,14 @@ null it loses nothing yet, but setting it changes nothing. Not for an interpolat
                 if copy is not None:
                     set_by += (f"; its only read, at {where(copy)}, copies it into `self.{dead[(copy.file, copy.line)]}`, "
                                f"which nothing reads")
+                if unsearched:
+                    set_by += (f"; {field.detail.get('owner')} extends a class of {' and '.join(unsearched)}, "
+                               f"which this scan could not search (not installed, or too large) and which may read it")
                 yield self.finding(field, knob=knob.name, related=[field, *users[:3]], flow=_path(result, field, None),
                                    subject=f"{knob.name} is declared here as a setting users set ({kind})",
                                    effect="setting it changes nothing", near=set_by,
-                                   **({} if users or _flag_counts(field, result, handing) or _settings_field(field)
+                                   **({} if not unsearched and (users or _flag_counts(field, result, handing)
+                                                               or _settings_field(field))
                                       else {"severity": "note", "confidence": "low"}))
 
     def _misplaced(self, result, read_keys, splats, handed, reported):
@@ -2329,6 +2338,22 @@ def _attribute_loaders(result) -> dict[str, set[str]]:
 @lru_cache(maxsize=None)
 def _settings_bases() -> frozenset[str]:
     return frozenset(catalogue.data("consumers.yaml").get("settings_bases") or ())
+
+
+def _unsearched_readers(field, ours, libraries) -> list[str] | None:
+    """The packages of the other packages' classes FIELD's class extends that may read the
+    field and were not searched for its name (not installed, too large, --no-libraries);
+    None when one names it (it may read it: TrainingArguments' own fields). A package whose
+    source never names the field cannot read it: no reader."""
+    searched = libraries.names if libraries is not None else {}
+    unsearched: list[str] = []
+    for top in dict.fromkeys(b.split(".")[0] for b in field.detail.get("bases") or () if _reads_own_fields(b, ours)):
+        named = searched.get(top, {}).get(field.leaf)
+        if named:
+            return None
+        if named is None:
+            unsearched.append(top)
+    return unsearched
 
 
 def _reads_own_fields(base: str, ours) -> bool:

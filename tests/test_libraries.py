@@ -82,3 +82,24 @@ def test_library_facts_are_cached_per_package_and_version_outside_the_project(tm
     assert first["knobs"] == second["knobs"] and [f["code"] for f in second["findings"]] == ["QG106"]
     entry.write_bytes(entry.read_bytes()[:-8] + b"tampered")  # a forged entry is a miss, not a crash
     assert [f["code"] for f in cached_scan("c3")["findings"]] == ["QG106"]
+
+
+def scan_subclasses(*extra: str) -> dict:
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "PYTHONPATH": str(FIXTURE / "site")}
+    proc = subprocess.run([sys.executable, "-m", "auditor", "scan", str(FIXTURE / "subclasses"), "--no-cache",
+                           "--format", "json", *extra], capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+    return json.loads(proc.stdout)
+
+
+def test_a_field_over_an_installed_class_is_unread_when_the_package_never_names_it():
+    found = {(f["line"], f["severity"]): f["message"] for f in scan_subclasses()["findings"]
+             if f["code"] == "QG101" and f["file"] == "args.py"}
+    assert set(found) == {(10, "warning"), (15, "note")}
+    assert "num_rollout_workers" in found[(10, "warning")]
+    assert "fwnotinstalled" in found[(15, "note")] and "could not search" in found[(15, "note")]
+
+
+def test_without_libraries_a_field_over_another_package_is_at_most_a_note():
+    found = {(f["line"], f["severity"]) for f in scan_subclasses("--no-libraries")["findings"]
+             if f["code"] == "QG101" and f["file"] == "args.py"}
+    assert found == {(9, "note"), (10, "note"), (15, "note")}

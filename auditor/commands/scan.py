@@ -201,9 +201,18 @@ def _read_libraries(result, settings, args):
 
     facts = {rel: m["flow"] for rel, m in result.meta.items() if isinstance(m, dict) and m.get("flow")}
     store = None if args.no_cache or os.environ.get("QG_AUDIT_NO_CACHE") else cache.secret_dir() / "libraries"
+    ours = project_packages(result)
+    # the fields the project's classes declare over another package's classes: whether that
+    # package can read them is whether its source names them (QG101)
+    subclassed: dict[str, set[str]] = {}
+    for site in (s for s in result.sites if s.role == "define"):
+        for base in map(str, site.detail.get("bases") or ()):
+            top = base.split(".", 1)[0]
+            if "." in base and top.isidentifier() and top not in ours and top not in sys.stdlib_module_names:
+                subclassed.setdefault(top, set()).add(site.leaf)
     try:
-        return libraries.read(facts, project_packages(result), vocab_mod.load(settings), python=args.python,
-                              cache_dir=store)
+        return libraries.read(facts, ours, vocab_mod.load(settings), python=args.python,
+                              cache_dir=store, subclassed=subclassed)
     except libraries.UsageError as exc:
         raise UsageError(str(exc)) from None
 
