@@ -125,3 +125,15 @@ def test_precision_fixture_warns_only_where_marked(tmp_path):
     assert warnings == marked == {("rl/data.py", 13), ("rl/envs.py", 7)}
     assert {(f.file, f.severity) for f in result.findings if f.severity == "note"} == {
         ("rl/data.py", "note"), ("tests/test_envs.py", "note")}
+
+
+def test_a_module_named_testing_holds_test_helpers(tmp_path):
+    # the same helper, whose count is dropped when a caller passes the pool: reported in a
+    # library module, not in the package's test helpers (realhf/base/testing.py)
+    helper = ("from multiprocessing import Pool\n\n\n"
+              "def init_workers(num_workers, pool=None):\n"
+              "    if pool is None:\n"
+              "        pool = Pool(num_workers)\n"
+              "    return pool\n")
+    found = findings_for({"pkg/helpers.py": helper, "pkg/testing.py": helper}, tmp_path, "QG104")
+    assert {(f.file, f.line) for f in found} == {("pkg/helpers.py", 4)}
