@@ -220,28 +220,28 @@ def read(project_facts: dict[str, dict], ours: set[str], vocab, python: str | No
                     if c.split(".", 1)[0] == top:
                         wanted.append((c, depth + 1))
     for top, names in sorted((subclassed or {}).items()):
-        if installed.root(top) is None:
+        root = installed.root(top)
+        if root is None:
             absent.add(top)
             continue
         version = installed.version(top)
         known = store.names(top, version)
         todo = {n for n in names if n not in known}
         if todo:
-            found = _named(installed, top, todo)
+            found = _named(root, top, todo)
             if found is None:
                 continue  # too large to search: unknown
             known.update({n: n in found for n in todo})
             store.put_names(top, version, known)
         out.names[top] = {n: known[n] for n in names}
     store.save()
-    out.absent = sorted(absent - set(out.read) - set(out.names))
+    out.absent = sorted(absent - set(out.read))
     return out
 
 
-def _named(installed: _Installed, top: str, names: set[str]) -> set[str] | None:
-    """Of NAMES, those written anywhere in the installed package TOP's Python source; None when
-    the package is larger than the search allows."""
-    root = installed.root(top)
+def _named(root: Path, top: str, names: set[str]) -> set[str] | None:
+    """Of NAMES, those written anywhere in the Python source of the package TOP installed under
+    ROOT; None when the package is larger than the search allows."""
     package = root / top
     files = [root / f"{top}.py"] if not package.is_dir() else \
         [Path(d) / f for d, _, fs in os.walk(package) for f in fs if f.endswith(".py")]

@@ -170,8 +170,11 @@ class Prefilter:
                 self.typo_words_by_len.setdefault(n, []).append(w)
 
     def __call__(self, data: bytes) -> bool:
+        return self._keeps(data, self.groups)
+
+    def _keeps(self, data: bytes, groups) -> bool:
         folded = data.translate(_FOLD)
-        return self._match(data, folded, self.groups) or self._structural(folded)
+        return self._match(data, folded, groups) or self._structural(folded)
 
     def _structural(self, folded: bytes) -> bool:
         """Knob names built from a count word and a unit (collector_env_num, numEnvs): read
@@ -196,9 +199,7 @@ class Prefilter:
         strings, with prose-like keywords counted only next to code punctuation?"""
         if not self.gates:
             return True
-        code = strip_python(data)
-        folded = code.translate(_FOLD)
-        return self._match(code, folded, self.code_groups) or self._structural(folded)
+        return self._keeps(strip_python(data), self.code_groups)
 
     @staticmethod
     def _match(data: bytes, folded: bytes, groups) -> bool:

@@ -2,7 +2,6 @@
 
 import ast
 import re
-import sys
 from collections import Counter
 from functools import lru_cache
 
@@ -10,9 +9,9 @@ from auditor import catalogue
 from auditor.flow import values
 from auditor.keys import CONFIG_CLASS, one_typo
 from auditor.lint import idioms
-from auditor.lint.base import (CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, commented_out, count_units, in_examples, is_launch_override,
-                               is_test_file, is_test_site, modules_to_files, near_files, project_packages, show, similar,
-                               where)
+from auditor.lint.base import (CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, commented_out, count_units, foreign_package,
+                               in_examples, is_launch_override, is_test_file, is_test_site, modules_to_files, near_files,
+                               project_packages, show, similar, where)
 
 FIELD_VIAS = ("dataclass", "pydantic", "attrs", "argparse")
 MAX_PARSER_SCRIPTS = 300  # scripts whose paths QG101 walks for the flags they accept
@@ -188,9 +187,9 @@ def _role_workers(ref_init: str, critic_reads: str = "self.config.model.path") -
                           f"        self.extra = {critic_reads}\n"}
 
 
-
 # a YAML key written as null (`key: null  # comment`, `key: ~`), not an interpolation
 _NULL_SETTING = re.compile(r"^\s*[\w.-]+\s*:\s*(?:null|Null|NULL|~)\s*(?:#.*)?$")
+
 
 class UnreadConfigKey(Rule):
     CODE = "QG101"
@@ -2360,9 +2359,7 @@ def _reads_own_fields(base: str, ours) -> bool:
     """BASE is another package's class that may read the fields of its subclasses by name: not
     a generic settings base (pydantic.BaseModel: rules/consumers.yaml `settings_bases`), nor
     one of the standard library's (typing.NamedTuple)."""
-    top = base.split(".")[0]
-    return "." in base and top not in ours and top not in sys.stdlib_module_names \
-        and base not in _settings_bases()
+    return foreign_package(base, ours) is not None and base not in _settings_bases()
 
 
 def _splatted_whole(field, splats) -> bool:

@@ -197,7 +197,7 @@ def _replayable(args) -> bool:
 def _read_libraries(result, settings, args):
     from auditor import cache, libraries
     from auditor import vocab as vocab_mod
-    from auditor.lint.base import project_packages
+    from auditor.lint.base import foreign_package, project_packages
 
     facts = {rel: m["flow"] for rel, m in result.meta.items() if isinstance(m, dict) and m.get("flow")}
     store = None if args.no_cache or os.environ.get("QG_AUDIT_NO_CACHE") else cache.secret_dir() / "libraries"
@@ -206,10 +206,8 @@ def _read_libraries(result, settings, args):
     # package can read them is whether its source names them (QG101)
     subclassed: dict[str, set[str]] = {}
     for site in (s for s in result.sites if s.role == "define"):
-        for base in map(str, site.detail.get("bases") or ()):
-            top = base.split(".", 1)[0]
-            if "." in base and top.isidentifier() and top not in ours and top not in sys.stdlib_module_names:
-                subclassed.setdefault(top, set()).add(site.leaf)
+        for top in filter(None, (foreign_package(str(b), ours) for b in site.detail.get("bases") or ())):
+            subclassed.setdefault(top, set()).add(site.leaf)
     try:
         return libraries.read(facts, ours, vocab_mod.load(settings), python=args.python,
                               cache_dir=store, subclassed=subclassed)

@@ -20,6 +20,8 @@ import re
 from bisect import bisect_left
 from functools import lru_cache
 
+from auditor.extract.py_refs import walk
+
 MAX_FACTS = 50  # per file
 PYTHON = re.compile(r"(^|/)python[\d.]*$|^\{\}$")  # an interpreter, or a computed one (sys.executable)
 HEAD_WORDS = 4  # launcher words at most before its options (`python -m torch.distributed.run`)
@@ -47,7 +49,8 @@ def launch_commands(tree: ast.AST, src) -> list[dict]:
 
     facts: list[dict] = []
     inside: set[int] = set()  # nodes already read as part of a larger command
-    for node in _near_lines(tree, [i for i, line in enumerate(src.lines, 1) if mentions_launcher(line)]):
+    lines = [i for i, line in enumerate(src.lines, 1) if mentions_launcher(line)]
+    for node in walk(tree, prune=lambda node: _off_lines(node, lines)):
         if id(node) in inside or not isinstance(node, (ast.BinOp, ast.List, ast.Tuple, ast.Constant, ast.JoinedStr)):
             continue
         if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.Add):
@@ -70,23 +73,15 @@ def launch_commands(tree: ast.AST, src) -> list[dict]:
     return facts
 
 
-def _near_lines(tree: ast.AST, lines: list[int]) -> list[ast.AST]:
-    """ast.walk's nodes in its order, less the subtrees whose lines hold none of LINES: a
-    launcher's word is written on a line of the command that names it."""
-    out, is_node = [tree], ast.AST
-    for node in out:
-        for name in node._fields:
-            value = getattr(node, name, None)
-            for child in (value if value.__class__ is list else (value,)):
-                if not isinstance(child, is_node):
-                    continue
-                start = getattr(child, "lineno", None)
-                if start is not None and not getattr(child, "decorator_list", None):  # decorators sit above
-                    i = bisect_left(lines, start)
-                    if i == len(lines) or lines[i] > (child.end_lineno or start):
-                        continue
-                out.append(child)
-    return out
+def _off_lines(node: ast.AST, lines: list[int]) -> bool:
+    """NODE spans none of LINES (sorted): a launcher's word is written on a line of the command
+    that names it, so nothing below NODE can be one. A node with decorators is kept (they sit
+    above its first line)."""
+    start = getattr(node, "lineno", None)
+    if start is None or getattr(node, "decorator_list", None):
+        return False
+    i = bisect_left(lines, start)
+    return i == len(lines) or lines[i] > (node.end_lineno or start)
 
 
 def _items(node: ast.AST, src) -> list[tuple[str, str, int]] | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any
+from typing import Any, Callable
 
 NOT_LITERAL = object()  # sentinel: the expression has no static value
 
@@ -189,8 +189,9 @@ def chain(node: ast.AST) -> tuple[list[str], ast.AST]:
     return parts, node
 
 
-def walk(tree: ast.AST) -> list[ast.AST]:
-    """ast.walk's nodes in ast.walk's order (breadth first), as a list, in half the time."""
+def walk(tree: ast.AST, prune: Callable[[ast.AST], bool] | None = None) -> list[ast.AST]:
+    """ast.walk's nodes in ast.walk's order (breadth first), as a list, in half the time; less
+    each node for which PRUNE holds, with everything below it."""
     out, is_node = [tree], ast.AST
     append = out.append
     for node in out:
@@ -198,9 +199,9 @@ def walk(tree: ast.AST) -> list[ast.AST]:
             value = getattr(node, name, None)
             if value.__class__ is list:
                 for item in value:
-                    if isinstance(item, is_node):
+                    if isinstance(item, is_node) and (prune is None or not prune(item)):
                         append(item)
-            elif isinstance(value, is_node):
+            elif isinstance(value, is_node) and (prune is None or not prune(value)):
                 append(value)
     return out
 

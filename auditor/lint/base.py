@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable, Iterator
@@ -217,6 +218,14 @@ def project_packages(result: ScanResult) -> set[str]:
         if parts[0] in SOURCE_ROOTS and len(parts) > 1:
             out.add(parts[1])
     return out
+
+
+def foreign_package(base: str, ours: set[str]) -> str | None:
+    """The top-level package of BASE, a dotted class name (`transformers.TrainingArguments`),
+    when it is another package's: not one of OURS (project_packages) nor the standard library's."""
+    top = base.split(".", 1)[0]
+    return top if "." in base and top.isidentifier() and top not in ours and top not in sys.stdlib_module_names \
+        else None
 
 
 def is_launch_override(site: Site) -> bool:
