@@ -120,7 +120,11 @@ os.environ`, `setdefault`) or built from the variable itself (`os.environ.get("X
 the programs they start (`WORLD_SIZE`), the GPU set (`CUDA_VISIBLE_DEVICES`) and
 `TOKENIZERS_PARALLELISM` are the program's own choice, and so is a switch forced to its parallel
 value or a narrowing inside a function that makes runs reproducible (`set_determinism`,
-`set_batch_invariance`) or debugs them."""
+`set_batch_invariance`) or debugs them. One choice of the GPU set is not: a rank mapped onto a GPU
+modulo a literal count (`os.environ["CUDA_VISIBLE_DEVICES"] = f"{MPI.COMM_WORLD.Get_rank() %
+GPUS_PER_NODE}"` with `GPUS_PER_NODE = 8`) throws away the set the user or launcher exported and
+assumes that many GPUs on every node: a warning (a note under examples/), unless the write first
+tests whether the variable is set."""
     VALID = [
         Example(_runtime_field("tyro.conf.Suppress[int]"),
                 "a field tyro hides from the command line (`Suppress`): the program fills it, no user sets it"),
@@ -387,8 +391,20 @@ value or a narrowing inside a function that makes runs reproducible (`set_determ
                 "a field the class computes (init=False): no setting users pass"),
         Example(_fsdp_config("field(default=1, metadata={'help': 'computed from num_gpu'})"),
                 "a field its help calls computed"),
+        Example({"dist_util.py": "import os\nimport torch\nGPUS_PER_NODE = 8\n"
+                                 "def setup(rank):\n"
+                                 "    if 'CUDA_VISIBLE_DEVICES' not in os.environ:\n"
+                                 "        os.environ['CUDA_VISIBLE_DEVICES'] = str(rank % GPUS_PER_NODE)\n"
+                                 "def pick(local_rank):\n"
+                                 "    os.environ['CUDA_VISIBLE_DEVICES'] = str(local_rank % torch.cuda.device_count())\n"},
+                "a rank's GPU picked only when none was exported, or modulo the GPUs the node has"),
     ]
     INVALID = [
+        Example({"dist_util.py": "import os\nfrom mpi4py import MPI\nGPUS_PER_NODE = 8\n"
+                                 "def setup_dist():\n"
+                                 "    os.environ['CUDA_VISIBLE_DEVICES'] = f'{MPI.COMM_WORLD.Get_rank() % GPUS_PER_NODE}'\n"},
+                "the GPU set replaced by the rank modulo a literal GPUs-per-node count",
+                expect=[("dist_util.py", 5)], severity="warning"),
         Example(_runtime_field("int"), "a config field users set, replaced by the process count",
                 expect=[("ppo_trainer.py", 5)], severity="warning"),
         Example({"learner.py": "import os\nos.environ['XLA_FLAGS'] = '--xla_gpu_graph_min_graph_size=1'\n"
@@ -606,6 +622,7 @@ value or a narrowing inside a function that makes runs reproducible (`set_determ
         yield from self._ignored_unless(result)
         yield from self._environment_fallback(result)
         yield from self._environment_overwritten(result)
+        yield from self._gpu_set_by_rank(result)
         reads = {}  # (file, function, leaf) -> first line code reads it there
         for s in result.sites:
             if s.role == "read" and s.kind == "python":
@@ -804,6 +821,43 @@ value or a narrowing inside a function that makes runs reproducible (`set_determ
                                condition="", configured=" (extend the variable, or set it only when it is unset)",
                                **({"severity": "note", "confidence": "medium"} if in_examples(site.file) else {}))
 
+    def _gpu_set_by_rank(self, result):
+        """`os.environ["CUDA_VISIBLE_DEVICES"] = f"{MPI.COMM_WORLD.Get_rank() % GPUS_PER_NODE}"`
+        with `GPUS_PER_NODE = 8`: the GPU set is the program's own choice, but this one throws
+        away the set the user or the launcher exported and assumes every node has that many
+        GPUs (guided-diffusion's and consistency_models' setup_dist, InternVL's data pipeline).
+        Not when the write tests the variable first, nor in tests; a note under examples/."""
+        constants = {}  # (file, name) -> the literal a module constant holds
+        for s in result.sites:
+            if s.role == "define" and s.kind == "python" and s.detail.get("via") == "constant" \
+                    and s.detail.get("function") == "<module>" and isinstance(as_number(s.value), int):
+                constants[(s.file, s.leaf)] = (as_number(s.value), s)
+        for site in result.sites:
+            d = site.detail
+            if site.role != "override" or site.kind != "python" or d.get("how") != "environ" \
+                    or d.get("backend") != "os.environ" or d.get("setdefault") or is_test_file(site.file) \
+                    or site.key.rsplit(".", 1)[-1].upper() != "CUDA_VISIBLE_DEVICES" \
+                    or "CUDA_VISIBLE_DEVICES" in str(d.get("condition") or ""):
+                continue
+            m = _RANK_MODULO.search(str(d.get("expr") or ""))
+            if m is None:
+                continue
+            divisor, related = m.group(1), [site]
+            if divisor.isdigit():
+                gpus = int(divisor)
+            elif (site.file, divisor) in constants:
+                gpus, define = constants[(site.file, divisor)]
+                related = [define, site]
+            else:
+                continue  # a count the program measured or was given: a mapping, not an assumption
+            if gpus < 2:
+                continue
+            yield self.finding(site, knob="CUDA_VISIBLE_DEVICES", related=related, alias="",
+                               effect=f"set to this process's rank modulo {divisor if divisor.isdigit() else f'{divisor} = {gpus}'}, which replaces "
+                                      f"the GPUs the user or launcher exported and assumes {gpus} GPUs on every node",
+                               condition="", configured=" (index into the exported set, or take the count from it)",
+                               **({"severity": "note", "confidence": "medium"} if in_examples(site.file) else {}))
+
     def _environment_fallback(self, result):
         """`os.environ.get("CUDA_VISIBLE_DEVICES", ",".join(map(str, range(args.gpus))))`: the
         user's setting is only the fallback of a variable that schedulers and launchers set;
@@ -951,6 +1005,9 @@ def _shared_folders(a: str, b: str) -> int:
 # environment variables whose value a program picks for itself: the GPU set it runs on, the
 # tokenizers' fork warning
 _PROGRAM_CHOICES = frozenset({"CUDA_VISIBLE_DEVICES", "TOKENIZERS_PARALLELISM"})
+# a rank mapped onto a GPU index modulo a count: `Get_rank() % GPUS_PER_NODE`,
+# `int(os.environ['SLURM_PROCID']) % 8`, `local_rank % 8`
+_RANK_MODULO = re.compile(r"(?i)(?:rank|procid|process_index|process_id)\w*\W*%\s*([A-Za-z_]\w*|\d+)\b")
 # a function that makes runs reproducible, or debugs them: narrowing parallelism is its job
 _REPRODUCIBLE = re.compile(r"determinis|invarian|reproducib|debug|profil", re.IGNORECASE)
 
