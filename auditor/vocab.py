@@ -116,6 +116,7 @@ class Structure:
     group_units: frozenset
     group_parts: frozenset
     measured: frozenset = frozenset()
+    qualifiers: frozenset = frozenset()
 
     def unit(self, word: str) -> str | None:
         for stem in (word, word[:-1] if word.endswith("s") else None, word[:-2] if word.endswith("es") else None):
@@ -127,6 +128,8 @@ class Structure:
         words = [w.lower() for w in _WORDS.findall(name)]
         if "_".join(words) in self.measured:
             return False
+        while len(words) > 2 and words[-1] in self.qualifiers:
+            words = words[:-1]  # num_workers_valid: the workers of the validation loader
         if len(words) < 2:
             return self._glued(words[0]) if words else False
         if "per" in words[1:]:
@@ -302,7 +305,8 @@ def _structure(data: dict | None) -> Structure | None:
     if not data:
         return None
     return Structure(*(frozenset(str(w).lower() for w in data.get(k, ()))
-                       for k in ("counts", "units", "group_counts", "group_units", "group_parts", "measured")))
+                       for k in ("counts", "units", "group_counts", "group_units", "group_parts", "measured",
+                                 "qualifiers")))
 
 
 def load(extra: dict | None = None, origin: str = "pyproject.toml") -> Vocabulary:

@@ -29,6 +29,63 @@ _DPO_TRAINER = {"llava/trl/dpo_trainer.py": "class DPOTrainer(Trainer):\n"
                 "    def tokenize_row(self, row):\n        return row\n"}
 
 
+# a setting of the held-out phase is named with one of these (valid_num_workers,
+# num_workers_valid, n_eval_rollout_threads); a path for that phase says one of them too
+_HELD_OUT_WORDS = frozenset({"valid", "validation", "val", "eval", "evaluation"})
+_PHASES = frozenset({"train", "training", "valid", "validation", "validate", "val", "eval", "evaluate",
+                     "evaluation", "test", "testing"})
+_NOT_HELD_OUT = frozenset({"train", "training", "test", "testing"})
+# `validate_config()`, `validate_learner_args()`: a check of the settings, not a validation phase
+_CHECKED = frozenset({"config", "configs", "cfg", "args", "arguments", "params", "settings", "schema", "spec",
+                      "inputs", "input", "options", "flags"})
+
+
+def _phases(name: str) -> set:
+    words = {w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", name)}
+    return set() if words & _CHECKED else words & _PHASES
+
+
+def _held_out_path(bound_to: str, function: str, path: str) -> bool:
+    """Is a read for the held-out phase? The first of the bound name, the function's last name
+    and the file's stem that names a phase decides: held-out when it names valid / eval and
+    not train or test."""
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    for name in (bound_to, function.rsplit(".", 1)[-1], stem):
+        phases = _phases(name)
+        if phases:
+            return not phases & _NOT_HELD_OUT
+    return False
+
+
+def _path_name(bound_to: str, function: str, path: str) -> str:
+    """How a message names the held-out path _held_out_path found."""
+    name = function.rsplit(".", 1)[-1]
+    if _phases(bound_to):
+        return f"for `{bound_to}`"
+    if _phases(name):
+        return f"in {name}()"
+    return f"in {path}"
+
+
+def _held_out_loaders(valid_count: str) -> dict:
+    """A parser offering --valid-num-workers, read by the pretraining loaders; the finetuning
+    task builds its validation loader with VALID_COUNT (examples)."""
+    return {"megatron/arguments.py": "import argparse\ndef parse_args():\n    p = argparse.ArgumentParser()\n"
+                                     "    p.add_argument('--num-workers', type=int, default=2)\n"
+                                     "    p.add_argument('--valid-num-workers', type=int, default=2)\n"
+                                     "    return p.parse_args()\n",
+            "megatron/training.py": "from torch.utils.data import DataLoader\n"
+                                    "def loaders(args, train_ds, valid_ds):\n"
+                                    "    return (DataLoader(train_ds, num_workers=args.num_workers),\n"
+                                    "            DataLoader(valid_ds, num_workers=args.valid_num_workers))\n",
+            "tasks/finetune.py": "from torch.utils.data import DataLoader\n"
+                                 "def build(args, train_ds, valid_ds, test_ds):\n"
+                                 "    train_loader = DataLoader(train_ds, num_workers=args.num_workers)\n"
+                                 "    test_loader = DataLoader(test_ds, num_workers=args.num_workers)\n"
+                                 f"    valid_loader = DataLoader(valid_ds, num_workers={valid_count})\n"
+                                 "    return train_loader, valid_loader, test_loader\n"}
+
+
 def _is_reader(site) -> bool:
     return site.role in ("read", "consume", "override")
 
@@ -327,8 +384,20 @@ do not inherit this one (a sibling trainer's own field of that name).
 A configuration key offered as null (`num_layers_per_virtual_pipeline_stage: null` in verl's
 Megatron config) that no scanned code reads, and no settings class declares, is a note: left at
 null it loses nothing yet, but setting it changes nothing. Not for an interpolation
-(`${model.vpp}`), nor in a tool's config file."""
+(`${model.vpp}`), nor in a tool's config file.
+A count the settings offer for the validation or evaluation phase (`--valid-num-workers`,
+`num_workers_valid`, `n_eval_rollout_threads`: the training setting's name with valid / val /
+eval added) that a held-out path skips, reading the training setting instead (Megatron's
+finetuning tasks build `valid_dataloader = build_data_loader(valid_ds, ..., args.num_workers)`;
+metaseq's validate.py), changes nothing on that path. A read is for the held-out phase when the
+name it is bound to says so, else its function's name, else its file's (`validate.py`,
+`eval_utils.py`); a name that says train or test is no held-out path. Reported at the read: a
+warning when another path of the project reads the held-out setting (it is live there), a note
+otherwise; not when the function reads the held-out setting too (`args.valid_n or args.n`)."""
     VALID = [
+        Example(_held_out_loaders("args.valid_num_workers or args.num_workers"),
+                "a validation loader that reads the validation setting (the training and test loaders take "
+                "the training count)"),
         Example({"conf/train.yaml": "trainer:\n"
                                     "  num_workers: 4\n"
                                     "  num_layers_per_virtual_pipeline_stage: null\n",
@@ -654,6 +723,9 @@ null it loses nothing yet, but setting it changes nothing. Not for an interpolat
                 "setting (not a copy of it) that nothing uses"),
     ]
     INVALID = [
+        Example(_held_out_loaders("args.num_workers"),
+                "a validation loader sized by the training count while the parser offers a validation one",
+                expect=[("tasks/finetune.py", 5)], severity="warning"),
         Example({"args.py": "from dataclasses import dataclass\nfrom transformers import TrainingArguments\n"
                             "@dataclass\n"
                             "class MyArgs(TrainingArguments):\n"
@@ -1117,6 +1189,72 @@ null it loses nothing yet, but setting it changes nothing. Not for an interpolat
         yield from closed
         yield from self._library_flags(result)
         yield from self._dimension_dropped(result)
+        yield from self._phase_setting_bypassed(result)
+
+    def _phase_setting_bypassed(self, result):
+        """`valid_dataloader = build_data_loader(valid_dataset, ..., args.num_workers)` while the
+        parser offers `--valid-num-workers` for exactly that loader (Megatron's finetuning
+        tasks; metaseq's validate.py with `num_workers_valid`): on this path the held-out
+        loader runs the training count and the held-out setting changes nothing. The read is
+        for the held-out phase when the name it is bound to says so, else its function's name,
+        else its file's (`validate.py`, `eval_utils.py`); a name that also says train is no
+        held-out path. Not when the function reads the held-out setting itself (`args.valid_n
+        or args.n`). A warning when another path of the project reads the held-out setting (it
+        is live, and this path skips it), a note otherwise."""
+        settable: dict[str, list] = {}
+        for knob in result.knobs:
+            if any(s.role == "define" and not s.detail.get("generated") and
+                   (s.kind in CONFIG_KINDS or s.detail.get("via") in FIELD_VIAS) for s in knob.sites):
+                settable.setdefault(knob.leaf.lower(), []).append(knob)
+        # where a parser flag or settings field of each name is declared
+        declared: dict[str, dict] = {}  # leaf -> file -> the define there
+        for knob in result.knobs:
+            for s in knob.sites:
+                if s.role == "define" and s.kind == "python" and s.detail.get("via") in FIELD_VIAS \
+                        and not s.detail.get("generated"):
+                    declared.setdefault(knob.leaf.lower(), {}).setdefault(s.file, s)
+        held_out: dict[str, list] = {}  # num_workers -> (the held-out field, its define) pairs
+        for leaf, knobs in settable.items():
+            words = leaf.split("_")
+            rest = "_".join(w for w in words if w not in _HELD_OUT_WORDS)
+            if len(rest) < len(leaf) and rest in declared:
+                # declared beside the training one, in one parser or settings class: one program's
+                # namespace (a YAML key of another program's config is no setting of this one)
+                held_out.setdefault(rest, []).extend(
+                    (knob, define) for knob in knobs for f, define in declared.get(leaf, {}).items()
+                    if f in declared[rest])
+        if not held_out:
+            return
+        readers: dict[str, set] = {}  # leaf -> (file, function) pairs that read it
+        for s in result.sites:
+            if _is_reader(s) and s.kind == "python":
+                readers.setdefault(s.leaf.lower(), set()).add((s.file, s.detail.get("function")))
+        done = set()
+        for r in result.sites:
+            d = r.detail
+            leaf = r.leaf.lower()
+            if r.role != "read" or r.kind != "python" or leaf not in held_out or is_test_site(r) \
+                    or d.get("via") not in ("attribute", "subscript", "get") \
+                    or not idioms.is_config_name(str(d.get("root") or "").split(".")[-1]):
+                continue
+            if not _held_out_path(str(d.get("bound_to") or ""), str(d.get("function") or ""), r.file):
+                continue
+            own = declared[leaf].get(r.file)  # a script reading its own parser's flag
+            for knob, define in held_out[leaf]:
+                alt = knob.leaf.lower()
+                if (r.file, d.get("function")) in readers.get(alt, ()) or (r.file, r.line, alt) in done \
+                        or (own is not None and define.file != r.file):
+                    continue
+                elsewhere = sorted(f for f, _ in readers.get(alt, ()) if not is_test_file(f))
+                done.add((r.file, r.line, alt))
+                f = self.finding(r, knob=knob.name, related=[r, define], subject="", effect="", near="",
+                                 **({} if elsewhere else {"severity": "note", "confidence": "medium"}))
+                read = f"{d.get('root')}.{r.key}" if d.get("via") == "attribute" else r.key
+                f.message = (f"`{read}` is read {_path_name(str(d.get('bound_to') or ''), str(d.get('function') or ''), r.file)}"
+                             f", a validation / evaluation path, but {knob.leaf} ({where(define)}) is the setting "
+                             f"for that phase: on this path it changes nothing"
+                             + (f" ({elsewhere[0]} reads it)" if elsewhere else ""))
+                yield f
 
     def _dimension_dropped(self, result):
         """`GRPOVllmEngine(model, tensor_parallel_size=self.vllm_tensor_parallel_size, ...)`

@@ -257,6 +257,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             loaded = self.ctx.loaded_from(node.lineno, root) if isinstance(root, str) and root.isidentifier() else None
             if loaded:
                 d["loaded_from"] = loaded
+        if role == "read" and self._binding:
+            d["bound_to"] = self._binding  # `valid_loader = build(ds, args.num_workers)`: what the value is for
         site = Site(role=role, file=self.path, line=node.lineno, column=self.src.column(node), key=key,
                     value=json_safe(value), default=json_safe(default), source=self.src.line(node.lineno),
                     kind="python", detail=d)
