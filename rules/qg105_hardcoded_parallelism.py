@@ -8,7 +8,7 @@ from auditor.keys import holder_of
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, as_number, backend_kind, commented_out,
                                in_examples, ImportNeighbours, is_config_define, is_test_file, is_test_site,
-                               project_packages, show, steps_envs, where)
+                               modules_to_files, near_files, project_packages, show, steps_envs, where)
 
 # Resource annotations and thread pinning have rules or meanings of their own.
 _SKIP_BACKENDS = ("torch.set_num_threads", "torch.set_num_interop_threads", "threadpoolctl.threadpool_limits",
@@ -91,6 +91,24 @@ def _aloha_converter() -> dict:
                                 "    return LeRobotDataset.create(repo, image_writer_threads="
                                 "dataset_config.image_writer_threads)\n"
                                 "if __name__ == '__main__':\n    tyro.cli(main)\n"}
+
+
+def _submitit(cpus: str) -> dict:
+    """MAE's layout: a submitit launcher that imports the training script's parser (examples)."""
+    return {"main_pretrain.py": "import argparse\nfrom torch.utils.data import DataLoader\n"
+                                "def get_args_parser():\n    p = argparse.ArgumentParser()\n"
+                                "    p.add_argument('--num_workers', default=10, type=int)\n"
+                                "    p.add_argument('--cpus_per_task', default=10, type=int)\n    return p\n"
+                                "def main(args, ds):\n    return DataLoader(ds, num_workers=args.num_workers)\n",
+            "submitit_pretrain.py": "import submitit\nimport main_pretrain\n"
+                                    "def main():\n"
+                                    "    args = main_pretrain.get_args_parser().parse_args()\n"
+                                    "    executor = submitit.AutoExecutor(folder='logs')\n"
+                                    "    executor.update_parameters(\n"
+                                    "        gpus_per_node=8,\n"
+                                    f"        {cpus},\n"
+                                    "    )\n"
+                                    "    return executor.submit(main_pretrain.main, args, None)\n"}
 
 
 class _Candidates:
@@ -260,8 +278,18 @@ args.num_tasks`, `np.array_split(rows, args.num_chunks)`) while the pool's own s
 default, a literal or the machine's CPU count (`with Pool() as pool: pool.starmap(annotate,
 parts)`) is a warning (a note under examples/): the setting chooses how many parts there are,
 not how many run at once. A pool sized by a setting, and work cut by a size
-(`args.batch_size`), are not reported so."""
+(`args.batch_size`), are not reported so.
+
+A Python launcher that asks SLURM for a literal number of CPUs per task (submitit's
+`executor.update_parameters(cpus_per_task=10, ...)`, `"--cpus-per-task": 10` in the sbatch options
+it builds) for a program whose worker count users set (MAE's submitit_pretrain.py, which imports
+main_pretrain.py and its `--num_workers`) gives every task that many CPUs whatever the count
+asks: a larger count runs its workers on them, and the launcher has no flag to change it. A
+warning (a note under examples/). Only where the launcher's file, or a project file it imports
+(two levels), declares a count of CPU-bound workers in a parser or settings class; not for a
+launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting."""
     VALID = [
+        Example(_submitit("cpus_per_task=args.cpus_per_task"), "the CPUs per task come from a flag"),
         Example({"eval/judge.py": _JUDGE_SCRIPT.format(pool="    with Pool(args.num_tasks) as pool:\n")},
                 "the pool runs as many parts at once as the user cuts the work into"),
         Example({"bench.py": "from vllm import LLM\n"
@@ -407,6 +435,9 @@ not how many run at once. A pool sized by a setting, and work cut by a size
                 "another script's flag of that name: the scripts do not import each other"),
     ]
     INVALID = [
+        Example(_submitit("cpus_per_task=10"),
+                "a submitit launcher asks 10 CPUs per task for a program whose --num_workers users set",
+                expect=[("submitit_pretrain.py", 8)], severity="warning"),
         Example({"eval/judge.py": _JUDGE_SCRIPT.format(pool="    with Pool() as pool:\n")},
                 "--num-tasks cuts the work into parts; the pool runs the machine's CPU count of them at once",
                 expect=[("eval/judge.py", 12)]),
@@ -860,6 +891,48 @@ not how many run at once. A pool sized by a setting, and work cut by a size
         # (after the siblings' check: a 1 beside the count its siblings route is that warning)
         yield from (f for f in ones if (f.file, f.line) not in reported)
         yield from self._launch_commands(result)
+        yield from self._fixed_cpus_per_task(result)
+
+    def _fixed_cpus_per_task(self, result):
+        """`executor.update_parameters(cpus_per_task=10, ...)` (submitit) or `"--cpus-per-task": 10`
+        in the sbatch options a Python launcher builds, for a program whose worker count users
+        set (`--num_workers` of the main_pretrain.py it imports): SLURM gives each task ten CPUs whatever that count asks, so a larger count
+        runs its workers on ten CPUs, and the launcher has no flag to change it. Only in Python
+        (a launch script's `#SBATCH --cpus-per-task=10` is the user's own setting), only a
+        literal, and only where a parser or settings class of the launcher's file, or of a
+        project file it imports (two levels), declares a count of CPU-bound workers (workers,
+        processes, threads, CPUs): what it starts is not known otherwise."""
+        from auditor import vocab as vocab_mod
+
+        vocab = vocab_mod.load(result.settings or None)
+        fixed = [s for s in result.sites
+                 if s.role == "define" and s.kind == "python" and not is_test_site(s)
+                 and s.leaf.lower().lstrip("-").replace("-", "_") == "cpus_per_task"
+                 and s.detail.get("via") in ("keyword", "dict") and isinstance(as_number(s.value), int)]
+        if not fixed:
+            return
+        counts: dict[str, object] = {}  # file -> the first define there of a count of CPU-bound workers
+        for knob in result.knobs:
+            if knob.leaf.lower().lstrip("-").replace("-", "_") == "cpus_per_task" \
+                    or not vocab.units(knob.leaf) & _WORKER_UNITS:
+                continue
+            for d in knob.sites:
+                if is_config_define(d) and d.kind == "python" and not is_test_site(d) \
+                        and (d.file not in counts or d.line < counts[d.file].line):
+                    counts[d.file] = d
+        modules = modules_to_files(result)
+        for site in fixed:
+            # the program the launcher starts: its own file, or a project file it imports
+            near = near_files(result, site.file, modules)
+            count = counts.get(site.file) or next((counts[f] for f in sorted(near) if f in counts), None)
+            if count is None:
+                continue
+            yield self.finding(site, knob="cpus_per_task", related=[site, count],
+                               backend="each SLURM task",
+                               what=f"{as_number(site.value)} CPUs, a literal in the launcher",
+                               why=f", whatever the worker count users set asks ({count.leaf} at {where(count)}): "
+                                   f"a larger count runs its workers on these CPUs, and no flag changes them",
+                               **({"severity": "note", "confidence": "medium"} if in_examples(site.file) else {}))
 
     def _commented_out(self, result):
         """`LLM(path, tensor_parallel_size=1)  # torch.cuda.device_count())`, `# with ProcessPool(
