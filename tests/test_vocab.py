@@ -14,6 +14,7 @@ V = vocab.load()
     "tp_size", "dp_shard_size", "fsdp_shard_degree", "cpus-per-task", "num_processors", "dataset_num_proc",
     "envs_per_worker", "nprocs", "ngpus", "gpu_count", "num_inference_engines", "num_learners_per_node",
     "fsdp_num_replicas", "max_num_workers", "num_cores", "worker_num", "thread_count",
+    "num_workers_valid", "n_envs_eval", "tp_size_train",
 ])
 def test_names_built_from_a_count_and_a_unit_are_knobs(name):
     assert V.match(name) == "exact", name
@@ -23,6 +24,7 @@ def test_names_built_from_a_count_and_a_unit_are_knobs(name):
     "num_env_steps", "batch_size", "shard_size", "batch_size_per_gpu", "num_steps_per_env", "hidden_size",
     "num_agents", "env_id", "local_rank", "node_rank", "total_timesteps", "max_num_seqs", "num_epochs",
     "rollout_batch_size", "n", "tp", "envs", "device_count", "cpu_count",
+    "num_env_steps_train", "batch_size_eval", "workers_valid",
 ])
 def test_counts_of_other_things_and_measurements_are_not(name):
     assert V.match(name) is None, name
