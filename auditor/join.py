@@ -76,8 +76,10 @@ def _find_config(including: str, path: str, files: set[str]) -> str | None:
     """The YAML file a defaults entry names: searched from the including file's directory
     upwards (absolute ``/group`` entries are relative to the config root, an ancestor)."""
     directory = posixpath.dirname(including)
+    # `- verltool@actor_rollout_ref.agent: agent.yaml`: Hydra takes the option with its extension too
+    exts = ("",) if path.endswith((".yaml", ".yml")) else (".yaml", ".yml")
     while True:
-        for ext in (".yaml", ".yml"):
+        for ext in exts:
             cand = posixpath.normpath(posixpath.join(directory, path + ext)) if directory else path + ext
             if cand in files:
                 return cand

@@ -81,6 +81,26 @@ def test_hydra_package_reroots_included_keys(tmp_path):
     assert "tensor_model_parallel_size" not in knobs
 
 
+def test_hydra_option_named_with_its_extension(tmp_path):
+    """`- verltool@actor_rollout_ref.agent: agent.yaml` (verl-tool): Hydra takes the option with
+    its extension, so its keys sit under the entry's package like any other option's."""
+    root = project(tmp_path, {
+        "conf/ppo.yaml": """
+            defaults:
+              - verltool@actor_rollout_ref.agent: agent.yaml
+              - _self_
+        """,
+        "conf/verltool/agent.yaml": "max_concurrent_trajectories: 1024\n",
+        "train.py": """
+            def fit(config):
+                return config.actor_rollout_ref.agent.max_concurrent_trajectories
+        """,
+    })
+    knob = knobs_of(root)["actor_rollout_ref.agent.max_concurrent_trajectories"]
+    assert chain(knob) == [("define", "conf/verltool/agent.yaml", 1), ("read", "train.py", 2)]
+    assert knob.effective == 1024
+
+
 # a primary config choosing env/atari.yaml of the `env` group, and setting no knob itself
 ENV_GROUP_PRIMARY = """
     defaults:
