@@ -55,7 +55,8 @@ def is_no_backend_branch(site: Site) -> bool:
 def fills_a_missing_value(cond: str, name: str) -> bool:
     """`if num_workers is None: num_workers = 1`, or the last branch of a default chain:
     `if "OMP_NUM_THREADS" in os.environ: ... elif ...: n = 1` sets a default for a missing value;
-    so does `if num_cpu == "auto": num_cpu = cpu_count()`, where the user asked for it."""
+    so does `if num_cpu == "auto": num_cpu = cpu_count()`, where the user asked for it, and
+    `if self.tp_size == -1: self.tp_size = 1`, where -1 marks a field left unset."""
     leaf = name.rsplit(".", 1)[-1]
     # Every form names the leaf: without it (checked exactly only in ASCII, where IGNORECASE
     # is plain lower-casing) there is no regex to build, the dearest step of the rules.
@@ -74,7 +75,9 @@ def _missing_value_regex(leaf: str) -> re.Pattern:
                       rf"|not\s*\(\s*[\w.]*getenv\(\s*['\"](\w+_)?{n}['\"]"  # else of if os.getenv("N"):
                       rf"|['\"]{n}['\"]\s*\)\s+is\s+None\b"
                       # if num_cpu == "auto": the user asked for the computed value
-                      rf"|[\w.]*\b{n}\s*==\s*['\"](auto|max|all)['\"]", re.IGNORECASE)
+                      rf"|[\w.]*\b{n}\s*==\s*['\"](auto|max|all)['\"]"
+                      # if self.tp_size == -1: the field's "not set" marker (FastVideo's -1 defaults)
+                      rf"|[\w.]*\b{n}\s*==\s*-\s*1\b(?!\.)", re.IGNORECASE)
 
 
 def is_logged(site: Site) -> str | None:
