@@ -391,6 +391,13 @@ tests whether the variable is set."""
                 "a field the class computes (init=False): no setting users pass"),
         Example(_fsdp_config("field(default=1, metadata={'help': 'computed from num_gpu'})"),
                 "a field its help calls computed"),
+        Example({"args.py": "import argparse\n"
+                            "p = argparse.ArgumentParser()\n"
+                            "p.add_argument('--tp-size', type=int, default=-1)\n"
+                            "args = p.parse_args()\n"
+                            "if args.tp_size == -1:\n"
+                            "    args.tp_size = 1\n"},
+                "-1, the flag's not-set marker, resolved to a value"),
         Example({"dist_util.py": "import os\nimport torch\nGPUS_PER_NODE = 8\n"
                                  "def setup(rank):\n"
                                  "    if 'CUDA_VISIBLE_DEVICES' not in os.environ:\n"
