@@ -353,7 +353,8 @@ A setting read into a name that nothing uses (`workers = os.getenv("VILA_WORKERS
 `uvicorn.run(app, workers=1)`; `self.num_workers = os.getenv("NUM_WORKERS", 32)` in a class
 whose pool is sized by a literal) is read and then dropped: a warning at the read (a note under
 examples/). Only for a copy of the setting (a name of the same unit: `workers`, not `dp_size =
-world_size // cfg.tp_size`), read by itself or through conversions (`int()`, `min()`), from the
+world_size // cfg.tp_size`), read by itself or through conversions (`int()`, `min()`, arithmetic
+with a literal; not `actor_idx * cfg.nproc_per_node + local_rank`, an index), from the
 environment, a flag or an object named as settings (not `getattr(env, "num_envs", 1)`), into a
 local its function never loads, a module name no file loads or imports, or an attribute no file
 loads from an object other than a settings one (`trainer.num_workers` elsewhere may read it;
@@ -395,6 +396,11 @@ name it is bound to says so, else its function's name, else its file's (`validat
 warning when another path of the project reads the held-out setting (it is live there), a note
 otherwise; not when the function reads the held-out setting too (`args.valid_n or args.n`)."""
     VALID = [
+        Example({"conf.yaml": "dist:\n  nproc_per_node: 1\n",
+                 "runner.py": "class Runner:\n"
+                              "    def __init__(self, cfg, actor_idx):\n"
+                              "        self.actor_idx_node = actor_idx * cfg.dist.nproc_per_node + cfg.dist.local_rank\n"},
+                "an index computed from the count and other values, stored and unused: no copy of the setting"),
         Example(_held_out_loaders("args.valid_num_workers or args.num_workers"),
                 "a validation loader that reads the validation setting (the training and test loaders take "
                 "the training count)"),
