@@ -10,8 +10,8 @@ from auditor.flow import values
 from auditor.keys import CONFIG_CLASS, one_typo
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, commented_out, count_units, foreign_package,
-                               in_examples, is_launch_override, is_test_file, is_test_site, modules_to_files, near_files,
-                               project_packages, show, similar, where)
+                               in_examples, is_launch_override, is_test_file, is_test_site, is_vendored,
+                               modules_to_files, near_files, project_packages, show, similar, where)
 
 FIELD_VIAS = ("dataclass", "pydantic", "attrs", "argparse")
 MAX_PARSER_SCRIPTS = 300  # scripts whose paths QG101 walks for the flags they accept
@@ -394,7 +394,10 @@ metaseq's validate.py), changes nothing on that path. A read is for the held-out
 name it is bound to says so, else its function's name, else its file's (`validate.py`,
 `eval_utils.py`); a name that says train or test is no held-out path. Reported at the read: a
 warning when another path of the project reads the held-out setting (it is live there), a note
-otherwise; not when the function reads the held-out setting too (`args.valid_n or args.n`)."""
+otherwise; not when the function reads the held-out setting too (`args.valid_n or args.n`).
+A key of a config under third_party/ or vendor/ (another project's code shipped in the tree,
+with the upstream config it was trained with: FastVideo's third_party/synchformer) that nothing
+reads is a note: its settings are not this project's users' to set."""
     VALID = [
         Example({"conf.yaml": "dist:\n  nproc_per_node: 1\n",
                  "runner.py": "class Runner:\n"
@@ -729,6 +732,10 @@ otherwise; not when the function reads the held-out setting too (`args.valid_n o
                 "setting (not a copy of it) that nothing uses"),
     ]
     INVALID = [
+        Example({"pkg/third_party/motion/config.yaml": "DATA_LOADER:\n  NUM_WORKERS: 4\nNUM_SHARDS: 4\n",
+                 "pkg/third_party/motion/model.py": "def build(cfg):\n    return cfg.DATA_LOADER.NUM_WORKERS\n"},
+                "an upstream config shipped under third_party/ sets a count nothing reads",
+                expect=[("pkg/third_party/motion/config.yaml", 3)], severity="note"),
         Example(_held_out_loaders("args.num_workers"),
                 "a validation loader sized by the training count while the parser offers a validation one",
                 expect=[("tasks/finetune.py", 5)], severity="warning"),
@@ -1172,7 +1179,8 @@ otherwise; not when the function reads the held-out setting too (`args.valid_n o
                                    f"; it sits under `{passed_on}`, keyword arguments handed on to another program "
                                    f"that the scan does not read" if passed_on else
                                    "; code reads no parallelism key of this file: it may configure another program",
-                                   **({"severity": "note", "confidence": "low"} if foreign or passed_on else {}))
+                                   **({"severity": "note", "confidence": "low"} if foreign or passed_on
+                                      or is_vendored(site.file) else {}))
         yield from self._leaving(result, leaving, handed)
         # read, but by no joined read, splat or handed section: only through its last names
         yield from self._read_for_other_sections(

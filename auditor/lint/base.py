@@ -106,9 +106,20 @@ def commented_out(result, kind: str):
             yield from ((rel, f) for f in m.get("commented_parallel") or () if f["kind"] == kind)
 
 
+# another project's code shipped in this tree (FastVideo's third_party/synchformer, with the
+# upstream config it was trained with): its settings are not this project's users' to set
+VENDORED_DIRS = ("third_party", "thirdparty", "vendor", "vendored", "_vendor")
+
+
 def in_examples(file: str) -> bool:
-    """A file under examples/, docs/, tutorials/, ... at any depth: demonstration code."""
-    return any(p in EXAMPLE_DIRS for p in file.split("/")[:-1])
+    """A file under examples/, docs/, tutorials/, ... at any depth: demonstration code; or under
+    third_party/, vendor/: another project's code. Findings there are notes."""
+    return any(p in EXAMPLE_DIRS or p in VENDORED_DIRS for p in file.split("/")[:-1])
+
+
+def is_vendored(file: str) -> bool:
+    """A file under third_party/, vendor/, ... at any depth: another project's code."""
+    return any(p in VENDORED_DIRS for p in file.split("/")[:-1])
 
 
 def where(site: Site) -> str:
