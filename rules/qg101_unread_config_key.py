@@ -1211,15 +1211,10 @@ reads is a note: its settings are not this project's users' to set."""
         tasks; metaseq's validate.py with `num_workers_valid`): on this path the held-out
         loader runs the training count and the held-out setting changes nothing. The read is
         for the held-out phase when the name it is bound to says so, else its function's name,
-        else its file's (`validate.py`, `eval_utils.py`); a name that also says train is no
+        else its file's (`validate.py`, `eval_utils.py`); a name that says train or test is no
         held-out path. Not when the function reads the held-out setting itself (`args.valid_n
         or args.n`). A warning when another path of the project reads the held-out setting (it
         is live, and this path skips it), a note otherwise."""
-        settable: dict[str, list] = {}
-        for knob in result.knobs:
-            if any(s.role == "define" and not s.detail.get("generated") and
-                   (s.kind in CONFIG_KINDS or s.detail.get("via") in FIELD_VIAS) for s in knob.sites):
-                settable.setdefault(knob.leaf.lower(), []).append(knob)
         # where a parser flag or settings field of each name is declared
         declared: dict[str, dict] = {}  # leaf -> file -> the define there
         for knob in result.knobs:
@@ -1227,16 +1222,13 @@ reads is a note: its settings are not this project's users' to set."""
                 if s.role == "define" and s.kind == "python" and s.detail.get("via") in FIELD_VIAS \
                         and not s.detail.get("generated"):
                     declared.setdefault(knob.leaf.lower(), {}).setdefault(s.file, s)
-        held_out: dict[str, list] = {}  # num_workers -> (the held-out field, its define) pairs
-        for leaf, knobs in settable.items():
-            words = leaf.split("_")
-            rest = "_".join(w for w in words if w not in _HELD_OUT_WORDS)
-            if len(rest) < len(leaf) and rest in declared:
-                # declared beside the training one, in one parser or settings class: one program's
-                # namespace (a YAML key of another program's config is no setting of this one)
-                held_out.setdefault(rest, []).extend(
-                    (knob, define) for knob in knobs for f, define in declared.get(leaf, {}).items()
-                    if f in declared[rest])
+        # num_workers -> the defines of its held-out fields, declared beside it in one parser or
+        # settings class: one program's namespace (another program's YAML key is not this one's)
+        held_out: dict[str, list] = {}
+        for leaf, files in declared.items():
+            rest = "_".join(w for w in leaf.split("_") if w not in _HELD_OUT_WORDS)
+            if rest != leaf and rest in declared:
+                held_out.setdefault(rest, []).extend(d for f, d in files.items() if f in declared[rest])
         if not held_out:
             return
         readers: dict[str, set] = {}  # leaf -> (file, function) pairs that read it
@@ -1254,18 +1246,19 @@ reads is a note: its settings are not this project's users' to set."""
             if not _held_out_path(str(d.get("bound_to") or ""), str(d.get("function") or ""), r.file):
                 continue
             own = declared[leaf].get(r.file)  # a script reading its own parser's flag
-            for knob, define in held_out[leaf]:
-                alt = knob.leaf.lower()
+            for define in held_out[leaf]:
+                alt = define.leaf.lower()
                 if (r.file, d.get("function")) in readers.get(alt, ()) or (r.file, r.line, alt) in done \
                         or (own is not None and define.file != r.file):
                     continue
                 elsewhere = sorted(f for f, _ in readers.get(alt, ()) if not is_test_file(f))
                 done.add((r.file, r.line, alt))
-                f = self.finding(r, knob=knob.name, related=[r, define], subject="", effect="", near="",
+                f = self.finding(r, knob=define.key, related=[r, define], subject="", effect="", near="",
                                  **({} if elsewhere else {"severity": "note", "confidence": "medium"}))
                 read = f"{d.get('root')}.{r.key}" if d.get("via") == "attribute" else r.key
-                f.message = (f"`{read}` is read {_path_name(str(d.get('bound_to') or ''), str(d.get('function') or ''), r.file)}"
-                             f", a validation / evaluation path, but {knob.leaf} ({where(define)}) is the setting "
+                path = _path_name(str(d.get("bound_to") or ""), str(d.get("function") or ""), r.file)
+                f.message = (f"`{read}` is read {path}, a validation / evaluation path, but {define.leaf} "
+                             f"({where(define)}) is the setting "
                              f"for that phase: on this path it changes nothing"
                              + (f" ({elsewhere[0]} reads it)" if elsewhere else ""))
                 yield f

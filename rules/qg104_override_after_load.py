@@ -859,8 +859,9 @@ tests whether the variable is set."""
                 continue  # a count the program measured or was given: a mapping, not an assumption
             if gpus < 2:
                 continue
+            modulo = divisor if divisor.isdigit() else f"{divisor} = {gpus}"
             yield self.finding(site, knob="CUDA_VISIBLE_DEVICES", related=related, alias="",
-                               effect=f"set to this process's rank modulo {divisor if divisor.isdigit() else f'{divisor} = {gpus}'}, which replaces "
+                               effect=f"set to this process's rank modulo {modulo}, which replaces "
                                       f"the GPUs the user or launcher exported and assumes {gpus} GPUs on every node",
                                condition="", configured=" (index into the exported set, or take the count from it)",
                                **({"severity": "note", "confidence": "medium"} if in_examples(site.file) else {}))

@@ -896,8 +896,9 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
     def _fixed_cpus_per_task(self, result):
         """`executor.update_parameters(cpus_per_task=10, ...)` (submitit) or `"--cpus-per-task": 10`
         in the sbatch options a Python launcher builds, for a program whose worker count users
-        set (`--num_workers` of the main_pretrain.py it imports): SLURM gives each task ten CPUs whatever that count asks, so a larger count
-        runs its workers on ten CPUs, and the launcher has no flag to change it. Only in Python
+        set (`--num_workers` of the main_pretrain.py it imports): SLURM gives each task ten CPUs
+        whatever that count asks, so a larger count runs its workers on ten CPUs, and the
+        launcher has no flag to change it. Only in Python
         (a launch script's `#SBATCH --cpus-per-task=10` is the user's own setting), only a
         literal, and only where a parser or settings class of the launcher's file, or of a
         project file it imports (two levels), declares a count of CPU-bound workers (workers,
@@ -907,14 +908,13 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
         vocab = vocab_mod.load(result.settings or None)
         fixed = [s for s in result.sites
                  if s.role == "define" and s.kind == "python" and not is_test_site(s)
-                 and s.leaf.lower().lstrip("-").replace("-", "_") == "cpus_per_task"
-                 and s.detail.get("via") in ("keyword", "dict") and isinstance(as_number(s.value), int)]
+                 and _cpus_per_task(s.leaf) and s.detail.get("via") in ("keyword", "dict")
+                 and isinstance(as_number(s.value), int)]
         if not fixed:
             return
         counts: dict[str, object] = {}  # file -> the first define there of a count of CPU-bound workers
         for knob in result.knobs:
-            if knob.leaf.lower().lstrip("-").replace("-", "_") == "cpus_per_task" \
-                    or not vocab.units(knob.leaf) & _WORKER_UNITS:
+            if _cpus_per_task(knob.leaf) or not vocab.units(knob.leaf) & _WORKER_UNITS:
                 continue
             for d in knob.sites:
                 if is_config_define(d) and d.kind == "python" and not is_test_site(d) \
@@ -1325,6 +1325,11 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
 
 
 _WORKER_UNITS = frozenset({"cpu", "core", "proc", "process", "processor", "worker", "thread"})
+
+
+def _cpus_per_task(leaf: str) -> bool:
+    """SLURM's CPUs per task, as submitit (`cpus_per_task`) or sbatch (`--cpus-per-task`) spells it."""
+    return leaf.lower().lstrip("-").replace("-", "_") == "cpus_per_task"
 
 
 def _flag_name(flag: str) -> str:
