@@ -45,26 +45,17 @@ def _phases(name: str) -> set:
     return set() if words & _CHECKED else words & _PHASES
 
 
-def _held_out_path(bound_to: str, function: str, path: str) -> bool:
-    """Is a read for the held-out phase? The first of the bound name, the function's last name
-    and the file's stem that names a phase decides: held-out when it names valid / eval and
-    not train or test."""
-    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    for name in (bound_to, function.rsplit(".", 1)[-1], stem):
-        phases = _phases(name)
-        if phases:
-            return not phases & _NOT_HELD_OUT
-    return False
-
-
-def _path_name(bound_to: str, function: str, path: str) -> str:
-    """How a message names the held-out path _held_out_path found."""
+def _held_out_path(bound_to: str, function: str, path: str) -> str | None:
+    """How a message names the held-out path a read is on, or None when it is on none. The
+    first of the bound name, the function's last name and the file's stem that names a phase
+    decides: held-out when it names valid / eval and not train or test."""
     name = function.rsplit(".", 1)[-1]
-    if _phases(bound_to):
-        return f"for `{bound_to}`"
-    if _phases(name):
-        return f"in {name}()"
-    return f"in {path}"
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    for phrase, words in ((f"for `{bound_to}`", bound_to), (f"in {name}()", name), (f"in {path}", stem)):
+        phases = _phases(words)
+        if phases:
+            return None if phases & _NOT_HELD_OUT else phrase
+    return None
 
 
 def _held_out_loaders(valid_count: str) -> dict:
@@ -1243,7 +1234,8 @@ reads is a note: its settings are not this project's users' to set."""
                     or d.get("via") not in ("attribute", "subscript", "get") \
                     or not idioms.is_config_name(str(d.get("root") or "").split(".")[-1]):
                 continue
-            if not _held_out_path(str(d.get("bound_to") or ""), str(d.get("function") or ""), r.file):
+            path = _held_out_path(str(d.get("bound_to") or ""), str(d.get("function") or ""), r.file)
+            if path is None:
                 continue
             own = declared[leaf].get(r.file)  # a script reading its own parser's flag
             for define in held_out[leaf]:
@@ -1256,7 +1248,6 @@ reads is a note: its settings are not this project's users' to set."""
                 f = self.finding(r, knob=define.key, related=[r, define], subject="", effect="", near="",
                                  **({} if elsewhere else {"severity": "note", "confidence": "medium"}))
                 read = f"{d.get('root')}.{r.key}" if d.get("via") == "attribute" else r.key
-                path = _path_name(str(d.get("bound_to") or ""), str(d.get("function") or ""), r.file)
                 f.message = (f"`{read}` is read {path}, a validation / evaluation path, but {define.leaf} "
                              f"({where(define)}) is the setting "
                              f"for that phase: on this path it changes nothing"

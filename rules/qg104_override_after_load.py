@@ -810,13 +810,10 @@ tests whether the variable is set."""
         `TOKENIZERS_PARALLELISM`, a switch forced to its parallel value and a narrowing inside a
         determinism or debug helper are a program's own choice. A note under examples/."""
         vocab = vocab_mod.load(result.settings or None)
-        for site in result.sites:
+        for site, var in _environment_writes(result):
             d = site.detail
-            if site.role != "override" or site.kind != "python" or d.get("how") != "environ" \
-                    or d.get("backend") != "os.environ" or d.get("thread_var") or d.get("setdefault") \
-                    or d.get("condition") or site.value is None or is_test_file(site.file):
+            if d.get("thread_var") or d.get("condition") or site.value is None:
                 continue
-            var = site.key.rsplit(".", 1)[-1].upper()
             if var in _PROGRAM_CHOICES or idioms.set_for_programs(var):
                 continue
             if vocab.serial_value(var, site.value) is False:
@@ -839,12 +836,9 @@ tests whether the variable is set."""
             if s.role == "define" and s.kind == "python" and s.detail.get("via") == "constant" \
                     and s.detail.get("function") == "<module>" and isinstance(as_number(s.value), int):
                 constants[(s.file, s.leaf)] = (as_number(s.value), s)
-        for site in result.sites:
+        for site, var in _environment_writes(result):
             d = site.detail
-            if site.role != "override" or site.kind != "python" or d.get("how") != "environ" \
-                    or d.get("backend") != "os.environ" or d.get("setdefault") or is_test_file(site.file) \
-                    or site.key.rsplit(".", 1)[-1].upper() != "CUDA_VISIBLE_DEVICES" \
-                    or "CUDA_VISIBLE_DEVICES" in str(d.get("condition") or ""):
+            if var != "CUDA_VISIBLE_DEVICES" or var in str(d.get("condition") or ""):
                 continue
             m = _RANK_MODULO.search(str(d.get("expr") or ""))
             if m is None:
@@ -1013,6 +1007,15 @@ def _shared_folders(a: str, b: str) -> int:
 # environment variables whose value a program picks for itself: the GPU set it runs on, the
 # tokenizers' fork warning
 _PROGRAM_CHOICES = frozenset({"CUDA_VISIBLE_DEVICES", "TOKENIZERS_PARALLELISM"})
+def _environment_writes(result):
+    """(site, variable) for each `os.environ[VAR] = ...` outside tests that is no `setdefault`."""
+    for site in result.sites:
+        d = site.detail
+        if site.role == "override" and site.kind == "python" and d.get("how") == "environ" \
+                and d.get("backend") == "os.environ" and not d.get("setdefault") and not is_test_file(site.file):
+            yield site, site.key.rsplit(".", 1)[-1].upper()
+
+
 # a rank mapped onto a GPU index modulo a count: `Get_rank() % GPUS_PER_NODE`,
 # `int(os.environ['SLURM_PROCID']) % 8`, `local_rank % 8`
 _RANK_MODULO = re.compile(r"(?i)(?:rank|procid|process_index|process_id)\w*\W*%\s*([A-Za-z_]\w*|\d+)\b")

@@ -114,7 +114,7 @@ VENDORED_DIRS = ("third_party", "thirdparty", "vendor", "vendored", "_vendor")
 def in_examples(file: str) -> bool:
     """A file under examples/, docs/, tutorials/, ... at any depth: demonstration code; or under
     third_party/, vendor/: another project's code. Findings there are notes."""
-    return any(p in EXAMPLE_DIRS or p in VENDORED_DIRS for p in file.split("/")[:-1])
+    return any(p in EXAMPLE_DIRS for p in file.split("/")[:-1]) or is_vendored(file)
 
 
 def is_vendored(file: str) -> bool:
