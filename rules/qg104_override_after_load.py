@@ -77,7 +77,9 @@ evaluation or rendering function, and defaults filled in when nothing was config
 is None`, the last branch of a default chain), nor a running maximum over a loop (`tp_size =
 max(tp_size, tp_rank + 1)`). A bound (`max(1, int(n))`) under a count configured as a word (`auto`) cites no
 configured value: the word never reaches the bound, so it is a note. A count the program computes for the job (`num_gpus =
-get_gpu_count(...)`) forced to a literal afterwards is a note. A required argument that a
+get_gpu_count(...)`) forced to a literal afterwards is a note, and so is a function's parameter
+multiplied by another count inside it (`num_workers = num_workers * nproc_per_node` in a CPU
+affinity helper): only the function's own copy changes. A required argument that a
 public function uses only when another argument is None (`def make(num_envs, cfg=None): if cfg is
 None: ...num_envs...`) is a warning at the parameter: a caller passing both loses its count; with
 a default, a note. A backend switch (vec_env_class) replaced under a condition by another
@@ -407,6 +409,18 @@ tests whether the variable is set."""
                 "a rank's GPU picked only when none was exported, or modulo the GPUs the node has"),
     ]
     INVALID = [
+        Example({"configs/default.yaml": "actor:\n  num_workers: 30\n",
+                 "utils.py": "def set_affinity(worker_idx, num_workers, nproc_per_node=0):\n"
+                             "    if nproc_per_node > 1:\n"
+                             "        num_workers = num_workers * nproc_per_node\n"
+                             "    return worker_idx % num_workers\n",
+                 "main.py": "from multiprocessing import Process\nfrom omegaconf import OmegaConf\n"
+                            "from utils import set_affinity\n"
+                            "cfg = OmegaConf.load('configs/default.yaml')\n"
+                            "def run(i):\n    set_affinity(i, cfg.actor.num_workers)\n"
+                            "procs = [Process(target=run, args=(i,)) for i in range(cfg.actor.num_workers)]\n"},
+                "a helper scales the count its caller passes (per node to the whole job): its own copy, a note",
+                expect=[("utils.py", 3)], severity="note"),
         Example({"dist_util.py": "import os\nfrom mpi4py import MPI\nGPUS_PER_NODE = 8\n"
                                  "def setup_dist():\n"
                                  "    os.environ['CUDA_VISIBLE_DEVICES'] = f'{MPI.COMM_WORLD.Get_rank() % GPUS_PER_NODE}'\n"},
@@ -699,6 +713,9 @@ tests whether the variable is set."""
                     continue
                 if not _changes_the_value(site, knob.leaf) or not _was_loaded(site, reads) or _intended(site):
                     continue
+                if _scales_own_argument(site):
+                    yield self._argument_scaled(site, knob)
+                    continue
                 # cite a config file, or a parser in this file: a parser default in another
                 # script is often another program's setting of the same name
                 # (a word such as 'auto' is no number a min()/max() bound replaces: the code
@@ -906,6 +923,19 @@ tests whether the variable is set."""
                             condition=f" when `{idioms.short_condition(cond)}`", configured="",
                             severity="note", confidence="medium")
 
+    def _argument_scaled(self, site, knob):
+        """`def set_affinity(worker_idx, num_workers, nproc_per_node=0)`: `if nproc_per_node > 1:
+        num_workers = num_workers * nproc_per_node`: a helper re-expresses the count its caller
+        passes (per node -> the whole job) for its own arithmetic; the setting itself is
+        untouched, and every other reader sees it as configured (a note)."""
+        cond = site.detail.get("condition")
+        return self.finding(site, knob=knob.name, related=[site], alias="",
+                            effect=f"the argument `{site.detail.get('target') or site.leaf}` is scaled to "
+                                   f"`{site.detail.get('expr')}` inside this function",
+                            condition=f" when `{idioms.short_condition(cond)}`" if cond else "",
+                            configured="; only this function's copy changes",
+                            severity="note", confidence="medium")
+
     def _forced_over_computed(self, site, knob):
         """`num_gpus = get_gpu_count_for_vllm(model)` then, under a condition, `num_gpus = 2  # hack`:
         the count the program computes for the job is replaced by a literal (a note: no user
@@ -1107,6 +1137,15 @@ def _replaces_argument(site) -> bool:
     target = d.get("target") or site.leaf
     return not (idioms.fills_a_missing_value(cond, target) or idioms.is_debug_condition(cond)
                 or _mentions(d.get("expr") or "", target))
+
+
+def _scales_own_argument(site) -> bool:
+    """A parameter of the function multiplied by another name (`num_workers * nproc_per_node`)."""
+    d = site.detail
+    if not d.get("overrides_param") or d.get("how") != "expression":
+        return False
+    name = re.escape(str(d.get("target") or site.leaf))
+    return re.fullmatch(rf"\s*(?:{name}\s*\*\s*[\w.]+|[\w.]+\s*\*\s*{name})\s*", str(d.get("expr") or "")) is not None
 
 
 def _same_value(define, site) -> bool:
