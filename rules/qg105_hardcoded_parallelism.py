@@ -421,6 +421,13 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                                "    else:\n"
                                "        ray.init(num_cpus=args.num_cpus)\n"},
                 "joining a running cluster takes that cluster's resources: no count to pass"),
+        Example({"cluster.py": "import ray\n"
+                               "def start(args):\n"
+                               "    try:\n"
+                               "        ray.init('auto')\n"
+                               "    except ConnectionError:\n"
+                               "        ray.init(num_gpus=args.num_gpus)\n"},
+                "the address given by position joins a running cluster too"),
         Example({"scripts/eval/mmlu.sh": "#!/bin/bash\nNPROC=${NPROC:-8}\naccelerate launch --num_processes $NPROC -m ev.run\n",
                  "scripts/eval/gsm8k.sh": "#!/bin/bash\nNPROC=${NPROC:-8}\naccelerate launch --num_processes $NPROC -m ev.run\n",
                  "scripts/eval/humaneval.sh": "#!/bin/bash\nNPROC=${NPROC:-8}\naccelerate launch --num_processes $NPROC -m ev.run\n",

@@ -990,3 +990,19 @@ def test_a_value_read_for_a_message_is_marked(body, shown):
     sites = python_code.extract("import os\n" + body, "run.py", VOCAB).sites
     reads = [s for s in sites if s.role == "read" and s.key == "NUM_WORKERS"]
     assert reads and all(bool(s.detail.get("in_message")) is shown for s in reads)
+
+
+def test_grain_loader_and_read_threads_are_backends():
+    sites = snippet_sites("import grain.python as grain\n"
+                          "def loader(cfg, num_threads=1):\n"
+                          "    return grain.DataLoader(data_source=ds, worker_count=cfg.grain_worker_count,\n"
+                          "                            read_options=grain.ReadOptions(num_threads=num_threads))\n")
+    got = {(s.detail["backend"], s.detail["param"], s.key) for s in sites if s.role == "consume"}
+    assert got == {("grain.DataLoader", "worker_count", "grain_worker_count"),
+                   ("grain.ReadOptions", "num_threads", "num_threads")}
+
+
+def test_ray_init_joining_by_position_emits_no_default():
+    sites = snippet_sites("import ray\nray.init('auto')\nray.init()\n")
+    omitted = [(s.line, s.detail["param"]) for s in sites if s.role == "consume" and s.detail.get("omitted")]
+    assert omitted == [(3, "num_cpus"), (3, "num_gpus")]

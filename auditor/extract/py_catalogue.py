@@ -60,7 +60,7 @@ class Consumer:
     twin: str | None = None
     twin_param: str | None = None
     pool: bool = False
-    attach: tuple[str, ...] = ()  # keywords that attach the call to a running instance (`address=`)
+    attach: tuple[tuple[str, int | None], ...] = ()  # arguments that attach the call to a running instance
 
 
 @dataclass(frozen=True)
@@ -155,7 +155,7 @@ def _consumer(entry: dict) -> Consumer:
         workers=tuple((w["param"], w.get("position")) for w in entry.get("workers", [])),
         record=tuple(entry.get("record", [])), twin=entry.get("twin"),
         twin_param=entry.get("twin_param"), pool=bool(entry.get("pool")),
-        attach=tuple(entry.get("attach", [])),
+        attach=tuple((a["param"], a.get("position")) for a in entry.get("attach", [])),
     )
 
 

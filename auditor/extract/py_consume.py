@@ -122,8 +122,9 @@ class ConsumeMixin:
                          expr=self.text(loop), loop=True)
                     # one Process per turn of `range(n)`: n is the count a caller's argument sets
                     self.flow_sinks.append((len(self.sites) - 1, loop, fn.qualname, False))
-                elif count.emit_default and not splats and not any(arg(k, None) is not None for k in consumer.attach):
-                    # (`ray.init(address="auto")` joins a running cluster: its resources are that cluster's)
+                elif count.emit_default and not splats and not any(arg(k, i) is not None for k, i in consumer.attach):
+                    # (`ray.init(address="auto")`, `ray.init("auto")` join a running cluster: its resources
+                    # are that cluster's)
                     site(count.knob, node, count.default, count.param, serial, literal=True, omitted=True,
                          defaulted={**defaulted, count.param: count.default})
                 continue
