@@ -393,6 +393,12 @@ tests whether the variable is set."""
                 "a field the class computes (init=False): no setting users pass"),
         Example(_fsdp_config("field(default=1, metadata={'help': 'computed from num_gpu'})"),
                 "a field its help calls computed"),
+        Example({"convert.py": "import argparse, os\n"
+                               "p = argparse.ArgumentParser()\n"
+                               "p.add_argument('--num_cpus', type=int, default=0)\n"
+                               "args = p.parse_args()\n"
+                               "num_cpus = args.num_cpus or os.cpu_count()\n"},
+                "the machine's CPU count fills in a count left unset (0): no cap"),
         Example({"args.py": "import argparse\n"
                             "p = argparse.ArgumentParser()\n"
                             "p.add_argument('--tp-size', type=int, default=-1)\n"

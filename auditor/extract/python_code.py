@@ -1086,6 +1086,12 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
                 v = literal(branch)
                 if v is not NOT_LITERAL and v is not None:
                     return "literal", v, {**extra, "condition": cond}
+        if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) and len(value.values) == 2 and \
+                isinstance(value.values[0], (ast.Name, ast.Attribute, ast.Subscript)):
+            # `args.num_cpus or os.cpu_count()`: the machine fills in a value left unset (0, None), no cap
+            how, _, more = self.classify(value.values[0])
+            if how == "reference":
+                return how, None, {**more, "expr": extra["expr"]}
         if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript)) or (
                 isinstance(value, ast.Call) and (getter_key(value) or self.environ_get(value))):
             ref = self.ref_key(value)
