@@ -200,6 +200,11 @@ with `--my_world_size ${my_world_size}`) starts the literal count whatever the v
 set it to 4 and eight processes split the work four ways, each shard twice; to 16 and half the
 shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
     VALID = [
+        Example({"train.sh": "#!/bin/bash\nVENV_PREFIX=\"\"\nGPUS_PER_NODE=8\nNUM_NODES=1\n"
+                             "WORLD_SIZE=$(($GPUS_PER_NODE*$NUM_NODES))\n"
+                             "$VENV_PREFIX python -m torch.distributed.run --nproc_per_node $GPUS_PER_NODE "
+                             "--nnodes $NUM_NODES pretrain.py\n"},
+                "a world size computed from the counts the launcher gets, behind an empty prefix variable"),
         Example({"pretrain.sh": "#!/bin/bash\nTP=2\nGPUS=8\nMBS=2\nGBS=$(($GPUS * $MBS / $TP * 8))\n"
                                 "torchrun --nproc_per_node=$GPUS pretrain.py --global-batch-size $GBS\n"},
                 "the count that sizes the batch is the one torchrun gets"),

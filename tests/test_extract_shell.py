@@ -206,6 +206,15 @@ def test_arrays_and_word_splitting():
     assert only(r, "define", "num_threads").detail["split_from"] == "EXTRA"
 
 
+def test_empty_prefix_variable_is_no_command():
+    # `$VENV_PREFIX python -m torch.distributed.run ...` (Megatron's launch scripts): with
+    # VENV_PREFIX="" the launcher is the command, and its options are read
+    r = sh('VENV_PREFIX=""\nPROFILE=()\nGPUS_PER_NODE=8\n'
+           '$VENV_PREFIX "${PROFILE[@]}" python -m torch.distributed.run --nproc_per_node $GPUS_PER_NODE t.py\n')
+    s = only(r, "define", "nproc_per_node")
+    assert (s.line, s.value, s.detail.get("launcher")) == (4, 8, "torch.distributed.run")
+
+
 def test_launcher_spellings():
     text = ("torchrun --nproc-per-node=4 --nnodes 2 -m pkg.train --num_workers 1\n"
             "python -m torch.distributed.launch --nproc_per_node 8 t.py\n"

@@ -354,6 +354,11 @@ class _Script:
                                 {"via_array": name, "expanded_at": line, "_refs": res.refs}))
                 continue
             text = (var.value or var.words) if var is not None else None
+            if var is not None and var.value == "" and not var.words and not w.quoted and w.text == w.raw:
+                # `$VENV_PREFIX python -m torch.distributed.run ...` with VENV_PREFIX="": an unquoted
+                # empty expansion is no word, so the command is the one after it
+                self.note_uses(w, [name])
+                continue
             if text and not w.quoted and re.search(r"\s", text.strip()):
                 self.note_uses(w, [name])
                 try:
