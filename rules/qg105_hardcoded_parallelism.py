@@ -112,34 +112,46 @@ def _submitit(cpus: str) -> dict:
 
 
 class _Candidates:
-    """The configured sites of one knob name, indexed once by file and by config section: each
-    consume site asks which one to cite, and scanning the list per site was quadratic (2,000
-    literal loaders beside 1,000 task configs: 2 s of a 3.6 s scan)."""
+    """The configured sites of one knob name, indexed once by file, by config section and by
+    folder: each consume site asks which one to cite, and scanning the list per site was
+    quadratic (2,000 literal loaders beside 1,000 task configs: 2 s of a 3.6 s scan)."""
 
     def __init__(self, sites):
         self.first_in_file: dict[str, object] = {}
-        self.first_config = None  # the first config file or launch script, in scan order
-        self.first_in_section: dict[str, tuple] = {}  # section -> (scan position, site)
+        # (section, folder) -> (scan position, site): the first config under each folder, so the
+        # one nearest the call is cited, not the first of an unrelated example in scan order
+        self.under: dict[tuple, tuple] = {}
         for i, s in enumerate(sites):
             self.first_in_file.setdefault(s.file, s)
             if s.kind != "python":
-                self.first_config = self.first_config or s
-                if _section(s.key):
-                    self.first_in_section.setdefault(_section(s.key), (i, s))
+                for section in {_section(s.key), None} if _section(s.key) else {None}:
+                    for folder in _folders(s.file):
+                        self.under.setdefault((section, folder), (i, s))
 
     def cite(self, site, sections: set[str]):
         """(the site to cite, how it relates): a site of the same file first ("file"); else a
         config key whose section this file reads ("section"); else any config file or launch
-        script ("far"). A parser default or a read of the same name in another module of a
-        large tree is usually another program's setting, so it is not cited."""
+        script ("far"). Of several, the one in the folder nearest the call. A parser default or
+        a read of the same name in another module of a large tree is usually another program's
+        setting, so it is not cited."""
         same = self.first_in_file.get(site.file)
         if same is not None:
             return same, "file"
         # no candidate is in this file from here on
-        firsts = [self.first_in_section[sec] for sec in sections if sec in self.first_in_section]
-        if firsts:
-            return min(firsts, key=lambda pair: pair[0])[1], "section"
-        return (self.first_config, "far") if self.first_config is not None else (None, None)
+        for folder in reversed(_folders(site.file)):
+            firsts = [self.under[(sec, folder)] for sec in sections if (sec, folder) in self.under]
+            if firsts:
+                return min(firsts, key=lambda pair: pair[0])[1], "section"
+        for folder in reversed(_folders(site.file)):
+            if (None, folder) in self.under:
+                return self.under[(None, folder)][1], "far"
+        return None, None
+
+
+def _folders(rel: str) -> list[str]:
+    """The folders above REL, outermost first: ["", "examples", "examples/mmpt"]."""
+    parts = rel.split("/")[:-1]
+    return [""] + ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
 
 
 _JUDGE_SCRIPT = ("import argparse\nfrom multiprocessing import Pool\n"

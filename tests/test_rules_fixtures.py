@@ -43,3 +43,21 @@ def test_fixture_findings_match_annotations(project):
     detail = {(f.code, f.file, f.line): f.message for f in result.findings}
     assert not missing and not extra, (
         f"missing: {missing}\nunexpected: {[(e, detail[e]) for e in extra]}")
+
+
+def test_qg105_cites_the_config_nearest_the_call(tmp_path):
+    """fairseq's examples/MMPT/mmpt_cli/predict.py beside an unrelated example's config that scans
+    first: the finding cites MMPT's own config, the one a user of that script edits."""
+    from auditor.lint.harness import findings_for
+
+    files = {
+        "examples/audio/configs/finetune.yaml": "dataset:\n  num_workers: 4\n",
+        "examples/mmpt/projects/test.yaml": "dataset:\n  num_workers: 2\n",
+        "examples/mmpt/cli/predict.py": "from torch.utils.data import DataLoader\n"
+                                        "def main(config, ds):\n"
+                                        "    bs = config.dataset.batch_size\n"
+                                        "    return DataLoader(ds, batch_size=bs, num_workers=6)\n",
+    }
+    found = findings_for(files, tmp_path, "QG105")
+    assert [f.line for f in found] == [4], [f.message for f in found]
+    assert "configured at examples/mmpt/projects/test.yaml:2" in found[0].message, found[0].message
