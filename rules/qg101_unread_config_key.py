@@ -15,6 +15,10 @@ from auditor.lint.base import (CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, comme
 
 FIELD_VIAS = ("dataclass", "pydantic", "attrs", "argparse")
 MAX_PARSER_SCRIPTS = 300  # scripts whose paths QG101 walks for the flags they accept
+# A script that takes this many parallelism flags from shared parser builders takes a framework's
+# whole parser (Megatron's parse_args) for a job of its own (tools/prepare_cache.py): the flags
+# only the training loop reads are the framework's, not settings this script drops
+WHOLE_PARSER = 8
 MISSPELT_MIN = 10  # a key this long one typo from a parallelism field is a misspelling, not a name of its own
 
 _LOADER = "import yaml\ncfg = yaml.safe_load(open('conf.yaml'))\n"
@@ -142,6 +146,27 @@ def _parser_scripts(atari_main: str) -> dict:
                                 "def train(env_id):\n    return env_id\n"
                                 "def main():\n    args = atari_arg_parser().parse_args()\n" + atari_main +
                                 "if __name__ == '__main__':\n    main()\n"}
+
+
+def _whole_parser_scripts() -> dict:
+    """Megatron's layout: pretrain.py and tools/prepare_cache.py both call pkg.arguments.parse_args,
+    which adds 8 parallelism flags; the cache tool's path reads two of them."""
+    knobs = ["num_workers", "num_gpus", "num_nodes", "tensor_model_parallel_size", "pipeline_model_parallel_size",
+             "context_parallel_size", "dist_ckpt_workers", "num_dataset_builder_threads"]
+    adds = "".join(f"    parser.add_argument('--{k.replace('_', '-')}', type=int, default=1)\n" for k in knobs)
+    reads = ", ".join(f"args.{k}" for k in knobs)
+    return {"pkg/__init__.py": "",
+            "pkg/arguments.py": "import argparse\ndef parse_args():\n    parser = argparse.ArgumentParser()\n"
+                                + adds + "    return parser.parse_args()\n",
+            "pretrain.py": "from multiprocessing import Pool\nfrom pkg.arguments import parse_args\n"
+                           "def main():\n    args = parse_args()\n"
+                           f"    return Pool(args.num_workers), ({reads})\n"
+                           "if __name__ == '__main__':\n    main()\n",
+            "tools/prepare_cache.py": "from multiprocessing import Pool\nfrom pkg.arguments import parse_args\n"
+                                      "def build(n, tp):\n    return Pool(n), tp\n"
+                                      "def main():\n    args = parse_args()\n"
+                                      "    build(args.num_workers, args.tensor_model_parallel_size)\n"
+                                      "if __name__ == '__main__':\n    main()\n"}
 
 
 # the parser of a LLaVA-style eval script: questions split over GPUs by --num-chunks / --chunk-idx
@@ -322,7 +347,10 @@ script's call, naming the builder (a flag a script's own file reads is taken for
 and a read in the file of another script that accepts the flag for that script's). Not when a
 read lies on no script's path (it may be this
 script's, reached in a way the call graph does not see), nor for a flag the script names in a
-string (`getattr(args, "num_env")`); a note when the script hands its parsed namespace whole to
+string (`getattr(args, "num_env")`); a note when the script takes eight or more parallelism flags
+from shared builders (a framework's whole parser, as Megatron's tools/prepare_cache.py takes
+`parse_args()` to size its dataset caches as training would: the flags only training reads are
+not its own); a note when the script hands its parsed namespace whole to
 code out of sight (another package's `launch(args)`, `**vars(args)`, or a project file the scan
 did not read), which may read it. Only a read at the top of a namespace can read a flag: a key
 in a section (`config.DATA.NUM_WORKERS`), a function's own parameter, or an attribute of an
@@ -994,6 +1022,9 @@ reads is a note: its settings are not this project's users' to set."""
         Example(_parser_scripts("    train(args.env)\n    launch(args)\n"),
                 "run_atari.py hands its namespace to another package, which may read the flag: a note",
                 expect=[("pkg/run_atari.py", 6)], severity="note"),
+        Example(_whole_parser_scripts(),
+                "a cache tool takes the trainer's whole parser (8 parallelism flags): those only training "
+                "reads are a note", expect=[("tools/prepare_cache.py", 6)], severity="note"),
         Example({**_parser_scripts("    train(args.env)\n    start(args)\n"),
                  "pkg/run_atari.py": "from pkg.cmd_util import atari_arg_parser\nfrom pkg.helpers import start\n"
                                      "def train(env_id):\n    return env_id\n"
@@ -1698,9 +1729,11 @@ reads is a note: its settings are not this project's users' to set."""
                         handed = "the command it runs (with its sys.argv[1:])"
                 at = flag if flag.file == rel else _call_toward(result, graph, rel, flag)
                 other = reads[0]
+                whole = len({f.leaf.lower() for f in surely[rel]})
+                whole = whole if whole >= WHOLE_PARSER else 0
                 f = self.finding(flag, knob=flag.key, related=[flag, other], flow=_path(result, flag, None),
                                  subject="", effect="", near="",
-                                 **({"severity": "note", "confidence": "low"} if handed else {}))
+                                 **({"severity": "note", "confidence": "low"} if handed or whole else {}))
                 if at is not None and at is not flag:
                     f.file, f.line, f.column = rel, at["line"], at["col"] + 1
                 why = f"; it hands its parsed arguments to {handed}, out of sight, which may read it" if handed else ""
@@ -1708,7 +1741,9 @@ reads is a note: its settings are not this project's users' to set."""
                 f.message = (f"`{flag.detail.get('flags', ['--' + flag.leaf])[0]}` is accepted by {rel}{builder}, but "
                              f"nothing that script runs reads it (only {other.detail.get('function') or 'the module'}() "
                              f"does, at {where(other)}), so setting it for {rel.rsplit('/', 1)[-1]} changes nothing"
-                             + why)
+                             + why + (f"; the script takes a whole parser of {whole} parallelism flags from "
+                                      f"shared builders, for a job that needs only some of them" if whole and not why
+                                      else ""))
                 yield f
 
     def _unused_params(self, result):
