@@ -86,11 +86,13 @@ def _fixed_count(site, value) -> bool:
         and str(site.detail.get("expr") or "").strip().isdigit()
 
 
-def _multi_process_launches(sites) -> set[str]:
+def _multi_process_launches(sites, meta: dict) -> set[str]:
     """Launch scripts that start several processes through a launcher (`torchrun
     --nproc_per_node=8`, `deepspeed --num_gpus 8`, `mpirun -np 4`): a count other than a
-    literal 1."""
-    out = set()
+    literal 1. Also a setup script that holds such a command in a variable for the scripts that
+    source it (`LAUNCH_SCRIPT="torchrun --nproc_per_node=$((TP * DP))"`)."""
+    out = {rel for rel, m in meta.items() if isinstance(m, dict) and isinstance(m.get("shell_vars"), dict)
+           and m["shell_vars"].get("launchers")}
     for s in sites:
         if s.kind == "shell" and s.detail.get("launcher") and s.detail.get("launcher_option"):
             n = as_number(s.value)
@@ -226,7 +228,8 @@ A launch script that exports it and then starts several ranks with a launcher (`
 --nproc_per_node=8`, `deepspeed`, `mpirun -np 4`) gives each rank one thread, torchrun's own
 default for several ranks: not reported; nor is a setup script that only such scripts
 `source` (VILA's scripts/setups/train.sh; of the scripts the scan reads, which hold a
-parallelism word).
+parallelism word), nor one that holds such a launcher command in a variable for the scripts
+that source it to run (Megatron's `LAUNCH_SCRIPT="torchrun --nproc_per_node=..."`).
 An environment variable set in a script that starts worker processes is for them (they
 inherit it): one thread per busy worker is the policy `qg-audit verify` recommends
 (docs/verify.md, "Threads and CPUs"), so it is not a warning; the learner it pins too is
@@ -235,6 +238,11 @@ computes the gradients (`loss.backward()` in a function that no worker runs: tor
 monobeast, whose learner threads share the process that set it), it is a note that names that
 function; when the learner is a process of its own, nothing."""
     VALID = [
+        Example({"conf/arguments.sh": "#!/bin/bash\nTP=${TP:-1}\nDP=${DP:-8}\n"
+                                      "LAUNCH_SCRIPT=\"torchrun --nproc_per_node=$((TP * DP))\"\n"
+                                      "export OMP_NUM_THREADS=1\n",
+                 "quantize.sh": "#!/bin/bash\nsource conf/arguments.sh\n${LAUNCH_SCRIPT} quantize.py --tp $TP\n"},
+                "a setup script holding the multi-rank launcher its sourcing scripts run: one thread per rank"),
         Example({"actor.py": "import multiprocessing as mp\n"
                              "import torch\n"
                              "class Actor:\n"
@@ -542,7 +550,7 @@ function; when the learner is a process of its own, nothing."""
                 what, why, conf = f"{site.key}=1", " (set before the libraries load)", "high"
             elif site.key in THREAD_VARS and site.kind == "shell" and site.role == "define":
                 if launching is None:
-                    launching = _multi_process_launches(result.sites)
+                    launching = _multi_process_launches(result.sites, result.meta)
                     sourced_by = _sourced_by(result.meta)
                 if site.file in launching:
                     continue  # one thread per rank of torchrun / deepspeed / mpirun: torchrun's own default

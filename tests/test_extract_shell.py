@@ -215,6 +215,12 @@ def test_empty_prefix_variable_is_no_command():
     assert (s.line, s.value, s.detail.get("launcher")) == (4, 8, "torch.distributed.run")
 
 
+def test_launcher_held_in_a_variable():
+    r = sh('LAUNCH="torchrun --nproc_per_node=$((TP * DP))"\nONE="torchrun --nproc_per_node=1"\n'
+           'MSG="run torchrun --nproc_per_node=8 yourself"\n')
+    assert r.meta["shell_vars"]["launchers"] == {"LAUNCH": 1}
+
+
 def test_launcher_spellings():
     text = ("torchrun --nproc-per-node=4 --nnodes 2 -m pkg.train --num_workers 1\n"
             "python -m torch.distributed.launch --nproc_per_node 8 t.py\n"

@@ -14,8 +14,11 @@ can resolve statically (``N=8``, ``N=${N:-8}``, arrays), and emits:
 
 Nothing after a ``#`` counts, and heredoc bodies are not commands.
 ``meta["shell_vars"] = {"defined": {VAR: line}, "used": {VAR: line}, "exported": {VAR: line},
-"measured": [VAR], "reads": {VAR: [VAR]}}`` (first lines; measured: only ever set from a command's
-output, `$(...)`; reads: the variables a variable's values read, `WORLD_SIZE=$((GPUS*NODES))`).
+"measured": [VAR], "reads": {VAR: [VAR]}, "launchers": {VAR: line}}`` (first lines; measured: only
+ever set from a command's output, `$(...)`; reads: the variables a variable's values read,
+`WORLD_SIZE=$((GPUS*NODES))`; launchers: variables holding a launcher command that starts several
+ranks, `LAUNCH_SCRIPT="torchrun --nproc_per_node=$((TP * DP))"`, for the scripts that source
+this one to run).
 ``meta["sources"]``: the scripts it sources (`source`, `.`), as written, expansions kept.
 """
 
@@ -69,6 +72,11 @@ SYSTEM_VARS = {"HOME", "PWD", "OLDPWD", "PATH", "USER", "SHELL", "HOSTNAME", "RA
 MAX_SOURCES = 20  # scripts sourced, per script
 LAUNCHERS = {"torchrun": "torchrun", "deepspeed": "deepspeed", "srun": "srun", "mpirun": "mpirun",
              "mpiexec": "mpiexec", "ray": "ray", "sbatch": "sbatch"}
+# A variable's value that is a launcher command given a rank count other than a literal 1
+# (`"torchrun --nproc_per_node=$((TP * DP))"`, `"deepspeed --num_gpus 8"`), run where expanded
+MULTI_RANK_LAUNCHER = re.compile(
+    r"\s*(?:\S*/)?(?:torchrun|deepspeed|mpirun|mpiexec|python3?\s+-m\s+torch\.distributed\.(?:run|launch)"
+    r"|accelerate\s+launch)\s.*?--?(?:nproc[-_]per[-_]node|num[-_]gpus|num[-_]processes|np|n)[=\s]+(?!1\b)\S")
 # Launcher options that take no value (everything else with a following plain word takes it).
 LAUNCHER_BOOLEANS = {"standalone", "no_python", "module", "m", "run_path", "multi_gpu", "cpu", "use_deepspeed",
                      "use_fsdp", "use_megatron_lm", "use_xpu", "same_network", "tpu", "debug", "quiet", "q",
@@ -121,6 +129,7 @@ class _Script:
         self.sources: list[str] = []  # the scripts it sources, as written
         self.reads: dict[str, list[str]] = {}  # WORLD_SIZE=$((GPUS_PER_NODE*NNODES)): the names its value reads
         self.typed: set[str] = set()  # assigned a value written in the script, at least once
+        self.launcher_vars: dict[str, int] = {}  # LAUNCH="torchrun --nproc_per_node=8": line
         self.depth = 0  # inside if / case / loops: an assignment there may not run
 
     # -- positions and sites ------------------------------------------------------------
@@ -238,6 +247,8 @@ class _Script:
             self.vars[name] = Var(None, line, elements=elements)
             return
         value_text = word.text[len(name) + len(append) + 1 :]
+        if MULTI_RANK_LAUNCHER.match(value_text):
+            self.launcher_vars.setdefault(name, line)
         substituted = value_text.startswith(("$(", "`")) and not value_text.startswith("$((")
         (self.measured if substituted else self.typed).add(name)
         res = self.resolve(value_text)
@@ -626,6 +637,8 @@ class _Script:
         reads = {name: refs for name, refs in self.reads.items() if refs}
         if reads:
             self.result.meta["shell_vars"]["reads"] = reads
+        if self.launcher_vars:
+            self.result.meta["shell_vars"]["launchers"] = self.launcher_vars
         sharded = sharded_launches(lexed.commands, lambda offset: self.pos(offset)[0], self.defined)
         if sharded:
             self.result.meta["sharded_launches"] = sharded
