@@ -85,7 +85,9 @@ None: ...num_envs...`) is a warning at the parameter: a caller passing both lose
 a default, a note. A backend switch (vec_env_class) replaced under a condition by another
 reference is a note. A field users set with a flag or dataclass field, recomputed afterwards
 from other fields (`args.num_envs = args.local_num_envs * world_size`), is a warning, unless its
-help says it is computed at run time. So is a field a settings class's own post-init replaces by
+help says it is computed at run time, or the value is read from a variable a launcher sets for
+the programs it starts (`int(os.environ["WORLD_SIZE"])` under torch.distributed.launch: the
+launcher's count). So is a field a settings class's own post-init replaces by
 another field (`self.fsdp_size, self.num_replica = self.num_gpu, 1`: each name of a tuple
 assignment gets its own value), unless it is declared `field(init=False)` (state the class
 computes) or hidden from the command line (`tyro.conf.Suppress[int]`: trl's `PPOConfig.world_size`,
@@ -177,6 +179,13 @@ tests whether the variable is set."""
                               "def world():\n"
                               "    return int(os.environ.get('WORLD_SIZE', 1))\n"},
                 "an environment variable with a literal fallback: no setting is lost"),
+        Example({"dist.py": "import argparse, os\n"
+                            "p = argparse.ArgumentParser()\n"
+                            "p.add_argument('--distributed-world-size', type=int, default=1)\n"
+                            "args = p.parse_args()\n"
+                            "def torch_launch_init(args):\n"
+                            "    args.distributed_world_size = int(os.environ['WORLD_SIZE'])\n"},
+                "a world size taken from the variable the launcher sets: the launcher's count, not a fallback"),
         Example({"train.py": "import argparse\n"
                              "p = argparse.ArgumentParser()\n"
                              "p.add_argument('--num-envs', type=int, default=8)\n"
@@ -1099,6 +1108,10 @@ def _reconciled(site, fields_by_leaf) -> bool:
     return any("!=" in clause and target in clause for clause in idioms.split_clauses(cond))
 
 
+# an environment variable read in an expression: os.environ["X"], os.environ.get("X"), os.getenv("X")
+_ENV_READ = re.compile(r"""os\.(?:environ(?:\.get)?\s*[\[(]|getenv\s*\()\s*["'](\w+)["']""")
+
+
 def _recomputed_field(site, knob):
     """`args.num_envs = args.local_num_envs * world_size`, unconditionally, on a field users set
     with a flag or dataclass field: whatever they pass is thrown away. The declaration, or None.
@@ -1116,6 +1129,8 @@ def _recomputed_field(site, knob):
     own_class = str(d.get("function") or "").rsplit(".", 1)[0] if root == "self" and d.get("config_self") else None
     if not (idioms.is_config_name(root) or own_class) or _mentions(d.get("expr") or "", site.leaf):
         return None
+    if any(idioms.set_for_programs(v) for v in _ENV_READ.findall(str(d.get("expr") or ""))):
+        return None  # `cfg.distributed_world_size = int(os.environ["WORLD_SIZE"])`: the launcher's count
     # the script's own declaration first: another script may declare a field of the same name
     for s in sorted(knob.sites, key=lambda s: s.file != site.file):
         if s.role == "define" and s.kind == "python" and s.detail.get("via") in ("argparse", "dataclass") \
