@@ -900,6 +900,20 @@ reads is a note: its settings are not this project's users' to set."""
                               "loader = DataLoader(ds, num_workers=cfg['data']['num_workers'])\n"},
                 "a configuration section handed whole to another package: a note, never a warning",
                 expect=[("conf.yaml", 4)], severity="note"),
+        Example({"configs/defaults.yaml": "trainer:\n  params:\n    gpus: 1\n    num_nodes: 1\n"
+                                          "training:\n  num_workers: 4\n",
+                 "trainers/lightning.py": "from omegaconf import OmegaConf\nfrom pytorch_lightning import Trainer\n"
+                                          "from torch.utils.data import DataLoader\n"
+                                          "class LightningTrainer:\n"
+                                          "    def __init__(self, config):\n"
+                                          "        self.config = config\n"
+                                          "        self.trainer_config = self.config.trainer.params\n"
+                                          "    def load(self, ds):\n"
+                                          "        params = OmegaConf.to_container(self.trainer_config, resolve=True)\n"
+                                          "        self.loader = DataLoader(ds, num_workers=self.config.training.num_workers)\n"
+                                          "        self.trainer = Trainer(max_steps=1, **params)\n"},
+                "a section splatted, through an attribute and a copy, into a well-known package's class "
+                "(mmf's Lightning trainer): a note", expect=[("configs/defaults.yaml", 3)], severity="note"),
         Example({"conf.yaml": "data:\n  num_workers: 8\n",
                  "train.py": _LOADER + "from torch.utils.data import DataLoader\n"
                              "n = cfg['data'].get('num_worker', 0)\n"
@@ -1795,7 +1809,9 @@ reads is a note: its settings are not this project's users' to set."""
         may be read there, out of sight. A note that says so, never a warning."""
         for knob in knobs:
             parts = knob.name.lower().split(".")
-            section = next((key for key in handed if _within(key, parts)), None)
+            # (of the handed sections that fit, the one the key spells most of: `trainer.params`
+            # for trainer.params.gpus, not another package's `tokenizer_config.params`)
+            section = max((key for key in handed if _within(key, parts)), key=lambda k: _spelt(k, parts), default=None)
             if section is None:
                 continue
             for site in knob.sites:
@@ -2456,12 +2472,20 @@ def _handed_out(result) -> dict[str, str]:
     """Keys of configuration sections passed whole to a callee of another package, with that
     callee: `to_dataclass(cfg.engine.turbo_config)` -> {"engine.turbo_config":
     "fsdp_turbo.config.to_dataclass"}."""
+    from auditor.flow.values import leaves
+
     out: dict[str, str] = {}
     for _rel, edge in _foreign_calls(result):
         for arg in [*edge.get("args", ()), *edge.get("kwargs", {}).values()]:
             key = arg.get("key") if arg.get("k") in ("config", "attr") else None
             if key and idioms.is_config_name(key.rsplit(".", 1)[-1]):
                 out.setdefault(key.lower(), (edge.get("callee") or ["?"])[0])
+        # `Trainer(**OmegaConf.to_container(self.config.trainer.params))`: the section's keys are
+        # the callee's arguments, whatever the section is called
+        for tree in edge.get("splats", ()):
+            for n in leaves(tree):
+                if n.get("k") in ("config", "attr") and n.get("key") and "." in n["key"]:
+                    out.setdefault(n["key"].lower(), (edge.get("callee") or ["?"])[0])
     return out
 
 
@@ -2469,6 +2493,16 @@ def _within(section: str, parts: list[str]) -> bool:
     """The knob's dotted PARTS lie under SECTION, matched by its last name: the code's path
     to a section (`self.engine_config.turbo_config`) seldom spells the file's (`engine.`)."""
     return section.rsplit(".", 1)[-1] in parts[:-1]
+
+
+def _spelt(section: str, parts: list[str]) -> int:
+    """How many of SECTION's last dotted names the knob's PARTS spell, in order, before its leaf."""
+    names = section.split(".")
+    for n in range(len(names), 0, -1):
+        tail = names[-n:]
+        if any(parts[i:i + n] == tail for i in range(len(parts) - n)):
+            return n
+    return 0
 
 
 _WHOLE = re.compile(r"^(?:dataclasses\.)?(?:asdict|vars)\((?:self\.)?(?P<obj>[\w.]+)\)$|^(?:self\.)?(?P<obj2>[\w.]+)\.__dict__$")

@@ -187,3 +187,22 @@ def test_the_second_pass_does_not_depend_on_the_order_files_finished_parsing(tmp
               for order in (ordered, ordered[::-1])]
     assert chosen[0] == chosen[1]
     assert "caller1.py" in chosen[0]
+
+
+def test_a_mapping_splatted_into_a_well_known_package_is_an_edge_with_its_section():
+    """mmf's Lightning trainer: `Trainer(**OmegaConf.to_container(params))` with `params` an
+    attribute holding `self.config.trainer.params`: the edge names the callee and the section."""
+    from auditor.flow.values import leaves
+
+    text = ("from omegaconf import OmegaConf\nfrom pytorch_lightning import Trainer\n"
+            "class LightningTrainer:\n"
+            "    def __init__(self, config):\n"
+            "        self.trainer_config = config.trainer.params\n"
+            "    def load(self):\n"
+            "        params = OmegaConf.to_container(self.trainer_config, resolve=True)\n"
+            "        return Trainer(max_steps=1, **params), print(**params), dict(**params)\n")
+    flow = python_code.extract(text, "trainer.py", vocab_mod.load()).flow
+    edges = [e for e in flow["calls"] if e.get("splats")]
+    assert [e["callee"] for e in edges] == [["pytorch_lightning.Trainer"]]  # builtins read no settings
+    keys = {n.get("key") for tree in edges[0]["splats"] for n in leaves(tree)}
+    assert "trainer.params" in keys

@@ -61,3 +61,24 @@ def test_qg105_cites_the_config_nearest_the_call(tmp_path):
     found = findings_for(files, tmp_path, "QG105")
     assert [f.line for f in found] == [4], [f.message for f in found]
     assert "configured at examples/mmpt/projects/test.yaml:2" in found[0].message, found[0].message
+
+
+def test_qg101_names_the_handed_section_the_key_spells(tmp_path):
+    """mmf: trainer.params goes to Lightning's Trainer and tokenizer_config.params to
+    AutoTokenizer; the note on trainer.params.gpus names the first, not any section ending in
+    `params`."""
+    from auditor.lint.harness import findings_for
+
+    files = {
+        "configs/defaults.yaml": "tokenizer_config:\n  params:\n    do_lower_case: true\n"
+                                 "trainer:\n  params:\n    gpus: 1\ntraining:\n  num_workers: 4\n",
+        "trainers/lightning.py": "from pytorch_lightning import Trainer\nfrom transformers import AutoTokenizer\n"
+                                 "from torch.utils.data import DataLoader\n"
+                                 "def build(config, ds):\n"
+                                 "    tok = AutoTokenizer.from_pretrained('bert', **config.tokenizer_config.params)\n"
+                                 "    loader = DataLoader(ds, num_workers=config.training.num_workers)\n"
+                                 "    return Trainer(**config.trainer.params), tok, loader\n",
+    }
+    found = [f for f in findings_for(files, tmp_path, "QG101") if f.line == 6]
+    assert [f.severity for f in found] == ["note"], [f.message for f in found]
+    assert "section `trainer.params` is handed to pytorch_lightning.Trainer" in found[0].message, found[0].message

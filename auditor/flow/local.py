@@ -53,6 +53,7 @@ CONFIG_LOADERS = {"load", "safe_load", "full_load", "load_config", "from_file", 
                   "to_container", "deepcopy", "get_config", "compose", "AttrDict", "Munch", "SimpleNamespace"}
 DICT_CALLS = {"dict", "EasyDict", "edict", "ConfigDict", "FrozenConfigDict", "AttrDict", "Munch", "OrderedDict"}
 CASTS = {"int", "float", "str", "bool", "round", "abs"}
+COPIES = {"to_container", "to_object", "deepcopy"}  # calls that return their first argument's settings copied
 CPU_COUNT = {"cpu_count", "sched_getaffinity", "process_cpu_count", "device_count"}
 # Callees that are never the project's own helpers: a call edge to them is not recorded.
 # (RL and training frameworks that start workers of their own are not here: auditor.libraries
@@ -316,6 +317,10 @@ class Builder:
             return self.node("env", expr, name=const_str(expr.args[0]),
                              default=None if dv is NOT_LITERAL else dv, has_default=d is not None)
         if name in CASTS and isinstance(func, ast.Name) and len(expr.args) == 1:
+            return self.node("cast", expr, fn=name, of=[self.trace(expr.args[0], scope, depth + 1)])
+        if name in COPIES and expr.args and not isinstance(expr.args[0], ast.Starred):
+            # `OmegaConf.to_container(params, resolve=True)`, `copy.deepcopy(cfg.env)`: the same
+            # settings, in another container
             return self.node("cast", expr, fn=name, of=[self.trace(expr.args[0], scope, depth + 1)])
         if name in ("min", "max") and isinstance(func, ast.Name) and expr.args:
             return self.node(name, expr, of=[self.trace(a, scope, depth + 1) for a in expr.args[:4]])
@@ -724,6 +729,9 @@ def _edges(b: Builder, calls: list[tuple], sinks: list[dict], keep: set[str] = f
             # `collector = Collector(cfg)` then `collector.collect()`: a method of that class
             callees = [f"{c}.{call.func.attr}" for c in b.callees(receiver, scope)[:1]]
         if not callees:
+            foreign = _splat_into_package(b, call)
+            if foreign:  # `Trainer(**params)`: what the mapping holds leaves the tree (QG101)
+                pending.append((fn, scope, call, [foreign], None))
             continue
         target = _local_target(b, callees[0])
         if target == "":
@@ -748,6 +756,19 @@ def _edges(b: Builder, calls: list[tuple], sinks: list[dict], keep: set[str] = f
                         helpers.add(n["fn"])
                         changed = True
     return out, helpers
+
+
+def _splat_into_package(b: Builder, call: ast.Call) -> str | None:
+    """The dotted name of a well-known package's callable that a call splats a mapping into
+    (`pytorch_lightning.Trainer(**lightning_params)`), for the edge that says its keys leave the
+    tree; None otherwise (the standard library's callables read no settings by name)."""
+    if not any(k.arg is None for k in call.keywords):
+        return None
+    dotted = b.dotted(call.func)
+    root = dotted.split(".", 1)[0]
+    if "." not in dotted or root not in EXTERNAL or root in sys.stdlib_module_names:
+        return None
+    return dotted
 
 
 def _local_target(b: Builder, callee: str) -> str | None:
