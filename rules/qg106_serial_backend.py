@@ -245,7 +245,9 @@ microseconds (rules/consumers.yaml `light_envs`: gymnasium's classic-control and
 environments) is a note: interprocess traffic costs more than such a step, so in process is the
 usual choice there, as SB3's and gymnasium's guides say. Not when the count's flag or field in
 that file says its environments run in parallel (help "the number of parallel game
-environments"): that promise is broken whatever the step costs.
+environments"): that promise is broken whatever the step costs. A serial backend chosen in a
+function named for debugging (`run_example_debug`, `smoke_test`: `ray.init(..., local_mode=True)`)
+is a note: a mode the user runs on purpose.
 
 A pool commented out right above a call of the function it mapped (`# with Pool() as pool:`
 `#     pool.starmap(annotate, task_args)`, then `annotate(*task_args[0])`) runs that work in the
@@ -437,6 +439,11 @@ files the scan did not read (they hold no knob word, but may call one that reads
                 "the serial manager built by a script that loads no config picking another"),
     ]
     INVALID = [
+        Example({"examples/instrument.py": "import ray\n"
+                                          "def run_example_debug(args):\n"
+                                          "    ray.init(num_cpus=args.cpus, num_gpus=args.gpus, local_mode=True)\n"},
+                "Ray's local mode in a function named for debugging: a note", expect=[("examples/instrument.py", 3)],
+                severity="note"),
         Example({"venv_demo.py": _SUBPROC_DEMO.format(default=False)},
                 "a flag whose default (set_defaults, over the flags' own) picks the serial branch",
                 expect=[("venv_demo.py", 10)]),
@@ -598,13 +605,15 @@ files the scan did not read (they hold no knob word, but may call one that reads
             default = ", ".join(f"{k}={show(v)}" for k, v in (site.detail.get("choice_default") or {}).items())
             light = _light_envs(site, result.meta) if backend_kind(site) == "envs" \
                 and not _promised_parallel(knob, site) else None
+            debugging = idioms.is_debug_function(site.detail.get("function"))
             yield self.finding(site, knob=site.key, related=[site], backend=_short(site.detail.get("backend", "")),
                                count=f"{text} {'environments' if backend_kind(site) == 'envs' else 'workers'}",
                                why=_why(site, entry) + (f"; the default {default} picks it for every caller that "
                                                         f"leaves it out" if default else "") + (
                                    f" (this file's environments, {_names(light)}, step in microseconds: in "
-                                   f"process is usually faster for them)" if light else ""),
-                               **({"severity": "note", "confidence": "medium"} if light else {}))
+                                   f"process is usually faster for them)" if light else "") + (
+                                   " (in a function named for debugging, a mode the user chose)" if debugging else ""),
+                               **({"severity": "note", "confidence": "medium"} if light or debugging else {}))
         yield from self._config_flags(result)
         yield from self._serial_defaults(result)
         yield from self._gated_parallel(result)

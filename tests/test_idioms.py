@@ -389,3 +389,11 @@ def test_a_yaml_file_of_unknown_top_level_shape_is_no_tool_config(tmp_path):
     r = scan_and_check(tmp_path)
     assert not [f for f in r.findings if f.file == "base.yaml" and f.code == "QG101"]  # num_workers is read
     assert [f for f in r.findings if f.file == "two.yaml" and f.code == "QG101"]  # num_envs is not
+
+
+def test_debug_functions_by_name():
+    from auditor.lint.idioms import is_debug_function
+
+    assert is_debug_function("examples.instrument.run_example_debug")
+    assert is_debug_function("smoke_test") and is_debug_function("Runner.dry_run")
+    assert not is_debug_function("debugger_attach") and not is_debug_function("train") and not is_debug_function(None)

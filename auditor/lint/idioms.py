@@ -37,6 +37,16 @@ def is_debug_condition(cond: str | None) -> bool:
                for clause in (_double_negation(c) for c in split_clauses(cond)))
 
 
+# a function named for a mode the user runs to debug (`run_example_debug`, `smoke_test`)
+_DEBUG_FUNCTION = re.compile(r"(?:^|_)(?:debug|sanity|smoke|dry_?run)(?:_|$)", re.IGNORECASE)
+
+
+def is_debug_function(qualname: str | None) -> bool:
+    """The function a site is in is named for debugging (`run_example_debug`): what it
+    chooses, it chooses for that mode."""
+    return bool(qualname) and _DEBUG_FUNCTION.search(str(qualname).rsplit(".", 1)[-1]) is not None
+
+
 def _double_negation(clause: str) -> str:
     m = re.fullmatch(r"not \(\s*not\s+(.+)\)", clause.strip())
     return m.group(1).strip() if m else clause.strip()
