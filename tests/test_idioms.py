@@ -397,3 +397,13 @@ def test_debug_functions_by_name():
     assert is_debug_function("examples.instrument.run_example_debug")
     assert is_debug_function("smoke_test") and is_debug_function("Runner.dry_run")
     assert not is_debug_function("debugger_attach") and not is_debug_function("train") and not is_debug_function(None)
+
+
+def test_test_folders_by_name():
+    from auditor.lint.base import is_test_file
+
+    for path in ("tests_deprecated/torch/gpt2.py", "integration_tests/run.py", "unit-tests/a.py", "tests/a.py",
+                 "pkg/test_x.py", "pkg/x_test.py"):
+        assert is_test_file(path), path
+    for path in ("contest/x.py", "latest/model.py", "src/pkg/a.py", "protests.py"):
+        assert not is_test_file(path), path

@@ -142,8 +142,13 @@ def is_test_file(path: str) -> bool:
     name = parts[-1]
     # (`.github/unittest/linux/scripts/run_all.sh`: a CI job's test runner; a module named
     # testing, as a package named so, holds test helpers: numpy.testing, realhf/base/testing.py)
-    return (any(p in ("test", "tests", "testing", "unittest", "unittests") for p in parts[:-1]) or name.startswith("test_")
+    return (any(p in ("test", "tests", "testing", "unittest", "unittests") or _TEST_FOLDER.fullmatch(p)
+                for p in parts[:-1]) or name.startswith("test_")
             or name.endswith("_test.py") or name in ("conftest.py", "testing.py"))
+
+
+# a folder of tests by its name: tests_deprecated, integration_tests, unit-tests
+_TEST_FOLDER = re.compile(r"tests?[_-][a-z0-9_-]+|[a-z0-9_-]+[_-]tests", re.IGNORECASE)
 
 
 def is_test_site(site: Site) -> bool:
