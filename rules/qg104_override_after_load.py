@@ -79,7 +79,11 @@ max(tp_size, tp_rank + 1)`). A bound (`max(1, int(n))`) under a count configured
 configured value: the word never reaches the bound, so it is a note. A count the program computes for the job (`num_gpus =
 get_gpu_count(...)`) forced to a literal afterwards is a note, and so is a function's parameter
 multiplied by another count inside it (`num_workers = num_workers * nproc_per_node` in a CPU
-affinity helper): only the function's own copy changes. A required argument that a
+affinity helper): only the function's own copy changes; likewise a field multiplied by another
+count (`args.world_size = ngpus_per_node * args.world_size`: the value set is kept, as a factor).
+A value written before the user's settings are merged into the same object
+(`cfg.DATALOADER.NUM_WORKERS = 0` then `cfg.merge_from_list(args.opts)`, detectron2's tools) is
+a default they can still override: a note. A required argument that a
 public function uses only when another argument is None (`def make(num_envs, cfg=None): if cfg is
 None: ...num_envs...`) is a warning at the parameter: a caller passing both loses its count; with
 a default, a note. A backend switch (vec_env_class) replaced under a condition by another
@@ -424,6 +428,25 @@ tests whether the variable is set."""
                 "a rank's GPU picked only when none was exported, or modulo the GPUs the node has"),
     ]
     INVALID = [
+        Example({"tools/analyze.py": "from detectron2.config import get_cfg\n"
+                                     "def setup(args):\n"
+                                     "    cfg = get_cfg()\n"
+                                     "    cfg.merge_from_file(args.config_file)\n"
+                                     "    cfg.DATALOADER.NUM_WORKERS = 0\n"
+                                     "    cfg.merge_from_list(args.opts)\n"
+                                     "    return cfg\n",
+                 "configs/base.yaml": "DATALOADER:\n  NUM_WORKERS: 4\n"},
+                "a value written before the command line's settings are merged in: a default, a note",
+                expect=[("tools/analyze.py", 5)], severity="note"),
+        Example({"main.py": "import argparse\n"
+                            "p = argparse.ArgumentParser()\n"
+                            "p.add_argument('--world-size', type=int, default=1)\n"
+                            "args = p.parse_args()\n"
+                            "def main(ngpus_per_node):\n"
+                            "    if args.multiprocessing_distributed:\n"
+                            "        args.world_size = ngpus_per_node * args.world_size\n"},
+                "nodes re-expressed as processes: the value set is kept as a factor, a note",
+                expect=[("main.py", 7)], severity="note"),
         Example({"configs/default.yaml": "actor:\n  num_workers: 30\n",
                  "utils.py": "def set_affinity(worker_idx, num_workers, nproc_per_node=0):\n"
                              "    if nproc_per_node > 1:\n"
@@ -731,6 +754,12 @@ tests whether the variable is set."""
                 if _scales_own_argument(site):
                     yield self._argument_scaled(site, knob)
                     continue
+                if site.detail.get("merged_after"):
+                    yield self.finding(site, knob=knob.name, related=[site], effect=_effect(site), alias=_alias(site),
+                                       condition="", configured=f"; the user's settings merged after it "
+                                                                f"({site.detail['merged_after']}) can still set it",
+                                       severity="note", confidence="low")
+                    continue
                 # cite a config file, or a parser in this file: a parser default in another
                 # script is often another program's setting of the same name
                 # (a word such as 'auto' is no number a min()/max() bound replaces: the code
@@ -942,13 +971,16 @@ tests whether the variable is set."""
         """`def set_affinity(worker_idx, num_workers, nproc_per_node=0)`: `if nproc_per_node > 1:
         num_workers = num_workers * nproc_per_node`: a helper re-expresses the count its caller
         passes (per node -> the whole job) for its own arithmetic; the setting itself is
-        untouched, and every other reader sees it as configured (a note)."""
+        untouched, and every other reader sees it as configured. `args.world_size =
+        ngpus_per_node * args.world_size` keeps the user's value too, as a factor (a note)."""
         cond = site.detail.get("condition")
+        param = site.detail.get("overrides_param")
         return self.finding(site, knob=knob.name, related=[site], alias="",
-                            effect=f"the argument `{site.detail.get('target') or site.leaf}` is scaled to "
-                                   f"`{site.detail.get('expr')}` inside this function",
+                            effect=f"{'the argument ' if param else ''}`{site.detail.get('target') or site.leaf}` is "
+                                   f"scaled to `{site.detail.get('expr')}`{' inside this function' if param else ''}",
                             condition=f" when `{idioms.short_condition(cond)}`" if cond else "",
-                            configured="; only this function's copy changes",
+                            configured="; only this function's copy changes" if param
+                            else "; the value set is kept, as a factor",
                             severity="note", confidence="medium")
 
     def _forced_over_computed(self, site, knob):
@@ -1161,9 +1193,11 @@ def _replaces_argument(site) -> bool:
 
 
 def _scales_own_argument(site) -> bool:
-    """A parameter of the function multiplied by another name (`num_workers * nproc_per_node`)."""
+    """The value multiplied by another name, nothing else: a parameter of the function
+    (`num_workers * nproc_per_node`), or a field re-expressed from per node to the whole job
+    (`args.world_size = ngpus_per_node * args.world_size`, PyTorch's ImageNet example)."""
     d = site.detail
-    if not d.get("overrides_param") or d.get("how") != "expression":
+    if d.get("how") != "expression":
         return False
     name = re.escape(str(d.get("target") or site.leaf))
     return re.fullmatch(rf"\s*(?:{name}\s*\*\s*[\w.]+|[\w.]+\s*\*\s*{name})\s*", str(d.get("expr") or "")) is not None

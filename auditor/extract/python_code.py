@@ -86,6 +86,7 @@ class Frame:
     # local kwargs mappings: name -> {key: (conditions when written, value node)} for `**name` calls
     mapkeys: dict[str, dict[str, tuple]] = field(default_factory=dict)
     merged: dict[str, tuple[int, str]] = field(default_factory=dict)  # local -> (line, call) filling it from the caller's settings
+    merges: list[tuple[str, int, str]] = field(default_factory=list)  # every such merge: (local, line, call)
 
 
 def caps_a_count(value: ast.AST) -> bool:
@@ -556,6 +557,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         for stmt in node.body:
             self.visit(stmt)
         self.mark_returned(node, first_site)
+        self.mark_merged_after(frame, first_site)
         self.shadow_parameters(node)
         self.leave_frame()
         self.facts.calls[qualname] = frame.calls
@@ -580,6 +582,20 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         for s in written:
             if str(s.detail["target"]).split(".", 1)[0].split("[", 1)[0] in returned:
                 s.detail["returned"] = True
+
+    def mark_merged_after(self, frame: Frame, first_site: int) -> None:
+        """`cfg.DATALOADER.NUM_WORKERS = 0` then `cfg.merge_from_list(args.opts)` (detectron2's
+        tools): a value written before the user's settings are merged in is a default they
+        can still override, not an override of theirs."""
+        if not frame.merges:
+            return
+        for s in self.sites[first_site:]:
+            if s.role != "override" or not s.detail.get("target"):
+                continue
+            root = str(s.detail["target"]).split(".", 1)[0].split("[", 1)[0]
+            later = next((m for m in frame.merges if m[0] == root and m[1] > s.line), None)
+            if later is not None:
+                s.detail["merged_after"] = f"`{later[2]}` at line {later[1]}"
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.visit(node.body)
@@ -994,6 +1010,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         fn = self.function()
         if isinstance(root, ast.Name) and root.id != receiver.id and (root.id in fn.params or HANDLE.match(root.id)):
             fn.merged.setdefault(receiver.id, (node.lineno, self.text(node)[:80]))
+            fn.merges.append((receiver.id, node.lineno, self.text(node)[:80]))
 
     def record_copy(self, name: str, node: ast.Assign) -> None:
         """`collector_config = dict(cfg.ray.collector_config)`, `deepcopy(args.env)`,
