@@ -82,3 +82,26 @@ def test_qg101_names_the_handed_section_the_key_spells(tmp_path):
     found = [f for f in findings_for(files, tmp_path, "QG101") if f.line == 6]
     assert [f.severity for f in found] == ["note"], [f.message for f in found]
     assert "section `trainer.params` is handed to pytorch_lightning.Trainer" in found[0].message, found[0].message
+
+
+def test_qg105_a_configurable_helper_fills_what_the_call_leaves_out(tmp_path):
+    """detectron2's `@configurable(from_config=...)` loaders: `build_loader(cfg)` takes
+    num_workers from cfg.DATALOADER.NUM_WORKERS, not from the parameter's default 0."""
+    from auditor.lint.harness import findings_for
+
+    loader = ("from torch.utils.data import DataLoader\n"
+              "from detectron2.config import configurable\n"
+              "def _from_config(cfg):\n"
+              "    return {'num_workers': cfg.DATALOADER.NUM_WORKERS}\n"
+              "{decorator}"
+              "def build_loader(dataset=None, num_workers=0):\n"
+              "    return DataLoader(dataset, num_workers=num_workers)\n")
+    for decorator, expected in (("@configurable(from_config=_from_config)\n", []), ("", [3])):
+        files = {"configs/base.yaml": "DATALOADER:\n  NUM_WORKERS: 4\n",
+                 "data/build.py": loader.replace("{decorator}", decorator),
+                 "tools/bench.py": "from data.build import build_loader\n"
+                                   "def main(cfg):\n"
+                                   "    return build_loader(cfg), cfg.DATALOADER.BATCH\n"}
+        root = tmp_path / (decorator and "configurable" or "plain")
+        found = [f.line for f in findings_for(files, root, "QG105") if f.file == "tools/bench.py"]
+        assert found == expected, (decorator, found)

@@ -220,6 +220,10 @@ class Builder:
             self.scopes[qual].options = options
         self.functions[qual] = {"params": names, "line": stmt.lineno, "_defaults": defaults,
                                 "kwonly": len(args.kwonlyargs), "vararg": bool(args.vararg)}
+        if any(_decorator_name(d) == "configurable" for d in stmt.decorator_list):
+            # detectron2's `@configurable(from_config=...)`: called with a config first, it fills
+            # the parameters the call leaves out from that config, not from their defaults
+            self.functions[qual]["configurable"] = True
         if kind == "class":
             self.methods.setdefault(cls, []).append((stmt, qual))
 
@@ -756,6 +760,13 @@ def _edges(b: Builder, calls: list[tuple], sinks: list[dict], keep: set[str] = f
                         helpers.add(n["fn"])
                         changed = True
     return out, helpers
+
+
+def _decorator_name(node: ast.AST) -> str:
+    """`configurable` for `@configurable`, `@configurable(from_config=f)`, `@config.configurable`."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
 
 
 def _splat_into_package(b: Builder, call: ast.Call) -> str | None:

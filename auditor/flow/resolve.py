@@ -388,6 +388,8 @@ def _argument(info: dict, param: str, edge: dict, fn: str, rel: str) -> dict | N
         given, omitted = edge["args"][index], False
     elif edge["star"]:
         return None
+    elif info.get("configurable") and (edge["args"] or "cfg" in edge["kwargs"]):
+        return None  # `build_detection_train_loader(cfg)`: the config fills what the call leaves out
     elif param in info.get("defaults", {}):
         given, omitted = info["defaults"][param], True
     else:
