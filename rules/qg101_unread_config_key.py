@@ -1715,6 +1715,8 @@ reads is a note: its settings are not this project's users' to set."""
                 accepted_by.setdefault(f.leaf.lower(), set()).add(rel)
         handing = None  # (node, callee) of each call that hands a parsed namespace out of sight
         for rel, (walk, own) in sorted(scripts.items()):
+            whole = len({f.leaf.lower() for f in surely[rel]})  # the parallelism flags it takes
+            whole = whole if whole >= WHOLE_PARSER else 0
             reached = walk[0]
             meta = result.meta.get(rel) or {}
             # (`main(**vars(opts))` hands each flag to main's parameter of that name)
@@ -1743,8 +1745,6 @@ reads is a note: its settings are not this project's users' to set."""
                         handed = "the command it runs (with its sys.argv[1:])"
                 at = flag if flag.file == rel else _call_toward(result, graph, rel, flag)
                 other = reads[0]
-                whole = len({f.leaf.lower() for f in surely[rel]})
-                whole = whole if whole >= WHOLE_PARSER else 0
                 f = self.finding(flag, knob=flag.key, related=[flag, other], flow=_path(result, flag, None),
                                  subject="", effect="", near="",
                                  **({"severity": "note", "confidence": "low"} if handed or whole else {}))

@@ -124,7 +124,7 @@ class _Candidates:
         for i, s in enumerate(sites):
             self.first_in_file.setdefault(s.file, s)
             if s.kind != "python":
-                for section in {_section(s.key), None} if _section(s.key) else {None}:
+                for section in {_section(s.key) or None, None}:
                     for folder in _folders(s.file):
                         self.under.setdefault((section, folder), (i, s))
 
@@ -138,11 +138,12 @@ class _Candidates:
         if same is not None:
             return same, "file"
         # no candidate is in this file from here on
-        for folder in reversed(_folders(site.file)):
+        nearest_first = _folders(site.file)[::-1]
+        for folder in nearest_first:
             firsts = [self.under[(sec, folder)] for sec in sections if (sec, folder) in self.under]
             if firsts:
                 return min(firsts, key=lambda pair: pair[0])[1], "section"
-        for folder in reversed(_folders(site.file)):
+        for folder in nearest_first:
             if (None, folder) in self.under:
                 return self.under[(None, folder)][1], "far"
         return None, None

@@ -580,7 +580,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         returned = {n.id for stmt in own_nodes(node.body) if isinstance(stmt, ast.Return) and stmt.value is not None
                     for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
         for s in written:
-            if str(s.detail["target"]).split(".", 1)[0].split("[", 1)[0] in returned:
+            if _target_root(s) in returned:
                 s.detail["returned"] = True
 
     def mark_merged_after(self, frame: Frame, first_site: int) -> None:
@@ -592,7 +592,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         for s in self.sites[first_site:]:
             if s.role != "override" or not s.detail.get("target"):
                 continue
-            root = str(s.detail["target"]).split(".", 1)[0].split("[", 1)[0]
+            root = _target_root(s)
             later = next((m for m in frame.merges if m[0] == root and m[1] > s.line), None)
             if later is not None:
                 s.detail["merged_after"] = f"`{later[2]}` at line {later[1]}"
@@ -1391,6 +1391,11 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             self.visit(a)
         for k in node.keywords:
             self.visit(k.value)
+
+
+def _target_root(site: Site) -> str:
+    """The name an override writes through: `cfg` of `cfg.DATALOADER.NUM_WORKERS`, `kw["n"]`."""
+    return str(site.detail["target"]).split(".", 1)[0].split("[", 1)[0]
 
 
 _DISPATCH: dict[type, Any] = {}

@@ -205,7 +205,7 @@ class Builder:
         args = stmt.args
         positional = args.posonlyargs + args.args
         names = [a.arg for a in positional + args.kwonlyargs]
-        static = any(getattr(d, "id", getattr(d, "attr", "")) == "staticmethod" for d in stmt.decorator_list)
+        static = any(_decorator_name(d) == "staticmethod" for d in stmt.decorator_list)
         if kind == "class" and not static and positional:
             names = names[1:]  # self / cls
         defaults: dict[str, ast.AST] = {}
