@@ -88,6 +88,30 @@ def test_click_options_and_flags_documented_as_counts(tmp_path):
     assert "j" in knobs and "seed" not in knobs
 
 
+def test_flags_counting_by_a_longer_help_or_by_where_they_go(tmp_path):
+    """pytorch/examples' `-j/--workers` ('number of data loading workers'), copied into timm and
+    many trainers; and the same flag without a help, known by the DataLoader it feeds."""
+    (tmp_path / "inference.py").write_text(
+        "import argparse\nimport torch\n\n"
+        "parser = argparse.ArgumentParser()\n"
+        "parser.add_argument('-j', '--workers', default=2, type=int, help='number of data loading workers')\n"
+        "parser.add_argument('--loaders', default=3, type=int)\n"
+        "parser.add_argument('--limit', default=100, type=int, help='number of samples to process per worker')\n"
+        "parser.add_argument('--dataset', default='')\n\n\n"
+        "def main():\n    args = parser.parse_args()\n"
+        "    workers = 1 if 'tfds' in args.dataset else args.workers\n"
+        "    a = torch.utils.data.DataLoader(range(args.limit), num_workers=workers)\n"
+        "    loaders = 0 if 'wds' in args.dataset else args.loaders\n"
+        "    b = torch.utils.data.DataLoader(range(10), num_workers=loaders)\n")
+    r = scan_and_check(tmp_path)
+    knobs = {k.name: k for k in r.knobs}
+    assert "limit" not in knobs  # samples, not workers
+    defined = {s.key: s.detail for k in knobs.values() for s in k.sites if s.role == "define"}
+    assert defined["workers"].get("counts_by_help") and defined["loaders"].get("fed_to_backend")
+    lost = {(f.line, f.severity) for f in r.findings if f.code == "QG104"}
+    assert lost == {(13, "warning"), (15, "warning")}  # the flags' 2 and 3 are lost under a condition
+
+
 def test_a_literal_count_in_a_program_that_reads_its_settings():
     found = {(f, line): sev for f, line, _c, sev in findings("program_literals", "QG105")}
     assert found[("scripts/decontaminate.py", 11)] == "warning"

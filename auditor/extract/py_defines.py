@@ -236,7 +236,8 @@ class DefineMixin:
         help_text = const_str(kws.get("help")) or (documented or {}).get(dest, "")
         by_name = any(self.match_vocabulary(n) for n in names)
         by_help = not by_name and counts_by_help(kws, help_text)
-        if not by_help and not by_name:
+        fed = not by_name and not by_help and dest in self.help_named  # handed to a backend's count here
+        if not by_help and not by_name and not fed:
             return
         if via == "argparse":  # the functions that add knob flags: scripts calling them are parsed (flow pass)
             builders = self.meta.setdefault("knob_parsers", [])
@@ -245,6 +246,8 @@ class DefineMixin:
         detail: dict[str, Any] = {"via": via, "flags": flags, "dest": dest}
         if by_help:
             detail["counts_by_help"] = True
+        if fed:
+            detail["fed_to_backend"] = True
         v = self.flag_default(kws, detail)
         if "type" in kws:
             detail["type"] = self.text(kws["type"])

@@ -1506,6 +1506,31 @@ def flag_holders(tree: ast.Module) -> dict[str, str]:
     return out
 
 
+def _visited(ex: "Extractor", tree: ast.AST, text: str, fed: set[str]) -> "Extractor":
+    """EX after one pass over TREE, with FED (flags this file hands to a backend's count) as knobs."""
+    try:
+        ex.tree = tree
+        if ("add_argument" in text or "DEFINE_" in text) and HELP_COUNTS.search(text):
+            ex.help_named = {d for d in help_counted_flags(tree) if not ex.match_vocabulary(d)}
+        ex.help_named |= fed
+        if "DEFINE_" in text:
+            ex.flag_holders = flag_holders(tree)
+        ex.visit(tree)
+    except RecursionError as exc:
+        raise ParseError("expression nested too deeply to analyse") from exc
+    return ex
+
+
+def _flags_fed_to_backends(ex: "Extractor") -> set[str]:
+    """The flags of a parser this file builds that no name or help makes a knob, but whose
+    value the file hands to a backend's count (`num_workers=args.workers`)."""
+    flags = {d for dests in (ex.meta.get("parser_flags") or {}).values() for d in dests}
+    if not flags:
+        return set()
+    refs = {str(s.detail["ref"]).rsplit(".", 1)[-1] for s in ex.sites if s.role == "consume" and s.detail.get("ref")}
+    return {d for d in flags & refs if d not in ex.help_named and not ex.match_vocabulary(d)}
+
+
 # (a flag's name spelt with dashes, "limit-worker-concurrency" in a list of flags a launcher
 # passes on by name, is that setting's key too)
 QUOTED_KEY = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_-]{2,40})["']""")
@@ -1519,16 +1544,10 @@ RUNS_COMMAND = re.compile(r"\b(?:subprocess|Popen|os\.system|os\.exec\w*|check_c
 
 def extract(text: str, path: str, vocab) -> FileResult:
     tree, text = readable(text, path)
-    ex = Extractor(text, path, vocab)
-    try:
-        ex.tree = tree
-        if ("add_argument" in text or "DEFINE_" in text) and HELP_COUNTS.search(text):
-            ex.help_named = {d for d in help_counted_flags(tree) if not ex.match_vocabulary(d)}
-        if "DEFINE_" in text:
-            ex.flag_holders = flag_holders(tree)
-        ex.visit(tree)
-    except RecursionError as exc:
-        raise ParseError("expression nested too deeply to analyse") from exc
+    ex = _visited(Extractor(text, path, vocab), tree, text, set())
+    fed = _flags_fed_to_backends(ex)
+    if fed:  # `-j/--workers` handed to `DataLoader(num_workers=args.workers)`: a knob by where it goes
+        ex = _visited(Extractor(text, path, vocab), tree, text, fed)
     ex.facts.finish(ex.sites)
     meta = dict(ex.meta)
     if ex.sections:
