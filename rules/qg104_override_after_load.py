@@ -447,6 +447,21 @@ tests whether the variable is set."""
                             "        args.world_size = ngpus_per_node * args.world_size\n"},
                 "nodes re-expressed as processes: the value set is kept as a factor, a note",
                 expect=[("main.py", 7)], severity="note"),
+        Example({"prepare.py": "import argparse\n"
+                               "def main(splits, nshards_list, num_workers):\n"
+                               "    if len(nshards_list) == 1:\n"
+                               "        nshards_list = nshards_list * len(splits)\n"
+                               "    for split, nshards in zip(splits, nshards_list):\n"
+                               "        print(split, nshards)\n"
+                               "if __name__ == '__main__':\n"
+                               "    p = argparse.ArgumentParser()\n"
+                               "    p.add_argument('--splits', nargs='+', default=['train', 'valid'])\n"
+                               "    p.add_argument('--nshards_list', type=int, nargs='+', default=[20], "
+                               "help='number of f0 shards')\n"
+                               "    p.add_argument('--num_workers', type=int, default=4)\n"
+                               "    main(**vars(p.parse_args()))\n"},
+                "one count repeated for each split (fairseq's pgslm): the value set is kept, a note",
+                expect=[("prepare.py", 4)], severity="note"),
         Example({"configs/default.yaml": "actor:\n  num_workers: 30\n",
                  "utils.py": "def set_affinity(worker_idx, num_workers, nproc_per_node=0):\n"
                              "    if nproc_per_node > 1:\n"
@@ -1200,7 +1215,8 @@ def _scales_own_argument(site) -> bool:
     if d.get("how") != "expression":
         return False
     name = re.escape(str(d.get("target") or site.leaf))
-    return re.fullmatch(rf"\s*(?:{name}\s*\*\s*[\w.]+|[\w.]+\s*\*\s*{name})\s*", str(d.get("expr") or "")) is not None
+    other = r"[\w.]+(?:\([\w.]*\))?"  # ngpus_per_node, len(splits)
+    return re.fullmatch(rf"\s*(?:{name}\s*\*\s*{other}|{other}\s*\*\s*{name})\s*", str(d.get("expr") or "")) is not None
 
 
 def _same_value(define, site) -> bool:

@@ -34,6 +34,8 @@ def test_short_condition(cond, want):
     ("not ('OMP_NUM_THREADS' in os.environ) and not (n is not None)", "num_threads", True),
     ("not (os.getenv('OMP_NUM_THREADS'))", "num_threads", True),
     ("'num_cpus' not in opts", "num_cpus", True),
+    ("not (args.jobs)", "jobs", True),  # the else of `args.jobs if args.jobs else max(1, min(4, cpu_count()))`
+    ("not (args.jobs) and fast", "jobs", False),
     ("dataset_type == 'iterable'", "num_workers", False),
     ("not ('OMP_NUM_THREADS' in os.environ)", "num_workers", False),
 ])

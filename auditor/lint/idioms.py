@@ -80,6 +80,7 @@ def _missing_value_regex(leaf: str) -> re.Pattern:
     n = re.escape(leaf)
     return re.compile(rf"\b{n}\s+is\s+None\b|not\s*\(\s*[\w.]*\b{n}\s+is\s+not\s+None\s*\)"
                       rf"|^\s*not\s+[\w.]*\b{n}\s*$"  # if not num_workers:
+                      rf"|^\s*not\s*\(\s*[\w.]*\b{n}\s*\)\s*$"  # else of `args.jobs if args.jobs else ...`
                       rf"|['\"](\w+_)?{n}['\"]\s+not\s+in\b"  # if "num_cpus" not in opts:
                       rf"|not\s*\(\s*['\"](\w+_)?{n}['\"]\s+in\b"  # else of if "OMP_NUM_THREADS" in os.environ
                       rf"|not\s*\(\s*[\w.]*getenv\(\s*['\"](\w+_)?{n}['\"]"  # else of if os.getenv("N"):
