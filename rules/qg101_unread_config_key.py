@@ -698,6 +698,16 @@ reads is a note: its settings are not this project's users' to set."""
                                  "    run(p.parse_args())\n",
                  "serve/worker.py": "import ray\ndef run(args):\n    ray.init(num_gpus=args.num_gpus)\n"},
                 "serve/cli.py hands its namespace to another file, which reads the flag"),
+        Example({"train.py": "import argparse\n"
+                             "def parse_args():\n"
+                             "    p = argparse.ArgumentParser()\n"
+                             "    p.add_argument('--num-gpus', type=int, default=1)\n"
+                             "    return p.parse_args()\n"
+                             "def main():\n    args = parse_args()\n    return args.seed\n"
+                             "if __name__ == '__main__':\n    main()\n",
+                 "launch.py": "import ray\nfrom train import parse_args\n"
+                              "def start():\n    ray.init(num_gpus=parse_args().num_gpus)\n"},
+                "train.py's parse_args() is called from launch.py too, which reads the flag"),
         Example({**_parser_scripts("    train(args.env)\n"),
                  "pkg/run.py": "from multiprocessing import Pool\nfrom pkg.cmd_util import common_arg_parser\n"
                                "def build_env(args):\n    return Pool(args.num_env or 4)\n"
@@ -1069,6 +1079,17 @@ reads is a note: its settings are not this project's users' to set."""
                 "serve/cli.py parses --num-gpus and reads only args.model_path; its namespace never leaves "
                 "the file, so train/launch.py's num_gpus is another setting",
                 expect=[("serve/cli.py", 10)], severity="warning"),
+        Example({"train.py": "import argparse\n"
+                             "def parse_args():\n"
+                             "    p = argparse.ArgumentParser()\n"
+                             "    p.add_argument('--num-gpus', type=int, default=1)\n"
+                             "    return p.parse_args()\n"
+                             "def main():\n    args = parse_args()\n    return args.seed\n"
+                             "if __name__ == '__main__':\n    main()\n",
+                 "launch.py": "import ray\ndef start(cfg):\n    ray.init(num_gpus=cfg.num_gpus)\n"},
+                "the script's own parse_args() returns the namespace to main(), which never reads "
+                "args.num_gpus: launch.py's num_gpus is another setting",
+                expect=[("train.py", 4)], severity="warning"),
         Example({"eval/vqa/evaluate_vqa.py": "import argparse\nfrom torch.utils.data import DataLoader\n"
                                              "if __name__ == '__main__':\n"
                                              "    parser = argparse.ArgumentParser()\n"
@@ -1625,11 +1646,20 @@ reads is a note: its settings are not this project's users' to set."""
                   and isinstance(m.get("closed_namespace"), dict) and not m.get("forwards_argv")}
         if not closed:
             return
+        exporting = [rel for rel, fact in closed.items() if fact.get("exported")]
+        if exporting:  # `def parse_args(): return parser.parse_args()`: unless another file calls it
+            from auditor.flow.graph import for_result
+            graph = for_result(result)
+            for rel in exporting:
+                if any(graph.called_from_elsewhere(graph.of(rel, str(name))) for name in closed[rel]["exported"]):
+                    del closed[rel]
         flagged = {id(s) for k in result.knobs if id(k) not in unread_ids for s in k.sites}
         for s in result.sites:
             if s.role != "define" or s.kind != "python" or s.file not in closed or s.detail.get("via") != "argparse" \
                     or s.detail.get("parser") == "absl" or id(s) not in flagged or is_test_file(s.file):
                 continue
+            if s.detail.get("added_by"):
+                continue  # `deepspeed.add_config_arguments(parser)`'s flags: _library_flags judges them
             dest = str(s.detail.get("dest") or s.leaf)
             if dest in (closed[s.file].get("reads") or ()):
                 continue
@@ -2011,6 +2041,8 @@ reads is a note: its settings are not this project's users' to set."""
                     continue  # `main(**vars(args))`: main's parameter of that name is the flag
                 if exported and field.leaf.isupper():
                     continue  # OMP_NUM_THREADS: str = "1", exported by `os.environ[name] = value`
+                if field.detail.get("counts_by_help"):
+                    continue  # a knob by its help alone: other files' reads (`FLAGS.env_batch_size`) are unseen
                 if _splatted_whole(field, splats) or _copied_field_by_field(field, copiers):
                     continue
                 kind = "a parser flag" if field.detail.get("via") == "argparse" else \

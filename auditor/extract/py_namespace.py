@@ -6,7 +6,9 @@ reads as ``args.<dest>`` does nothing, whatever other files read under that name
 ``meta["closed_namespace"]``, is ``{"reads": [...]}``, the attribute names read from the
 namespace. No fact when the namespace leaves the file by any other use (passed to an imported
 function or a method, ``vars(args)``, stored, returned, put in a container), when the file
-returns a parser or a parsed namespace (another file may use it), or when it parses nothing.
+returns a parser, or when it parses nothing. A script's own ``def parse_args(): ... return
+parser.parse_args()`` called as ``args = parse_args()`` holds the namespace in the file too; the
+fact then lists it under ``"exported"``, for the rule to check that no other file calls it.
 
 ``meta["splat_parameters"]``: the parameters of this file's functions that a call here fills
 from a whole namespace by keyword splat (``main(**vars(opts))``, ``run(**args.__dict__)``): each
@@ -37,19 +39,38 @@ def _holder_target(stmt) -> str | None:
     return target.id if isinstance(target, ast.Name) else None
 
 
-def _returns_parser_or_namespace(tree: ast.Module) -> bool:
+def _returners(tree: ast.Module) -> dict[str, ast.AST] | None:
+    """The module-level functions of a script that return the namespace they parse
+    (`def parse_args(): ...; return parser.parse_args()`), by name; None when a function returns
+    a parser, or a method or nested function returns a parsed namespace, or a function that
+    returns one is not a script's (another file may take it from there)."""
+    found: dict[str, ast.AST] = {}
+    top = {id(n) for n in tree.body}
+    # (a parser of the module or of the function: `return parser` hands either out)
+    parsers = {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign)
+               for t in node.targets if isinstance(t, ast.Name) and isinstance(node.value, ast.Call)
+               and getattr(node.value.func, "attr", getattr(node.value.func, "id", "")) == "ArgumentParser"}
     for fn in ast.walk(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        parsers = {t.id for node in ast.walk(fn) if isinstance(node, ast.Assign)
-                   for t in node.targets if isinstance(t, ast.Name) and isinstance(node.value, ast.Call)
-                   and getattr(node.value.func, "attr", getattr(node.value.func, "id", "")) == "ArgumentParser"}
         parsed = {t for node in ast.walk(fn) for t in [_holder_target(node)] if t}
         for node in ast.walk(fn):
-            if isinstance(node, ast.Return) and node.value is not None and (
-                    _parse_call(node.value) or isinstance(node.value, ast.Name) and node.value.id in parsers | parsed):
-                return True
-    return False
+            if not isinstance(node, ast.Return) or node.value is None:
+                continue
+            if isinstance(node.value, ast.Name) and node.value.id in parsers:
+                return None
+            if _parse_call(node.value) or isinstance(node.value, ast.Name) and node.value.id in parsed:
+                if id(fn) not in top:
+                    return None
+                found[fn.name] = fn
+    if found and not _is_script(tree):
+        return None
+    return found
+
+
+def _is_script(tree: ast.Module) -> bool:
+    """Does TREE run as a program (`if __name__ == "__main__":` at module level)?"""
+    return any(isinstance(n, ast.If) and "__main__" in ast.unparse(n.test) for n in tree.body)
 
 
 def closed_namespace(tree: ast.Module) -> dict | None:
@@ -59,19 +80,37 @@ def closed_namespace(tree: ast.Module) -> dict | None:
         for child in ast.iter_child_nodes(node):
             parents[id(child)] = node
     functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    returners = _returners(tree)
+    if returners is None:
+        return None
     holders: list[tuple[ast.AST, str]] = []  # (the scope a name holds the namespace in, the name)
+
+    def scope_of(node):
+        scope = parents.get(id(node))
+        while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            scope = parents.get(id(scope))
+        return scope or tree
+
     for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in returners and isinstance(node.ctx, ast.Load):
+            # `args = parse_args()`: the name holds what the script's own parser returns
+            call = parents.get(id(node))
+            stmt = parents.get(id(call))
+            if not (isinstance(call, ast.Call) and call.func is node and isinstance(stmt, ast.Assign)
+                    and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+                return None
+            holders.append((scope_of(stmt), stmt.targets[0].id))
+            continue
         name = _holder_target(node)
         if name:
-            scope = parents.get(id(node))
-            while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
-                scope = parents.get(id(scope))
-            holders.append((scope or tree, name))
+            holders.append((scope_of(node), name))
         elif _parse_call(node) and isinstance(parents.get(id(node)), (ast.Assign, ast.AnnAssign)):
             if _holder_target(parents[id(node)]):
                 continue  # (the assignment's target is the holder, above)
             return None  # `self.args = p.parse_args()`: held where this file cannot follow
         elif _parse_call(node):
+            if isinstance(parents.get(id(node)), ast.Return) and scope_of(node) in returners.values():
+                continue  # `return parser.parse_args()` in the script's own parse_args()
             # `main(parser.parse_args())`: the parameter of a function of this file holds it
             call = parents.get(id(node))
             if isinstance(call, ast.keyword):
@@ -81,7 +120,7 @@ def closed_namespace(tree: ast.Module) -> dict | None:
             if param is None:
                 return None  # `launch(parser.parse_args())`, `vars(p.parse_args())`: out of sight
             holders.append((target, param))
-    if not holders or _returns_parser_or_namespace(tree):
+    if not holders:
         return None
     reads: set[str] = set()
     seen: set[tuple[int, str]] = set()
@@ -106,6 +145,8 @@ def closed_namespace(tree: ast.Module) -> dict | None:
                 continue
             if isinstance(parent, ast.FormattedValue):
                 continue
+            if isinstance(parent, ast.Return) and scope in returners.values():
+                continue  # handed back to this file's callers, which are holders themselves
             if isinstance(parent, ast.Call) and node is not parent.func:
                 func = parent.func
                 called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
@@ -122,7 +163,7 @@ def closed_namespace(tree: ast.Module) -> dict | None:
                 holders.append((target, param))
                 continue
             return None  # stored, returned, compared, put in a container: it may be read elsewhere
-    return {"reads": sorted(reads)}
+    return {"reads": sorted(reads), **({"exported": sorted(returners)} if returners else {})}
 
 
 def _parameter_for(fn, call: ast.Call, arg: ast.AST) -> str | None:

@@ -276,9 +276,10 @@ def click_name(decls: list[str]) -> str | None:
 
 
 # a flag's help that says it counts a parallel unit: "Number of workers to use", "# of parallel envs",
-# "number of data loading workers" (up to three words before the unit; a word such as "to" or "per"
-# ends the count's noun phrase: "number of samples to process", "number of frames per process")
-HELP_COUNTS = re.compile(r"\b(number|num|count|#)\s+of\s+"
+# "number of data loading workers", "how many training processes to use" (up to three words before
+# the unit; a word such as "to" or "per" ends the count's noun phrase: "number of samples to
+# process", "number of frames per process")
+HELP_COUNTS = re.compile(r"(\b(number|num|count)\s+of\s+|#\s*of\s+|\bhow\s+many\s+)"
                          r"((?!(to|per|for|of|by|in|on|at|each|ahead|from|with)\b)[a-z][\w/-]*\s+){0,3}"
                          r"(workers?|process(es)?|procs|env(ironment)?s|actors|threads|gpus|cpus|cores|ranks|"
                          r"replicas|shards|nodes)\b", re.IGNORECASE)

@@ -179,6 +179,15 @@ class CallGraph:
                     todo.append(caller)
         return seen
 
+    def called_from_elsewhere(self, target: str | None) -> bool:
+        """Does a function of another module call TARGET, by a name the graph resolves exactly
+        (`from train import parse_args`)? A name the graph does not know: maybe."""
+        if target is None:
+            return True
+        self.callers({target})  # (builds the reverse edges)
+        module = target.rsplit(".", 1)[0]
+        return any(not caller.startswith(module + ".") for caller in (self._reverse or {}).get(target, ()))
+
     def resolve(self, module: str, qual: str, token: str, exact: bool = False,
                 careful: bool = False) -> set[str] | None:
         """The project functions TOKEN may run, seen from QUAL in MODULE; None for a project
