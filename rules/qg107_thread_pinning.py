@@ -124,6 +124,9 @@ def _xla_threads(site):
 
 # a function that does the learner's math, by its name (never `main`: a launcher's main may
 # start a league, a coordinator or a server in its own process)
+# `OMP_NUM_THREADS=1 pytest ./tests`: the environment of a test run, not of a training job
+_TEST_RUN = re.compile(r"^(?:[A-Za-z_]\w*=(?:\"[^\"]*\"|'[^']*'|\S*)\s+)*"
+                       r"(?:py\.?test|tox|nox|nosetests|python[\d.]*\s+-m\s+(?:pytest|unittest))\b")
 _LEARNER_CALLER = re.compile(r"learner|trainer|(^|[._])(train\w*|learn|fit)$", re.IGNORECASE)
 
 
@@ -229,7 +232,9 @@ A launch script that exports it and then starts several ranks with a launcher (`
 default for several ranks: not reported; nor is a setup script that only such scripts
 `source` (VILA's scripts/setups/train.sh; of the scripts the scan reads, which hold a
 parallelism word), nor one that holds such a launcher command in a variable for the scripts
-that source it to run (Megatron's `LAUNCH_SCRIPT="torchrun --nproc_per_node=..."`).
+that source it to run (Megatron's `LAUNCH_SCRIPT="torchrun --nproc_per_node=..."`). A variable
+set for one command that runs tests (`OMP_NUM_THREADS=1 pytest ./tests`, catalyst's CI script) is
+the test run's environment, not a training job's: not reported.
 An environment variable set in a script that starts worker processes is for them (they
 inherit it): one thread per busy worker is the policy `qg-audit verify` recommends
 (docs/verify.md, "Threads and CPUs"), so it is not a warning; the learner it pins too is
@@ -238,6 +243,10 @@ computes the gradients (`loss.backward()` in a function that no worker runs: tor
 monobeast, whose learner threads share the process that set it), it is a note that names that
 function; when the learner is a process of its own, nothing."""
     VALID = [
+        Example({"bin/workflows/check_pipelines.sh": "#!/bin/bash\n"
+                                             "GPU_REQUIRED=1 OMP_NUM_THREADS=\"1\" pytest ./tests/pipelines\n"
+                                             "OMP_NUM_THREADS=1 python -m pytest tests/\n"},
+                "one thread for a test run (catalyst's CI), not for a training job"),
         Example({"conf/arguments.sh": "#!/bin/bash\nTP=${TP:-1}\nDP=${DP:-8}\n"
                                       "LAUNCH_SCRIPT=\"torchrun --nproc_per_node=$((TP * DP))\"\n"
                                       "export OMP_NUM_THREADS=1\n",
@@ -396,6 +405,7 @@ function; when the learner is a process of its own, nothing."""
                 "gradients", expect=[("monobeast.py", 2)], severity="note"),
         Example({"run.sh": "#!/bin/bash\nexport OMP_NUM_THREADS=1\npython train.py\n"},
                 "a launch script pins the learner too", expect=[("run.sh", 2)]),
+
         Example({"dqn_atari.py": "import torch\n"
                                  "@wrap_experiment(snapshot_mode='last')\n"
                                  "def dqn_atari(ctxt=None, env=None, seed=24):\n"
@@ -549,6 +559,8 @@ function; when the learner is a process of its own, nothing."""
             elif site.key in THREAD_VARS and site.kind == "python":
                 what, why, conf = f"{site.key}=1", " (set before the libraries load)", "high"
             elif site.key in THREAD_VARS and site.kind == "shell" and site.role == "define":
+                if site.detail.get("via") == "env-prefix" and _TEST_RUN.match(site.source.strip()):
+                    continue
                 if launching is None:
                     launching = _multi_process_launches(result.sites, result.meta)
                     sourced_by = _sourced_by(result.meta)
