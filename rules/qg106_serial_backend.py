@@ -216,7 +216,9 @@ A branch may build its backend in up to four statements (train and eval envs, ea
 comprehension: `envs = [Parallel(env) for env in envs]`) or pick the class to build further down
 (`wrapper = DummyVecEnv`). Either branch may be a project class: the switch holds when one side
 starts workers, also through the classes it makes (`Parallel` makes a `Worker`, which makes a
-process), and the other is a serial backend or a project class that starts none. The count
+process), and the other is a serial backend or a project class that starts none (a class that
+wraps `torch.nn.DataParallel` runs a thread per GPU: catalyst's DataParallelEngine is no serial
+twin of its DistributedDataParallelEngine). The count
 beside the configured value may be one the vocabulary does not name (`envs: 4`, by its unit),
 in any section of the file that does not set the switch itself (a preset with `parallel: True`
 runs its own choice).
@@ -272,6 +274,18 @@ worker: a warning at the write, from the project's call graph (a method called o
 unknown class reaches every project method of that name). A note when the path passes through
 files the scan did not read (they hold no knob word, but may call one that reads it)."""
     VALID = [
+        Example({"engines/torch.py": "import torch\nimport torch.multiprocessing as mp\n"
+                                     "class DataParallelEngine:\n"
+                                     "    def prepare(self, model):\n"
+                                     "        return torch.nn.DataParallel(model)\n"
+                                     "class DistributedDataParallelEngine:\n"
+                                     "    def spawn(self, fn, num_workers):\n"
+                                     "        mp.spawn(fn, nprocs=num_workers)\n",
+                 "utils/torch.py": "from engines.torch import DataParallelEngine, DistributedDataParallelEngine\n"
+                                   "def get_available_engine(ddp=False, world_size=None):\n"
+                                   "    if ddp:\n        return DistributedDataParallelEngine()\n"
+                                   "    else:\n        return DataParallelEngine()\n"},
+                "torch.nn.DataParallel runs a thread per GPU: catalyst's two engines are both parallel"),
         Example({"eval_caption.py": "from multiprocessing import Pool\n"
                                     "def annotate(preds, part, out):\n    return len(part)\n"
                                     "def main(preds, task_args):\n"
