@@ -10,6 +10,11 @@ from auditor.lint.base import (CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, as_nu
                                in_examples, ImportNeighbours, is_config_define, is_test_file, is_test_site,
                                modules_to_files, near_files, project_packages, show, steps_envs, where)
 
+# a loader over an empty literal (`DataLoader([])`, `DataLoader(dataset=())`): no work to split
+_EMPTY_DATA = re.compile(r"\b\w+\(\s*(?:\w+\s*=\s*)?(?:\[\s*\]|\(\s*\))\s*[,)]")
+# one batch drawn from a loader made for it (`next(iter(DataLoader(ds)))`): a probe
+_ONE_BATCH = re.compile(r"\bnext\(\s*iter\(\s*[\w.]*DataLoader\(")
+
 # Resource annotations and thread pinning have rules or meanings of their own.
 _SKIP_BACKENDS = ("torch.set_num_threads", "torch.set_num_interop_threads", "threadpoolctl.threadpool_limits",
                   "ray.remote", "ray.remote(...).options",
@@ -212,9 +217,13 @@ settings object that this call's function reads too (`num_workers=data_config["n
 the other pipelines, `shuffle=data_config["shuffle"]` here; `num_proc=data_args.
 preprocessing_num_workers` in one pipeline, `num_proc=1` in its copy) is a warning: the user's
 count was at hand and this call drops it. Across files only for a holder named as settings
-(`data_config`, `data_args`; not a bare `args` or `cfg`, which every script has its own of),
-and a literal only when the routing call is in another function (an eval loader given 0 beside
-the training loader of its own function is usually on purpose). A DataLoader with no
+(`data_config`, `data_args`; not a bare `args` or `cfg`, which every script has its own of) or a
+section of the settings (`config.DATA`, one schema across the project: a VISSL tool reading
+`config.DATA.TRAIN.BATCHSIZE_PER_REPLICA` beside the loader that takes
+`config.DATA.NUM_DATALOADER_WORKERS`), and a literal only when the routing call is in another
+function (an eval loader given 0 beside the training loader of its own function is usually on
+purpose). A loader with nothing to split is not reported: an empty placeholder
+(`DataLoader([])`) or one batch drawn for a probe (`next(iter(DataLoader(ds)))`). A DataLoader with no
 `num_workers` is otherwise reported only where its file reads the knob or its section. One env
 or worker bound to an evaluation name (`eval_env = ParallelEnv(1, ...)`, `test_envs`, `val_loader`)
 is a note.
@@ -302,6 +311,22 @@ warning (a note under examples/). Only where the launcher's file, or a project f
 (two levels), declares a count of CPU-bound workers in a parser or settings class; not for a
 launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting."""
     VALID = [
+        Example({"trainer.py": "from torch.utils.data import DataLoader\n"
+                               "class Trainer:\n"
+                               "    def __init__(self, args, train_dataset, eval_dataset=None, evaluator=None):\n"
+                               "        self.args, self.train_dataset = args, train_dataset\n"
+                               "        self.eval_dataset, self.evaluator = eval_dataset, evaluator\n"
+                               "    def get_train_dataloader(self):\n"
+                               "        return DataLoader(self.train_dataset, batch_size=self.args.train_batch_size,\n"
+                               "                          num_workers=self.args.dataloader_num_workers)\n"
+                               "    def get_eval_dataloader(self):\n"
+                               "        if self.eval_dataset is None:\n"
+                               "            if self.evaluator is not None:\n"
+                               "                return DataLoader([])\n"
+                               "            raise ValueError('no eval dataset')\n"
+                               "        return DataLoader(self.eval_dataset, batch_size=self.args.eval_batch_size,\n"
+                               "                          num_workers=self.args.dataloader_num_workers)\n"},
+                "an empty DataLoader returned as a placeholder (sentence-transformers): nothing to load"),
         Example(_submitit("cpus_per_task=args.cpus_per_task"), "the CPUs per task come from a flag"),
         Example({"eval/judge.py": _JUDGE_SCRIPT.format(pool="    with Pool(args.num_tasks) as pool:\n")},
                 "the pool runs as many parts at once as the user cuts the work into"),
@@ -371,7 +396,7 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                  "probe.py": "from torch.utils.data import DataLoader\n"
                              "def peek(cfg, ds):\n"
                              "    return next(iter(DataLoader(ds, batch_size=cfg.data.probe_batch)))\n"},
-                "a loader with no workers in another script whose `cfg.data` is named like no settings object of its own"),
+                "a loader that one batch is drawn from (`next(iter(...))`): a probe, no work to split"),
         Example({"launch.py": "import subprocess, sys\n"
                               "def launch(args):\n"
                               "    cmd = [sys.executable, '-m', 'torch.distributed.run',\n"
@@ -455,6 +480,28 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                 "another script's flag of that name: the scripts do not import each other"),
     ]
     INVALID = [
+        Example({"ddpg/utils.py": "from torchrl.envs import ParallelEnv\n"
+                                  "def make_eval(cfg, make):\n"
+                                  "    return ParallelEnv(cfg.logger.num_eval_envs, make, serial_for_single=True)\n",
+                 "dreamer/utils.py": "from torchrl.envs import ParallelEnv\n"
+                                     "def make_eval(cfg, make):\n"
+                                     "    eval_env = ParallelEnv(1, make, serial_for_single=True)\n"
+                                     "    if cfg.logger.video:\n        eval_env.record()\n"
+                                     "    return eval_env\n"},
+                "one evaluation env on purpose beside another algorithm's configured count (torchrl): a note",
+                expect=[("dreamer/utils.py", 3)], severity="note"),
+        Example({"configs/defaults.yaml": "config:\n  DATA:\n    NUM_DATALOADER_WORKERS: 4\n"
+                                          "    TRAIN:\n      BATCHSIZE_PER_REPLICA: 32\n",
+                 "tools/knn.py": "from torch.utils import data\n"
+                                 "def main(config):\n"
+                                 "    bs = config.DATA.TRAIN.BATCHSIZE_PER_REPLICA\n"
+                                 "    return data.DataLoader(range(10), batch_size=bs, shuffle=False)\n",
+                 "vissl/data/build.py": "from torch.utils.data import DataLoader\n"
+                                        "def build(config):\n"
+                                        "    return DataLoader(range(3), num_workers=config.DATA.NUM_DATALOADER_WORKERS)\n"},
+                "a tool reads the settings' DATA section for its batch size and leaves the loader at 0 workers, "
+                "while the project's loader takes DATA.NUM_DATALOADER_WORKERS (VISSL)",
+                expect=[("tools/knn.py", 4)], severity="warning"),
         Example(_submitit("cpus_per_task=10"),
                 "a submitit launcher asks 10 CPUs per task for a program whose --num_workers users set",
                 expect=[("submitit_pretrain.py", 8)], severity="warning"),
@@ -1183,7 +1230,7 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                 continue
             holder = holder_of(str(d["expr"]))
             if holder and holder not in ("self", "cls"):
-                routed.setdefault((d["backend"], d.get("param")), []).append((s, holder))
+                routed.setdefault((d["backend"], d.get("param")), []).append((s, _holder_key(holder)))
         routes_of = Counter((*call, holder) for call, sites in routed.items() for _s, holder in sites)
         serial_beside: Counter = Counter()  # the same key -> calls leaving it serial with that holder at hand
         candidates = []
@@ -1195,8 +1242,14 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
             omitted = bool(d.get("omitted"))
             if not omitted and not (d.get("literal") and _int(site.value) in (0, 1)):
                 continue
+            if _EMPTY_DATA.search(site.source) or _ONE_BATCH.search(site.source):
+                continue  # `return DataLoader([])`, `next(iter(DataLoader(ds)))`: nothing to split
+            if not omitted and _int(site.value) == 1 and backend_kind(site) == "envs" \
+                    and idioms.bound_for_evaluation(site):
+                continue  # `eval_env = ParallelEnv(1, ...)`: one evaluation env on purpose (torchrl's)
             facts = result.meta.get(site.file)
-            at_hand = set((facts.get("holders") or {}).get(d.get("function"), ())) if isinstance(facts, dict) else set()
+            at_hand = {_holder_key(h) for h in (facts.get("holders") or {}).get(d.get("function"), ())} \
+                if isinstance(facts, dict) else set()
             call = (d.get("backend"), d.get("param"))
             serial_beside.update((*call, h) for h in at_hand if (*call, h) in routes_of)
             candidates.append((site, call, at_hand, omitted))
@@ -1232,7 +1285,7 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
             yield self.finding(site, knob=other.key, related=[o for _s, o, _h in group] + [site],
                                backend=_short(str(backend)), what=what,
                                why=f", while {where(other)} passes {passes} to the same backend and "
-                                   f"this function reads `{holder}` too: the {leaves} the user sets never "
+                                   f"this function reads {_shown(holder)} too: the {leaves} the user sets never "
                                    f"{'reaches' if len(group) == 1 else 'reach'} this call")
 
     def _machine_beside_setting(self, result, reported: set):
@@ -1367,10 +1420,31 @@ def _rank_count_flags() -> frozenset:
 
 
 def _names_settings(holder: str) -> bool:
-    """`data_config`, `self.cfg.data_args`: named as a settings object, and not one of the names
-    (`args`, `cfg`) that every script gives its own, different settings."""
+    """`data_config`, `self.cfg.data_args`, `config.DATA`: named as a settings object or a section
+    of one, and not one of the names (`args`, `cfg`) that every script gives its own, different
+    settings."""
+    if holder.startswith(_SECTION):
+        return True  # a section of the settings (`config.DATA`, VISSL's): one schema across the project
     last = holder.rsplit(".", 1)[-1]
     return bool(_SETTINGS_HOLDER.search(last)) and last.lower() not in _GENERIC_HOLDERS
+
+
+_SECTION = "<settings>."
+
+
+def _shown(holder: str) -> str:
+    return f"the settings' `{holder[len(_SECTION):]}` section" if holder.startswith(_SECTION) else f"`{holder}`"
+
+
+def _holder_key(holder: str) -> str:
+    """A holder as calls in any file spell it: a section of the settings by its path
+    (`self.config.DATA`, `cfg.DATA` and `config.DATA` -> `<settings>.DATA`), else as written."""
+    parts = holder.split(".")
+    if parts[0] in ("self", "cls"):
+        parts = parts[1:]
+    if len(parts) >= 2 and "[" not in holder and idioms.is_config_name(parts[0]):
+        return _SECTION + ".".join(parts[1:])
+    return holder
 
 
 def _function_names(qualname: str) -> tuple[str, ...]:
