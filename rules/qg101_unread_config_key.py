@@ -359,12 +359,16 @@ script's (InternVL's eval scripts, each with its own `--num-workers`). A script 
 own command line on to a command it runs (`["python", "main.py"] + sys.argv[1:]`) hands its
 flags on too: a note.
 
-A script whose parsed namespace never leaves its file (`args = parser.parse_args()`, then only
-`args.<name>` reads there, or `args` given to functions of that file that do the same) and that
-never reads the flag it adds (`--num-gpus` in LLaVA's serve/cli.py) accepts a flag that does
-nothing, whatever other files read under that name: a warning. Not when the namespace goes
-anywhere else (another module's function, a method, `vars(args)`, an attribute, a container, a
-return), nor when the script passes its command line on.
+A script whose parsed namespace never leaves its file (`args = parser.parse_args()`, or `args =
+parse_args()` of the script's own `def parse_args(): ... return parser.parse_args()` that no other
+file calls, then only `args.<name>` reads there, or `args` given to functions of that file that do
+the same) and that never reads the flag it adds (`--num-gpus` in LLaVA's serve/cli.py,
+`--dp_size` in ColossalAI's MoE trainers) accepts a flag that does nothing, whatever other files
+read under that name: a warning. Not when the namespace goes anywhere else (another module's
+function, a method, `vars(args)`, an attribute, a container, a return), nor when the script
+passes its command line on, nor for the flags a library's helper adds (DeepSpeed's
+`--deepspeed_config`: judged below). A flag known as a count by its help text alone is not
+declared unread: its reads in other files (`FLAGS.env_batch_size`) are not seen as a knob's.
 A literal written into a configuration
 object's key that nothing reads (`cfg.num_envs = 1` where the program reads
 `cfg.num_envs_per_worker`) changes nothing: a note.
