@@ -127,6 +127,17 @@ def _hydra_scripts(td3_collector: str) -> dict:
                                "def make_collector(cfg):\n    return Pool(cfg.collector.num_workers)\n"}
 
 
+def _own_parse_args() -> dict:
+    """train.py parses --num-gpus in its own parse_args() and reads only args.seed (examples)."""
+    return {"train.py": "import argparse\n"
+                        "def parse_args():\n"
+                        "    p = argparse.ArgumentParser()\n"
+                        "    p.add_argument('--num-gpus', type=int, default=1)\n"
+                        "    return p.parse_args()\n"
+                        "def main():\n    args = parse_args()\n    return args.seed\n"
+                        "if __name__ == '__main__':\n    main()\n"}
+
+
 def _parser_scripts(atari_main: str) -> dict:
     """run.py and run_atari.py build one parser (cmd_util.common_arg_parser, which adds
     --num_env); run.py reads the flag; run_atari.py's main runs ATARI_MAIN (examples)."""
@@ -702,13 +713,7 @@ reads is a note: its settings are not this project's users' to set."""
                                  "    run(p.parse_args())\n",
                  "serve/worker.py": "import ray\ndef run(args):\n    ray.init(num_gpus=args.num_gpus)\n"},
                 "serve/cli.py hands its namespace to another file, which reads the flag"),
-        Example({"train.py": "import argparse\n"
-                             "def parse_args():\n"
-                             "    p = argparse.ArgumentParser()\n"
-                             "    p.add_argument('--num-gpus', type=int, default=1)\n"
-                             "    return p.parse_args()\n"
-                             "def main():\n    args = parse_args()\n    return args.seed\n"
-                             "if __name__ == '__main__':\n    main()\n",
+        Example({**_own_parse_args(),
                  "launch.py": "import ray\nfrom train import parse_args\n"
                               "def start():\n    ray.init(num_gpus=parse_args().num_gpus)\n"},
                 "train.py's parse_args() is called from launch.py too, which reads the flag"),
@@ -1083,13 +1088,7 @@ reads is a note: its settings are not this project's users' to set."""
                 "serve/cli.py parses --num-gpus and reads only args.model_path; its namespace never leaves "
                 "the file, so train/launch.py's num_gpus is another setting",
                 expect=[("serve/cli.py", 10)], severity="warning"),
-        Example({"train.py": "import argparse\n"
-                             "def parse_args():\n"
-                             "    p = argparse.ArgumentParser()\n"
-                             "    p.add_argument('--num-gpus', type=int, default=1)\n"
-                             "    return p.parse_args()\n"
-                             "def main():\n    args = parse_args()\n    return args.seed\n"
-                             "if __name__ == '__main__':\n    main()\n",
+        Example({**_own_parse_args(),
                  "launch.py": "import ray\ndef start(cfg):\n    ray.init(num_gpus=cfg.num_gpus)\n"},
                 "the script's own parse_args() returns the namespace to main(), which never reads "
                 "args.num_gpus: launch.py's num_gpus is another setting",
