@@ -660,7 +660,10 @@ def test_keywords_name_the_backends_for_the_prefilter():
 # ---- real packages from PyPI --------------------------------------------------------------------
 
 def _wheel(request, spec: str) -> Path:
-    cache = Path(request.config.cache.mkdir("qg-audit-pypi"))
+    # pytest's cache folder, or a temporary one under `-p no:cacheprovider`
+    store = getattr(request.config, "cache", None)
+    cache = Path(store.mkdir("qg-audit-pypi")) if store is not None else \
+        request.getfixturevalue("tmp_path_factory").mktemp("qg-audit-pypi")
     name = spec.split("==")[0].replace("-", "_")
     found = sorted(cache.glob(f"{name}-*.whl"))
     if not found:
