@@ -205,7 +205,9 @@ thread takes it when its first such operation comes later (even after its own
 `set_num_threads`), and keeps its count when it came before. Which comes first is not in the
 code: a note, confidence low.
 A literal of a few threads there (2 to 4: `torch.set_num_threads(2)` in `train()`) fixes the
-learner's math at that many whatever the machine has: a warning, confidence medium.
+learner's math at that many whatever the machine has: a warning, confidence medium (a note in an
+example script, `examples/.../evaluation_stsbenchmark.py`'s module-level `torch.set_num_threads(4)`:
+users run it as shipped, but it is a demonstration).
 So does a count capped at a few threads (`max(min(cpus // 2, 4), 1)`), written in place or
 returned by a helper (ML-Agents' `get_num_threads_to_use()`): a warning, confidence medium,
 that names the setting which lifts the cap when one exists. A bound above 4 (`min(cpu_count(),
@@ -361,6 +363,12 @@ function; when the learner is a process of its own, nothing."""
                 "a setup script sourced only by scripts that start several ranks: one thread per rank"),
     ]
     INVALID = [
+        Example({"examples/evaluation/evaluation_stsbenchmark.py": "import torch\n"
+                                                                 "# Limit torch to 4 threads\n"
+                                                                 "torch.set_num_threads(4)\n"
+                                                                 "model = torch.nn.Linear(4, 4)\n"},
+                "an example script's literal few threads (sentence-transformers): a note",
+                expect=[("examples/evaluation/evaluation_stsbenchmark.py", 3)], severity="note"),
         Example({"learner.py": "import threading\nimport torch\n"
                                "def _prefetch(queue):\n"
                                "    torch.set_num_threads(1)\n"
@@ -522,12 +530,14 @@ function; when the learner is a process of its own, nothing."""
             backend = site.detail.get("backend") or ""
             value = _xla_threads(site) if site.key == XLA_VAR else as_number(site.value)
             if site.kind == "python" and site.role == "consume" and backend in PIN_BACKENDS and \
-                    _fixed_count(site, value) and not in_examples(site.file):
+                    _fixed_count(site, value):
+                # (in an example or a benchmark script the user runs as shipped: a note)
                 if first(site):
                     yield self.finding(site, knob=site.key, related=[site], confidence="medium",
                                        what=f"{backend.rsplit('.', 1)[-1]}({value})",
                                        where_=_where(site.detail.get("function")), threads=f"{value} threads",
-                                       why=" whatever the machine has; no setting reaches it")
+                                       why=" whatever the machine has; no setting reaches it",
+                                       **({"severity": "note"} if in_examples(site.file) else {}))
                 continue
             cap = site.detail.get("capped_at")
             if site.kind == "python" and site.role == "consume" and backend in PIN_BACKENDS and value is None \
