@@ -122,11 +122,11 @@ def _xla_threads(site):
     return 1 if isinstance(site.value, str) and _XLA_SINGLE.search(site.value) else None
 
 
-# a function that does the learner's math, by its name (never `main`: a launcher's main may
-# start a league, a coordinator or a server in its own process)
 # `OMP_NUM_THREADS=1 pytest ./tests`: the environment of a test run, not of a training job
 _TEST_RUN = re.compile(r"^(?:[A-Za-z_]\w*=(?:\"[^\"]*\"|'[^']*'|\S*)\s+)*"
                        r"(?:py\.?test|tox|nox|nosetests|python[\d.]*\s+-m\s+(?:pytest|unittest))\b")
+# a function that does the learner's math, by its name (never `main`: a launcher's main may
+# start a league, a coordinator or a server in its own process)
 _LEARNER_CALLER = re.compile(r"learner|trainer|(^|[._])(train\w*|learn|fit)$", re.IGNORECASE)
 
 

@@ -164,16 +164,11 @@ class CallGraph:
     def callers(self, targets: set[str]) -> set[str]:
         """The functions from which a call surely runs one of TARGETS (TARGETS too), up to
         MAX_NODES: the reverse of reachable(exact=True)."""
-        if self._reverse is None:
-            self._reverse = {}
-            for fn, edges in self.edges.items():
-                for module, qual, token in edges:
-                    for t in self.resolve(module, qual, token, exact=True) or ():
-                        self._reverse.setdefault(t, set()).add(fn)
+        reverse = self._reverse_edges()
         seen = set(targets)
         todo = list(targets)
         while todo and len(seen) <= MAX_NODES:
-            for caller in self._reverse.get(todo.pop(), ()):
+            for caller in reverse.get(todo.pop(), ()):
                 if caller not in seen:
                     seen.add(caller)
                     todo.append(caller)
@@ -184,9 +179,18 @@ class CallGraph:
         (`from train import parse_args`)? A name the graph does not know: maybe."""
         if target is None:
             return True
-        self.callers({target})  # (builds the reverse edges)
         module = target.rsplit(".", 1)[0]
-        return any(not caller.startswith(module + ".") for caller in (self._reverse or {}).get(target, ()))
+        return any(not caller.startswith(module + ".") for caller in self._reverse_edges().get(target, ()))
+
+    def _reverse_edges(self) -> dict[str, set[str]]:
+        """callee -> the functions that call it by a name resolved exactly, built on first use."""
+        if self._reverse is None:
+            self._reverse = {}
+            for fn, edges in self.edges.items():
+                for module, qual, token in edges:
+                    for t in self.resolve(module, qual, token, exact=True) or ():
+                        self._reverse.setdefault(t, set()).add(fn)
+        return self._reverse
 
     def resolve(self, module: str, qual: str, token: str, exact: bool = False,
                 careful: bool = False) -> set[str] | None:
