@@ -7,6 +7,7 @@ CPU (fixtures/samplers/ddp_train.py); threads_learner.py runs real torch intra-o
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -166,12 +167,15 @@ def test_two_workers_of_two_threads_on_one_cpu_are_oversubscribed(cli, tmp_path)
     assert data["verdict"] == "oversubscribed", data["reasons"]
     assert data["observed"]["cpu_limit"]["cpus"] == 1
     message = data["reasons"][0]["message"]
-    # measured: each worker's two intra-op threads wanted the one CPU
-    assert "sched_getaffinity" in message and "4 threads of the job were busy" in message, message
+    # each worker's two intra-op threads want the one CPU; on a loaded machine one of the four can
+    # be runnable under half the window (CI once saw 3), so the count is a range, not a figure
+    busy_threads = int(re.search(r"(\d+) threads of the job were busy", message).group(1))
+    assert "sched_getaffinity" in message and 3 <= busy_threads <= 4, message
     assert "2 busy threads" in message and "torch.set_num_threads(2) at" in message, message
     busy = {p["pid"]: p["busy"] for p in data["observed"]["thread_cpu"]["processes"]}
     workers = [p["pid"] for p in data["observed"]["processes"] if p["role"] == "worker"]
-    assert [busy.get(pid) for pid in workers] == [2, 2]
+    assert len(workers) == 2 and sum(busy.get(pid, 0) for pid in workers) == busy_threads
+    assert max(busy.get(pid, 0) for pid in workers) == 2 and min(busy.get(pid, 0) for pid in workers) >= 1
 
 
 @pytest.mark.slow
