@@ -154,6 +154,17 @@ way to set it: a warning when the callee's default runs it serially (0 or 1), a 
                              "def main(cfg, ds):\n    return loader(ds, cfg.num_workers)\n"
                              "def evaluate(cfg, ds):\n    return loader(ds, num_workers=cfg.num_workers)\n"},
                 "every call of the function passes the parameter (by position or by name): its default never runs"),
+        Example({"metrics/code_eval.py": "from concurrent.futures import ThreadPoolExecutor\n"
+                                         "def compute_code_eval(predictions, references, num_workers=4):\n"
+                                         "    with ThreadPoolExecutor(max_workers=num_workers) as ex:\n"
+                                         "        return list(ex.map(run, predictions, references))\n",
+                 "tasks/humaneval.py": "from metrics.code_eval import compute_code_eval\n"
+                                       "def process_results(gens, refs):\n"
+                                       "    return compute_code_eval(gens, refs, num_workers=4)\n",
+                 "tasks/mbpp.py": "from metrics.code_eval import compute_code_eval\n"
+                                  "def process_results(gens, refs):\n"
+                                  "    return compute_code_eval(gens, refs)\n"},
+                "the other call passes the helper's default itself: every call runs the same count"),
         Example({"sota-implementations/redq/config.yaml": "num_workers: 2\n",
                  "rllib/datasets/d4rl.py": "def load(name, num_workers=0):\n    return fetch(name, num_workers)\n"},
                 "a library function's parameter default, against an example script's config in a folder no "
@@ -221,6 +232,22 @@ way to set it: a warning when the callee's default runs it serially (0 or 1), a 
                 "that never reads that setting, has none to pass"),
     ]
     INVALID = [
+        Example({"metrics/code_eval.py": "from concurrent.futures import ThreadPoolExecutor\n"
+                                         "def compute_code_eval(predictions, references, num_workers=4):\n"
+                                         "    with ThreadPoolExecutor(max_workers=num_workers) as ex:\n"
+                                         "        return list(ex.map(run, predictions, references))\n",
+                 "tasks/humaneval.py": "from metrics.code_eval import compute_code_eval\n"
+                                       "class HumanEval:\n"
+                                       "    def __init__(self, num_workers=16):\n"
+                                       "        self.num_workers = num_workers\n"
+                                       "    def process_results(self, gens, refs):\n"
+                                       "        return compute_code_eval(gens, refs, num_workers=self.num_workers)\n",
+                 "tasks/mbpp.py": "from metrics.code_eval import compute_code_eval\n"
+                                  "class MBPP:\n"
+                                  "    def process_results(self, gens, refs):\n"
+                                  "        return compute_code_eval(gens, refs)\n"},
+                "one task passes its own count to the shared helper, another omits it and runs the helper's "
+                "default (a note: neither is configuration)", expect=[("tasks/mbpp.py", 4)], severity="note"),
         Example({"pkg/configs/atari.yaml": "params:\n  config:\n    num_actors: 8\n",
                  "pkg/configs/brax.yaml": "params:\n  config:\n    num_actors: 16\n",
                  "pkg/configs/mujoco.yaml": "params:\n  config:\n    num_actors: 64\n",
@@ -369,6 +396,7 @@ way to set it: a warning when the callee's default runs it serially (0 or 1), a 
 
     def check(self, result):
         self._meta = result.meta
+        self._calls = _calls_by_callee(result)
         self._imports = ImportNeighbours(result)
         self._near: dict[tuple, tuple] = {}  # (id(summary), folder) -> (summary kept alive, cut summary)
         keys_by_file: dict[str, set[str]] = {}  # config file -> every dotted key it sets
@@ -386,7 +414,7 @@ way to set it: a warning when the callee's default runs it serially (0 or 1), a 
         # a key of a Hydra `_target_` node is an explicit argument of its target: no parameter
         # default falls back against it
         target_args = {(s.file, s.line) for s in result.sites if s.role == "consume" and s.detail.get("via") == "_target_"}
-        calls = _calls_by_callee(result)
+        calls = self._calls
         for knob in result.knobs:
             configured = [s for s in knob.sites if is_config_define(s) and is_literal(s.value)
                           and not s.detail.get("reference")]
@@ -519,7 +547,8 @@ way to set it: a warning when the callee's default runs it serially (0 or 1), a 
                                 and o.detail.get("flow_key") and knob_of.get(id(o)) is not None
                                 and any(is_config_define(c) for c in knob_of[id(o)].sites)), None)
                 if sibling is None and not is_test_file(site.file):
-                    yield from self._pass_through(site, default, result.meta.get(site.file))
+                    elsewhere = list(self._passed_elsewhere(site, default, result))
+                    yield from elsewhere or self._pass_through(site, default, result.meta.get(site.file))
                 if sibling is None or is_test_file(site.file):
                     continue
                 knob = knob_of[id(sibling)]
@@ -542,6 +571,47 @@ way to set it: a warning when the callee's default runs it serially (0 or 1), a 
                                     f"{site.detail['helper_param']}",
                                other=f"the configuration sets {show(first.value)} at {where(first)}, which "
                                      f"{where(other)} passes to it")
+
+    def _passed_elsewhere(self, site, default, result):
+        """`compute_code_eval(predictions, references)` in one task, while another task calls the
+        same function with `num_workers=self.num_workers`: the tasks that omit the count run the
+        default 4, the other its own count. The flow could not say which value that call passes
+        (so no configured knob is cited): the calls disagree, and nobody chose the default for
+        this one. A note; a warning when the passing call reads it from configuration."""
+        d = site.detail
+        param = d.get("helper_param")
+        if not param or is_test_file(site.file) or as_number(default) is None or as_number(default) < 2:
+            return  # an omitted 0 or 1 beside a routed count is QG105's (serial beside routed)
+        flow = (result.meta.get(site.file) or {}).get("flow") if isinstance(result.meta.get(site.file), dict) else None
+        own = next((e for e in (flow or {}).get("calls", ()) if e.get("line") == site.line
+                    and e.get("fn") == d.get("function") and e.get("callee") and param not in e.get("kwargs", {})
+                    and not e.get("star")), None)
+        if own is None:
+            return
+        callees = set(own["callee"])
+        for callee in sorted(callees):
+            for named, edge, rel in self._calls.get(callee.rsplit(".", 1)[-1], ()):
+                given = (edge.get("kwargs") or {}).get(param)
+                if named not in callees or given is None or edge is own:
+                    continue
+                if given.get("k") == "literal" and as_number(given.get("value")) in (None, as_number(default)):
+                    continue  # the same count, or none the flow can read
+                if in_examples(rel) != in_examples(site.file):
+                    continue  # an example's call beside the library's own says nothing of the library
+                if not _settable(given):
+                    continue  # `max(16, 4 * jax.local_device_count())`: that call's own sizing, no setting
+                routed = given.get("k") != "literal" and _reads_configuration(given)
+                # (an assignment node's text is the whole statement: its target is what is passed)
+                text = given.get("name") if given.get("k") == "assign" and given.get("name") else \
+                    given.get("text") or show(given.get("value"))
+                yield self.finding(site, knob=param, related=[site], default=show(default),
+                                   when=f"because {d['helper']}() is called without {param}",
+                                   other=f"{rel}:{edge.get('line')} passes `{text}` to the same {d['helper']}(): "
+                                         f"the calls that omit it run {show(default)}, that one "
+                                         + ("the configured count" if routed else "its own count"),
+                                   **({} if routed and not in_examples(site.file)
+                                      else {"severity": "note", "confidence": "medium"}))
+                return
 
     def _pass_through(self, site, default, meta):
         """`compare_bandit_algos(..., n_bandits, max_steps, ...)` calls
@@ -629,15 +699,29 @@ way to set it: a warning when the callee's default runs it serially (0 or 1), a 
                            severity="note", confidence="low")
 
 
-def _calls_by_callee(result) -> dict[str, list[tuple[str, dict]]]:
+def _settable(tree: dict) -> bool:
+    """A value someone can set: a literal, or one that reads a parameter, an attribute (a field of
+    the caller's settings) or configuration, not one computed from this machine alone."""
+    from auditor.flow.values import leaves
+
+    return tree.get("k") == "literal" or any(n.get("k") in ("param", "attr", "config", "env") for n in leaves(tree))
+
+
+def _reads_configuration(tree: dict) -> bool:
+    from auditor.flow.values import leaves
+
+    return any(n.get("k") in ("config", "env") for n in leaves(tree))
+
+
+def _calls_by_callee(result) -> dict[str, list[tuple[str, dict, str]]]:
     """The last name of each callee (`inference`; a class's for its constructor) -> (its dotted
-    name, the call) for the project's calls outside tests (the flow layer's call edges)."""
-    out: dict[str, list[tuple[str, dict]]] = collections.defaultdict(list)
+    name, the call, its file) for the project's calls outside tests (the flow layer's call edges)."""
+    out: dict[str, list[tuple[str, dict, str]]] = collections.defaultdict(list)
     for rel, meta in result.meta.items():
         flow = meta.get("flow") if isinstance(meta, dict) and not is_test_file(rel) else None
         for edge in (flow or {}).get("calls", ()):
             for callee in set(edge.get("callee") or ()):
-                out[callee.rsplit(".", 1)[-1]].append((callee, edge))
+                out[callee.rsplit(".", 1)[-1]].append((callee, edge, rel))
     return out
 
 
@@ -652,7 +736,7 @@ def _every_call_passes(site, calls, meta) -> bool:
         return False
     name = f"{module}.{fn}".removesuffix(".__init__")
     # one module may be named from the tree's root or from its source folder (src.pkg.mod)
-    edges = [e for callee, e in calls.get(name.rsplit(".", 1)[-1], ())
+    edges = [e for callee, e, _rel in calls.get(name.rsplit(".", 1)[-1], ())
              if callee == name or name.endswith("." + callee) or callee.endswith("." + name)]
     position = site.detail.get("position")
     return bool(edges) and all(site.key in e.get("kwargs", {}) or e.get("star")
