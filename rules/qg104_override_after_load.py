@@ -152,6 +152,15 @@ tests whether the variable is set."""
                            "    assert cfg.algorithm.n_envs % cfg.algorithm.n_processes == 0\n"
                            "    return GymAgent(n_envs=cfg.algorithm.n_envs // cfg.algorithm.n_processes)\n"},
                 "a split whose remainder the file tests"),
+        Example({"config/default.yaml": "num_processes: 8\nnum_machines: 2\n",
+                 "launch.py": "def torchrun_args(args):\n"
+                              "    num_processes = args.num_processes\n"
+                              "    num_machines = args.num_machines\n"
+                              "    if args.num_processes % num_machines:\n"
+                              "        raise ValueError('num_processes must be a multiple of num_machines')\n"
+                              "    args.nproc_per_node = str(num_processes // num_machines)\n"
+                              "    return args\n"},
+                "a local copy of a setting whose remainder the file tests"),
         Example({"conf/config.yaml": "data:\n  batch_size: 64\n  num_workers: 4\n",
                  "train.py": "from torch.utils.data import DataLoader\n"
                              "def main(cfg, ds, world_size):\n"
@@ -491,6 +500,23 @@ tests whether the variable is set."""
                            "    return RemoteAgent(env, num_processes=cfg.algorithm.n_processes)\n"},
                 "a count split over processes with the remainder dropped, nothing testing it",
                 expect=[("td3.py", 3)], severity="warning"),
+        Example({"conf/config.yaml": "num_actors: 256\nnum_cpus: 8\n",
+                 "train.py": "from ray import tune\n"
+                             "def main(cfg):\n"
+                             "    config = {'num_workers': cfg.num_cpus,\n"
+                             "              'num_envs_per_worker': int(cfg.num_actors / cfg.num_cpus)}\n"
+                             "    return tune.run('IMPALA', config=config)\n"},
+                "the split count is a settings dict's value (RLlib's num_envs_per_worker)",
+                expect=[("train.py", 4)], severity="warning"),
+        Example({"config/default.yaml": "num_processes: 8\nnum_machines: 2\n",
+                 "launch.py": "def torchrun_args(args):\n"
+                              "    num_processes = args.num_processes\n"
+                              "    num_machines = args.num_machines\n"
+                              "    if num_machines > 1:\n"
+                              "        args.nproc_per_node = str(num_processes // num_machines)\n"
+                              "    return args\n"},
+                "a local copy of the setting split, handed to the launcher's command line as text",
+                expect=[("launch.py", 5)], severity="warning"),
         Example({"utils/config.py": "class Config:\n    def __init__(self):\n        self.num_workers = 1\n"
                                     "    def merge(self, d):\n        self.__dict__.update(d)\n",
                  "examples.py": "from utils.config import Config\n"

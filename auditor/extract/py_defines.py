@@ -10,6 +10,7 @@ import ast
 import re
 from typing import Any
 
+from auditor.extract import py_splits
 from auditor.extract.py_refs import HELP_COUNTS, NOT_LITERAL, click_name, const_str, getter_default, literal
 
 FIELD_CALLS = {"field", "Field", "ib", "attrib"}  # dataclasses.field, pydantic.Field, attr.ib
@@ -398,6 +399,9 @@ class DefineMixin:
                 self.visit_Dict(v, f"{prefix}{key}.")
                 continue
             if key is not None and self.match(key):
+                split = py_splits.split_of(v)
+                if split is not None:  # {"num_envs_per_worker": int(cfg.num_actors / cfg.num_cpus)}
+                    self.split_candidates.append((self.function().qualname, key, v, split))
                 lit = literal(v)
                 if lit is not NOT_LITERAL:
                     later = [self.text(node.values[j]) for j in range(i + 1, len(node.keys)) if node.keys[j] is None

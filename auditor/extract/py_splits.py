@@ -24,18 +24,23 @@ def uneven_splits(candidates: list[tuple], tree: ast.AST, text_of: Callable[[ast
     (function, target name, value, (numerator, denominator)) of the splits the extractor met
     (`split_of`)."""
     checked: set[str] | None = None  # walked only for a file that has a candidate
+    aliases: dict[str, str] | None = None  # walked only for a split of a plain name
     out: list[dict] = []
     for fn_name, target, value, (num, den) in candidates:
         if not is_count(target):
             continue
-        key = _setting(num, is_count)
+        if aliases is None and isinstance(num, ast.Name):
+            aliases = _aliases(tree, is_count)
+        key = _setting(num, is_count) or (aliases or {}).get(getattr(num, "id", None))
         if key is None:
             continue
         if checked is None:
             checked = _remainders(tree, text_of)
-        if text_of(num) in checked:
-            continue
-        by = _setting(den, is_count)
+        if text_of(num) in checked or isinstance(num, ast.Name) and any(
+                c == key or c.endswith("." + key) for c in checked):
+            continue  # (a copy of the setting: the remainder of the setting itself may be tested)
+        # the other count: a setting, a local count (`num_gpus_per_engine`), or a literal above 1
+        by = _setting(den, is_count) or (den.id if isinstance(den, ast.Name) and is_count(den.id) else None)
         if by is None and not (isinstance(den, ast.Constant) and isinstance(den.value, int) and den.value > 1):
             continue
         out.append({"line": value.lineno, "col": value.col_offset + 1, "function": fn_name, "key": key,
@@ -46,9 +51,14 @@ def uneven_splits(candidates: list[tuple], tree: ast.AST, text_of: Callable[[ast
 
 
 def split_of(node: ast.AST) -> tuple[ast.AST, ast.AST] | None:
-    """(numerator, denominator) of `a // b`, `int(a / b)`, `math.floor(a / b)`."""
+    """(numerator, denominator) of `a // b`, `int(a / b)`, `math.floor(a / b)`, and of `str(a // b)`
+    (a count handed to a launcher's command line as text)."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
         return node.left, node.right
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords and \
+            getattr(node.func, "id", None) in ("str", "int") and isinstance(node.args[0], ast.BinOp) and \
+            isinstance(node.args[0].op, ast.FloorDiv):
+        return node.args[0].left, node.args[0].right
     if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords and \
             (getattr(node.func, "id", None) == "int" or getattr(node.func, "attr", None) == "floor"):
         inner = node.args[0]
@@ -65,6 +75,21 @@ def _setting(node: ast.AST, is_count: Callable[[str], bool]) -> str | None:
     if not all(isinstance(p, str) for p in parts) or not is_count(parts[-1]):
         return None
     return ".".join(strip_handles([root.id, *parts]))
+
+
+def _aliases(tree: ast.AST, is_count: Callable[[str], bool]) -> dict[str, str]:
+    """Names that every binding in the file binds to one setting of the same name
+    (`num_processes = args.num_processes`): the split of such a name is the split of that setting."""
+    seen: dict[str, str | None] = {}  # name -> the setting every binding of it reads, else None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    key = _setting(node.value, is_count) if not isinstance(node, ast.AugAssign) else None
+                    fits = key is not None and key.rsplit(".", 1)[-1] == t.id
+                    seen[t.id] = key if fits and seen.get(t.id, key) == key else None
+    return {name: key for name, key in seen.items() if key}
 
 
 def _remainders(tree: ast.AST, text_of: Callable[[ast.AST], str]) -> set[str]:
