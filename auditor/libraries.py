@@ -32,6 +32,7 @@ MAX_FILES = 40  # library modules read per scan
 MAX_SEARCH_BYTES = 128 * 1024 * 1024  # per package: a larger one is not searched (unknown)
 MAX_SEARCH_SECONDS = 10.0
 MAX_DEPTH = 2  # module levels followed inside a package from the project's calls
+MAX_MEMBER_FILES = 12  # modules read, beyond MAX_FILES, for the members of registries met
 MAX_FILE_BYTES = 512 * 1024
 MAX_SECONDS = 15.0
 PYTHON_TIMEOUT = 20  # seconds to ask --python for its sys.path
@@ -187,9 +188,13 @@ def read(project_facts: dict[str, dict], ours: set[str], vocab, python: str | No
     store = _Store(cache_dir)
     seen: set[str] = set()
     absent: set[str] = set()
+    members: deque[str] = deque()  # modules registering in a registry met (read first, own budget)
+    completed: set[tuple[str, str]] = set()  # (package, `ENV_MANAGER_REGISTRY.register`)
+    member_files = 0
     deadline = time.monotonic() + MAX_SECONDS
-    while wanted:
-        callee, depth = wanted.popleft()
+    while (wanted or members) and not out.cut:
+        member = bool(members)
+        callee, depth = (members.popleft(), MAX_DEPTH) if member else wanted.popleft()
         top = callee.split(".", 1)[0]
         found = installed.module_file(callee)
         if found is None:
@@ -197,12 +202,22 @@ def read(project_facts: dict[str, dict], ours: set[str], vocab, python: str | No
                 absent.add(top)
             continue
         path, rel = found
+        if rel.endswith("__init__.py"):
+            # `ding.envs.BaseEnvManager`: the package re-exports it; read the module defining it
+            defined = _reexported(installed, callee, path, rel)
+            if defined is not None:
+                found = installed.module_file(defined)
+                if found is not None:
+                    path, rel = found
         if rel in seen:
             continue
-        if len(seen) >= MAX_FILES or time.monotonic() > deadline:
+        if member and member_files >= MAX_MEMBER_FILES:
+            continue
+        if not member and len(seen) - member_files >= MAX_FILES or time.monotonic() > deadline:
             out.cut = f"stopped after {len(seen)} modules ({MAX_FILES} files or {MAX_SECONDS:.0f} s)"
             break
         seen.add(rel)
+        member_files += member
         version = installed.version(top)
         outcome = store.get(top, version, rel)
         if outcome is None:
@@ -214,6 +229,15 @@ def read(project_facts: dict[str, dict], ours: set[str], vocab, python: str | No
         out.read[top] = version
         out.sites[rel] = sites
         out.facts[rel] = flow
+        # a registry of classes of parallel units (ENV_MANAGER_REGISTRY of BaseEnvManager): its
+        # other members (the subprocess manager) tell whether the class a config string picks is
+        # the serial choice, so the modules registering in it are read too, not followed further
+        for entry in flow.get("registry") or ():
+            group = str(entry.get("group", ""))
+            if group.endswith(".register") and (top, group) not in completed and any(
+                    vocab.units(c.rsplit(".", 1)[-1]) for c in entry.get("cls") or ()):
+                completed.add((top, group))
+                members.extend(_registering(installed.root(top), top, group) or ())
         if depth < MAX_DEPTH:  # the same package's modules this one calls into
             for edge in flow.get("calls", ()):
                 for c in edge["callee"][:1]:
@@ -236,6 +260,87 @@ def read(project_facts: dict[str, dict], ours: set[str], vocab, python: str | No
         out.names[top] = {n: known[n] for n in names}
     store.save()
     out.absent = sorted(absent - set(out.read))
+    return out
+
+
+MAX_REEXPORT_HOPS = 3  # `pkg/__init__.py` -> `pkg/sub/__init__.py` -> the defining module
+
+
+def _reexported(installed: "_Installed", callee: str, path: Path, rel: str, hops: int = 0) -> str | None:
+    """The dotted name of CALLEE in the module that defines it, when the package's
+    ``__init__.py`` (PATH) only imports it (`from .base_env_manager import BaseEnvManager`, or
+    a star import of a module or package that does); None when this file defines it or it
+    cannot be told."""
+    import ast
+
+    package = rel.removesuffix("/__init__.py").replace("/", ".")
+    rest = callee[len(package) + 1:] if callee.startswith(package + ".") else ""
+    name = rest.split(".", 1)[0]
+    if not name or hops >= MAX_REEXPORT_HOPS:
+        return None
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    stars = []
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        base = package.split(".")
+        origin = ".".join([*base[:len(base) - node.level + 1], *([node.module] if node.module else [])]) \
+            if node.level else (node.module or "")
+        for alias in node.names:
+            if alias.name == "*":
+                stars.append(origin)
+            elif (alias.asname or alias.name) == name:
+                return ".".join([origin, alias.name, *rest.split(".")[1:]])
+    for origin in stars:
+        found = installed.module_file(origin)
+        if found is None:
+            continue
+        star_path, star_rel = found
+        target = ".".join([origin, rest])
+        if star_rel.endswith("__init__.py"):
+            deeper = _reexported(installed, target, star_path, star_rel, hops + 1)
+            if deeper is not None:
+                return deeper
+        else:
+            try:
+                text = star_path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if re.search(r"^(?:class|def)\s+%s\b|^%s\s*=" % (re.escape(name), re.escape(name)), text, re.M):
+                return target
+    return None
+
+
+def _registering(root: Path, top: str, group: str) -> list[str] | None:
+    """The dotted module names of the package TOP's files that register classes with GROUP
+    (`@ENV_MANAGER_REGISTRY.register("subprocess")`), at most MAX_FILES; None when the package
+    is larger than the search allows."""
+    package = root / top
+    if not package.is_dir():
+        return []
+    word = ("@" + group + "(").encode()
+    out: list[str] = []
+    budget, deadline = MAX_SEARCH_BYTES, time.monotonic() + MAX_SEARCH_SECONDS
+    for d, _, files in sorted(os.walk(package)):
+        for f in sorted(files):
+            if not f.endswith(".py"):
+                continue
+            path = Path(d) / f
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            budget -= len(data)
+            if budget < 0 or time.monotonic() > deadline:
+                return None
+            if word in data:
+                rel = path.relative_to(root).with_suffix("").as_posix()
+                out.append(rel.removesuffix("/__init__").replace("/", "."))
+                if len(out) >= MAX_FILES:
+                    return out
     return out
 
 

@@ -15,11 +15,11 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO / "fixtures" / "libraries"
 
 
-def scan(*extra: str, site: bool = True) -> tuple[int, dict, str]:
+def scan(*extra: str, site: bool = True, project: str = "project") -> tuple[int, dict, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     if site:
         env["PYTHONPATH"] = str(FIXTURE / "site")
-    proc = subprocess.run([sys.executable, "-m", "auditor", "scan", str(FIXTURE / "project"), "--no-cache",
+    proc = subprocess.run([sys.executable, "-m", "auditor", "scan", str(FIXTURE / project), "--no-cache",
                            "--format", "json", *extra], capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
     return proc.returncode, json.loads(proc.stdout) if proc.stdout.strip() else {}, proc.stderr
 
@@ -103,3 +103,20 @@ def test_without_libraries_a_field_over_another_package_is_at_most_a_note():
     found = {(f["line"], f["severity"]) for f in scan_subclasses("--no-libraries")["findings"]
              if f["code"] == "QG101" and f["file"] == "args.py"}
     assert found == {(9, "note"), (10, "note"), (15, "note")}
+
+
+def test_a_config_string_picking_an_installed_registrys_serial_member_is_read_through_reexports():
+    # `from envkit import create_env_manager`: the package's __init__ star-imports a subpackage
+    # that imports it from the module registering BaseEnvManager as 'base'; the registry's other
+    # member, SubprocessEnvManager, lives in a module no project call names
+    code, doc, _err = scan(project="registry")
+    assert code == 1 and doc["summary"]["libraries"] == {"read": {"envkit": "0.3"}, "absent": []}
+    [qg106] = [f for f in doc["findings"] if f["code"] == "QG106"]
+    assert (qg106["file"], qg106["line"], qg106["severity"]) == ("configs/pong_config.py", 6, "warning")
+    assert "BaseEnvManager" in qg106["message"] and "SubprocessEnvManager" in qg106["message"]
+    assert "2 of the 2 other configs" in qg106["message"]
+
+
+def test_without_libraries_the_installed_registry_is_unknown():
+    code, doc, _err = scan("--no-libraries", project="registry")
+    assert code == 0 and not [f for f in doc["findings"] if f["code"] == "QG106"]
