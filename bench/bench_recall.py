@@ -7,7 +7,9 @@
 
 The twin of bench_precision.py. Each truth file lists pinned sources (a PyPI release:
 ``{"spec": "skrl==2.1.1", "wheel": false}``; a repository snapshot: ``{"git": "owner/name",
-"commit": SHA}``), the real fallbacks in them (``instances``: the rule codes that are a fair
+"commit": SHA}``; either may list the releases of frameworks its requirements install,
+``"installed": [{"spec": "DI-engine==0.5.3"}]``, which the scan then reads as a user's
+environment would hold them: ``project_environment``), the real fallbacks in them (``instances``: the rule codes that are a fair
 catch and the line spans where a finding may stand) and look-alikes (``traps``). Every one
 was labelled by reading the code, never from the scan's output (bench/recall/README.md).
 
@@ -178,8 +180,32 @@ def source_root(name: str, src: dict, args) -> Path:
 
 # -- scanning and scoring --------------------------------------------------------------------
 
-def scan(root: Path, report: Path, qg: list[str], env: dict, tree: Path) -> tuple[list[dict], float]:
+def project_environment(name: str, src: dict, args) -> Path | None:
+    """The interpreter of an environment where the project's installed frameworks are
+    (``"installed": [{"spec": "DI-engine==0.5.3"}]`` in its source, from its requirements), as a
+    user's would be: a venv without pip whose ``.pth`` puts those releases' sources, and the
+    site folders of the interpreter running this bench, on its path. Nothing is installed or
+    imported; the scan reads the sources (``scan --python``). None when the source lists none."""
+    wanted = src.get("installed") or []
+    if not wanted:
+        return None
+    roots = [fetch_release(r["spec"], bool(r.get("wheel")), args.cache, args.dest).resolve() for r in wanted]
+    venv = args.cache / "environments" / name
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    ours = [p for p in sys.path if p.endswith("site-packages")]
+    Path(site, "qg_bench_installed.pth").write_text("".join(f"{p}\n" for p in [*map(str, roots), *ours]))
+    return python
+
+
+def scan(root: Path, report: Path, qg: list[str], env: dict, tree: Path,
+         python: Path | None = None) -> tuple[list[dict], float]:
     cmd = [*qg, "scan", str(root.resolve()), "--no-cache", "--exit-zero", "--format", "json", "-o", str(report.resolve())]
+    if python is not None:
+        cmd += ["--python", str(python)]
     report.unlink(missing_ok=True)  # a crash exits 1 too: never score the last run's report
     start = os.times()
     # run from the tree: `python -m` puts the working directory first on sys.path
@@ -273,7 +299,8 @@ def main(argv=None) -> int:
     wall = time.monotonic()
     for name in names:
         root = source_root(name, truth["packages"][name], args)
-        findings[name], cpu = scan(root, args.reports / f"{name}.json", qg, env, tree)
+        python = project_environment(name, truth["packages"][name], args)
+        findings[name], cpu = scan(root, args.reports / f"{name}.json", qg, env, tree, python)
         cpu_total += cpu
     truth["instances"] = [i for i in truth["instances"] if i["pkg"] in names]
     truth["traps"] = [t for t in truth["traps"] if t["pkg"] in names]
