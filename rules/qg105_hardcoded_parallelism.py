@@ -311,6 +311,13 @@ warning (a note under examples/). Only where the launcher's file, or a project f
 (two levels), declares a count of CPU-bound workers in a parser or settings class; not for a
 launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting."""
     VALID = [
+        Example({"mnist/main.py": "import torch\n"
+                                  "def main(args, train_set, extra):\n"
+                                  "    cuda_kwargs = {'num_workers': 1, 'pin_memory': True}\n"
+                                  "    train_kwargs = {'batch_size': args.batch_size}\n"
+                                  "    train_kwargs.update(extra)\n"
+                                  "    return torch.utils.data.DataLoader(train_set, **train_kwargs)\n"},
+                "a mapping merged from keys not known here: the one-worker mapping never reaches the loader"),
         Example({"trainer.py": "from torch.utils.data import DataLoader\n"
                                "class Trainer:\n"
                                "    def __init__(self, args, train_dataset, eval_dataset=None, evaluator=None):\n"
@@ -480,6 +487,15 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                 "another script's flag of that name: the scripts do not import each other"),
     ]
     INVALID = [
+        Example({"mnist/main.py": "import torch\n"
+                                  "def main(args, train_set):\n"
+                                  "    train_kwargs = {'batch_size': args.batch_size}\n"
+                                  "    if torch.cuda.is_available():\n"
+                                  "        cuda_kwargs = {'num_workers': 1, 'pin_memory': True}\n"
+                                  "        train_kwargs.update(cuda_kwargs)\n"
+                                  "    return torch.utils.data.DataLoader(train_set, **train_kwargs)\n"},
+                "one loader worker merged into the loader's keywords by `update()` (pytorch/examples' MNIST)",
+                expect=[("mnist/main.py", 5)], severity="note"),
         Example({"ddpg/utils.py": "from torchrl.envs import ParallelEnv\n"
                                   "def make_eval(cfg, make):\n"
                                   "    return ParallelEnv(cfg.logger.num_eval_envs, make, serial_for_single=True)\n",

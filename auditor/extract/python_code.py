@@ -934,6 +934,35 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         else:
             fn.mapkeys[name] = entries
 
+    def update_mapping(self, node: ast.Call) -> None:
+        """NAME.update(OTHER) / NAME.update({"k": v}) / NAME.update(k=v) after NAME = {...}: the
+        keys join NAME's, under the conditions of the update too (pytorch/examples' `if use_cuda:
+        train_kwargs.update(cuda_kwargs)` with `cuda_kwargs = {'num_workers': 1, ...}`). A mapping
+        whose keys are not known here leaves NAME's keys unknown from then on."""
+        fn = self.function()
+        name = node.func.value.id if isinstance(node.func.value, ast.Name) else None
+        if name is None or name not in fn.mapkeys:
+            return
+        conds = tuple(fn.conds)
+        entries: dict[str, tuple] = {}
+        for arg in node.args:
+            if isinstance(arg, ast.Name):
+                other = next((f.mapkeys[arg.id] for f in reversed(self.frames) if arg.id in f.mapkeys), None)
+                if other is None:
+                    fn.mapkeys.pop(name)
+                    return
+                entries.update({k: (tuple(dict.fromkeys((*c, *conds))), v) for k, (c, v) in other.items()})
+            elif isinstance(arg, ast.Dict) and all(k is not None and const_str(k) for k in arg.keys):
+                entries.update({const_str(k): (conds, v) for k, v in zip(arg.keys, arg.values)})
+            else:
+                fn.mapkeys.pop(name)
+                return
+        entries.update({k.arg: (conds, k.value) for k in node.keywords if k.arg})
+        if any(k.arg is None for k in node.keywords):
+            fn.mapkeys.pop(name)
+            return
+        fn.mapkeys[name] = {**fn.mapkeys[name], **entries}
+
     def mapped_arguments(self, node: ast.Call) -> dict[str, tuple]:
         """Keywords a call receives through `**name` of a local mapping built in this function."""
         out: dict[str, tuple] = {}
@@ -1320,6 +1349,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             self.meta["parse_known_args"] = node.lineno
         elif attr in ("update", "setdefault"):
             self.shadow_call(node)
+            if attr == "update":
+                self.update_mapping(node)
         if attr in MERGING:
             self.record_merge(node)
         if self.call_environ(node, q):
