@@ -108,7 +108,12 @@ A wrapper that hands its callee at least three of its own parameters by name
 (`evaluate_many(policy=policy, n_episodes=n_episodes, max_steps=max_steps)`) but neither takes
 nor passes the count that sizes the callee's pool, and has no `**kwargs`, leaves its callers no
 way to set it: a warning when the callee's default runs it serially (0 or 1), a note otherwise
-(ReAgent's `compare_bandit_algos()`, whose `Pool(None)` takes every CPU)."""
+(ReAgent's `compare_bandit_algos()`, whose `Pool(None)` takes every CPU). A call that leaves
+out a shared helper's count (2 or more by default) while another call of that helper passes
+one the flow cannot resolve (`compute_code_eval(gens, refs)` in one task, `num_workers=
+self.num_workers` in another) is a note: the calls disagree and nobody chose the default for
+this one. Not when the other call computes its count from the machine alone (`max(16, 4 *
+jax.local_device_count())`): that call's own sizing."""
     VALID = [
         Example({"evals/rollouts.py": _ROLLOUTS,
                  "evals/compare.py": "from evals.rollouts import evaluate_many\n"
@@ -577,7 +582,9 @@ way to set it: a warning when the callee's default runs it serially (0 or 1), a 
         same function with `num_workers=self.num_workers`: the tasks that omit the count run the
         default 4, the other its own count. The flow could not say which value that call passes
         (so no configured knob is cited): the calls disagree, and nobody chose the default for
-        this one. A note; a warning when the passing call reads it from configuration."""
+        this one. A note, also when the other call reads configuration: that setting may belong to
+        another program (sglang's verifier CLI passes its `--workers`; the model loader's own
+        verification is no place for it)."""
         d = site.detail
         param = d.get("helper_param")
         if not param or is_test_file(site.file) or as_number(default) is None or as_number(default) < 2:
@@ -609,8 +616,7 @@ way to set it: a warning when the callee's default runs it serially (0 or 1), a 
                                    other=f"{rel}:{edge.get('line')} passes `{text}` to the same {d['helper']}(): "
                                          f"the calls that omit it run {show(default)}, that one "
                                          + ("the configured count" if routed else "its own count"),
-                                   **({} if routed and not in_examples(site.file)
-                                      else {"severity": "note", "confidence": "medium"}))
+                                   severity="note", confidence="medium")
                 return
 
     def _pass_through(self, site, default, meta):

@@ -114,8 +114,10 @@ from other settings whenever the two disagree is a note.
 
 A count of parallel units read from the settings and divided by another count (or a literal
 above 1) with the remainder dropped, handed on as a count (`n_envs=int(cfg.algorithm.n_envs /
-cfg.algorithm.n_processes)`, `envs_per_worker = cfg.num_envs // cfg.num_workers`), in a file
-that never tests a remainder of it (`assert n % k == 0`, `divmod`), runs `n % k` units fewer
+cfg.algorithm.n_processes)`, `envs_per_worker = cfg.num_envs // cfg.num_workers`; also as a
+settings dict's value, as text for a launcher's command line, `str(num_processes //
+num_machines)`, and through a local copy of the setting, `num_processes = args.num_processes`),
+in a file that never tests a remainder of it (`assert n % k == 0`, `divmod`), runs `n % k` units fewer
 than the user asked whenever n is no multiple (5 envs over 2 processes run 4): a warning when a
 config file sets the count (the one nearest the script is cited), a note otherwise.
 
