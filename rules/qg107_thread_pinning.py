@@ -6,7 +6,8 @@ import re
 from auditor.lint import idioms
 from auditor.lint.base import Example, Rule, as_number, in_examples, is_test_file, show
 
-PIN_BACKENDS = ("torch.set_num_threads", "threadpoolctl.threadpool_limits", "threadpoolctl.threadpool_limits.wrap")
+PIN_BACKENDS = ("torch.set_num_threads", "threadpoolctl.threadpool_limits", "threadpoolctl.threadpool_limits.wrap",
+                "tensorflow.ConfigProto", "tensorflow.config.threading.set_intra_op_parallelism_threads")
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 # XLA's CPU backend takes its thread settings from one string of flags: either of these makes
 # the process's XLA math single-threaded (JAX's equivalent of OMP_NUM_THREADS=1)
@@ -189,8 +190,10 @@ class ThreadPinning(Rule):
     CONFIDENCE = "high"
     MESSAGE = "{what} {pins} {where_} to {threads}{why}"
     RATIONALE = """\
-`torch.set_num_threads(1)`, `OMP_NUM_THREADS=1`, `threadpool_limits(1)` and, for JAX, an `XLA_FLAGS`
-with `--xla_cpu_multi_thread_eigen=false` or `intra_op_parallelism_threads=1` are right inside
+`torch.set_num_threads(1)`, `OMP_NUM_THREADS=1`, `threadpool_limits(1)`, for JAX an `XLA_FLAGS`
+with `--xla_cpu_multi_thread_eigen=false` or `intra_op_parallelism_threads=1`, and for TensorFlow a
+session's `intra_op_parallelism_threads=1` (`tf.ConfigProto(...)`, also set as an attribute of
+the config object, or `tf.config.threading.set_intra_op_parallelism_threads(1)`) are right inside
 worker processes (many workers must not oversubscribe the CPUs), but in the main or learner
 process they make every matrix multiply single-threaded: the learner silently runs at a
 fraction of its speed. Inside a worker's entry point (a function passed as `target=`,
@@ -363,6 +366,14 @@ function; when the learner is a process of its own, nothing."""
                 "a setup script sourced only by scripts that start several ranks: one thread per rank"),
     ]
     INVALID = [
+        Example({"train.py": "import tensorflow as tf\n"
+                             "def train(model, data):\n"
+                             "    config = tf.ConfigProto()\n"
+                             "    config.intra_op_parallelism_threads = 1\n"
+                             "    with tf.Session(config=config) as sess:\n"
+                             "        return model.fit(sess, data)\n"},
+                "a TensorFlow session's intra-op pool set to one thread, as an attribute of its config",
+                expect=[("train.py", 4)], severity="warning"),
         Example({"examples/evaluation/evaluation_stsbenchmark.py": "import torch\n"
                                                                  "# Limit torch to 4 threads\n"
                                                                  "torch.set_num_threads(4)\n"

@@ -783,6 +783,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
 
     def assign(self, target: ast.AST, value: ast.AST) -> None:
         fn = self.function()
+        if isinstance(target, ast.Attribute) and self.attribute_count(target, value):
+            return  # an argument of the class built here, no settings object overwritten
         split = py_splits.split_of(value) if isinstance(target, (ast.Name, ast.Attribute)) else None
         if split is not None:
             self.split_candidates.append((fn.qualname, target.id if isinstance(target, ast.Name) else target.attr,
@@ -933,6 +935,22 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             fn.mapkeys[name] = {**fn.mapkeys[name], **entries}
         else:
             fn.mapkeys[name] = entries
+
+    def attribute_count(self, target: ast.Attribute, value: ast.AST) -> bool:
+        """`config.intra_op_parallelism_threads = 1` on `config = tf.ConfigProto()` built in this
+        function: a count of a catalogued class set as an attribute of its instance is that
+        class's argument (a consume site at the assignment). True when it was one."""
+        if not isinstance(target.value, ast.Name):
+            return False
+        built = self.function().instances.get(target.value.id)
+        consumer = self.cat.lookup(self.qual(built)) if built is not None else None
+        if consumer is None or target.attr not in {c.param for c in consumer.counts}:
+            return False
+        call = ast.copy_location(ast.Call(func=built, args=[], keywords=[
+            ast.copy_location(ast.keyword(arg=target.attr, value=value), target)]), target)
+        call.end_lineno, call.end_col_offset = target.end_lineno, target.end_col_offset
+        self.consume(call, consumer)
+        return True
 
     def update_mapping(self, node: ast.Call) -> None:
         """NAME.update(OTHER) / NAME.update({"k": v}) / NAME.update(k=v) after NAME = {...}: the
