@@ -196,7 +196,8 @@ or I/O) or a default filled in when the user gave none (`if loader_kwargs is Non
 knob, thread pools that do not step environments, tests, resource annotations
 (`@ray.remote(num_cpus=1)`) are not reported, except a thread pool that maps the program's
 own work (`ThreadPoolExecutor(max_workers=48)` scoring every rollout with a function of the
-project): its width is a note, since nothing lets the user size it. A loader given 0 or 1 inside a function that
+project, or tf.data's private thread pool, `options.threading.private_threadpool_size = 48`,
+which runs the input pipeline's maps): its width is a note, since nothing lets the user size it. A loader given 0 or 1 inside a function that
 is itself a worker (a process or thread `target=`, or one taking a `thread_id` /
 `worker_id`) is a note: nested workers are often avoided on purpose there. A helper called
 with 1 (`make_env(num_envs=1)`) is a probe: a note; one given 0 workers beside the flag its
@@ -487,6 +488,14 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                 "another script's flag of that name: the scripts do not import each other"),
     ]
     INVALID = [
+        Example({"input_pipeline.py": "import tensorflow as tf\n"
+                                      "def create_split(ds, preprocess):\n"
+                                      "    options = tf.data.Options()\n"
+                                      "    options.threading.private_threadpool_size = 48\n"
+                                      "    ds = ds.with_options(options)\n"
+                                      "    return ds.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE)\n"},
+                "tf.data's private thread pool, which runs the pipeline's maps, fixed at 48 threads",
+                expect=[("input_pipeline.py", 4)], severity="note"),
         Example({"mnist/main.py": "import torch\n"
                                   "def main(args, train_set):\n"
                                   "    train_kwargs = {'batch_size': args.batch_size}\n"

@@ -61,6 +61,7 @@ class Consumer:
     twin_param: str | None = None
     pool: bool = False
     attach: tuple[tuple[str, int | None], ...] = ()  # arguments that attach the call to a running instance
+    pool_use: str = ""  # what the pool's threads do when the catalogue knows it ("compute")
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,7 @@ def _consumer(entry: dict) -> Consumer:
         record=tuple(entry.get("record", [])), twin=entry.get("twin"),
         twin_param=entry.get("twin_param"), pool=bool(entry.get("pool")),
         attach=tuple((a["param"], a.get("position")) for a in entry.get("attach", [])),
+        pool_use=str(entry.get("pool_use") or ""),
     )
 
 

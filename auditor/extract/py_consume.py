@@ -85,6 +85,8 @@ class ConsumeMixin:
                 common["guard"] = guard[-1]
         if consumer.pool:
             common["pool"] = True
+            if consumer.pool_use:
+                common["pool_use"] = consumer.pool_use
         if any("is_initialized" in c for c in self.function().conds) and self.guard_announced():
             common["guard_announced"] = True  # the if nodes are read only under such a guard
         sites: list[Site] = []

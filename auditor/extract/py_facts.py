@@ -128,7 +128,7 @@ class Facts:
             if kinds == {"unknown"} and sites and sites[0].detail.get("serial"):
                 use = "unknown"  # a thread pool mapping a function defined elsewhere: its use is not known
             for s in sites:
-                s.detail["pool_use"] = use
+                s.detail.setdefault("pool_use", use)  # (the catalogue's word, when it has one, stands)
                 if found:
                     s.detail["submitted"] = [text for _, text in found]
 

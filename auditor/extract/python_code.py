@@ -938,16 +938,22 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
 
     def attribute_count(self, target: ast.Attribute, value: ast.AST) -> bool:
         """`config.intra_op_parallelism_threads = 1` on `config = tf.ConfigProto()` built in this
-        function: a count of a catalogued class set as an attribute of its instance is that
-        class's argument (a consume site at the assignment). True when it was one."""
-        if not isinstance(target.value, ast.Name):
+        function (or `options.threading.private_threadpool_size = 48` on `tf.data.Options()`): a
+        count of a catalogued class set as an attribute of its instance is that class's argument
+        (a consume site at the assignment). True when it was one."""
+        path, root = [target.attr], target.value
+        while isinstance(root, ast.Attribute) and len(path) < 3:  # options.threading.private_threadpool_size
+            path.insert(0, root.attr)
+            root = root.value
+        if not isinstance(root, ast.Name):
             return False
-        built = self.function().instances.get(target.value.id)
+        built = self.function().instances.get(root.id)
         consumer = self.cat.lookup(self.qual(built)) if built is not None else None
-        if consumer is None or target.attr not in {c.param for c in consumer.counts}:
+        param = ".".join(path)
+        if consumer is None or param not in {c.param for c in consumer.counts}:
             return False
         call = ast.copy_location(ast.Call(func=built, args=[], keywords=[
-            ast.copy_location(ast.keyword(arg=target.attr, value=value), target)]), target)
+            ast.copy_location(ast.keyword(arg=param, value=value), target)]), target)
         call.end_lineno, call.end_col_offset = target.end_lineno, target.end_col_offset
         self.consume(call, consumer)
         return True
