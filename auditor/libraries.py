@@ -55,6 +55,20 @@ class Libraries:
     # never names a field cannot read it. A package missing here was not searched.
     names: dict[str, dict[str, bool]] = field(default_factory=dict)
 
+    def registry_members(self, vocab) -> set[str]:
+        """The class names registered by the modules read in a registry of two or more classes
+        of a parallel unit (`BaseEnvManager`, `SubprocessEnvManager` in ENV_MANAGER_REGISTRY): a
+        project file that builds one by hand chooses between them, whatever its config says."""
+        groups: dict[str, set[str]] = {}
+        for flow in self.facts.values():
+            for entry in flow.get("registry") or ():
+                if not str(entry.get("group", "")).endswith(".register"):
+                    continue  # (a module's own name -> class table: no registry a config string picks from)
+                for cls in entry.get("cls") or ():
+                    groups.setdefault(str(entry.get("group")), set()).add(str(cls).rsplit(".", 1)[-1])
+        return {name for names in groups.values() if len(names) > 1 and any(vocab.units(n) for n in names)
+                for name in names if vocab.units(name)}
+
     def summary(self) -> dict:
         out = {"read": dict(sorted(self.read.items())), "absent": sorted(self.absent)}
         if self.cut:

@@ -142,3 +142,5 @@ class ScanResult:
     lint_stats: dict[str, Any] = field(default_factory=dict)  # {"suppressed": n, "baselined": n}
     traces: list = field(default_factory=list)  # [(site, value tree)] from auditor.flow.resolve, for values
     libraries: Any = None  # auditor.libraries.Libraries: installed frameworks read for the flow layer
+    # (candidate, counted in files_scanned) of the Python files no pass visited (scan.parse_naming)
+    unparsed: list = field(default_factory=list, repr=False)

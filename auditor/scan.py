@@ -474,6 +474,15 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
                                                                jobs or default_jobs(), store)]}.values())
     if store is not None:
         store.save()
+    # (rel -> whether files_scanned already counts it: a gated file was parsed, never visited)
+    unvisited = {o[0]: bool(o[4]) for o in outcomes if o[3] is None and (not o[4] or o[2] == GATED)}
+    result.unparsed = [(c, unvisited[c.rel]) for c in candidates if c.kind == "python" and c.rel in unvisited]
+    _add_outcomes(result, outcomes)
+    result.errors.sort(key=lambda e: (e.file, e.line or 0))
+    return result
+
+
+def _add_outcomes(result: ScanResult, outcomes: list[tuple]) -> None:
     for rel, sites, meta, error, parsed in sorted(outcomes, key=lambda o: o[0]):
         result.files_scanned += parsed
         if error is not None:
@@ -486,8 +495,30 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
                 result.errors.append(FileError(rel, None, f"summarised: {meta['sites_cut']} parallelism sites, the "
                                                f"first {MAX_SITES_PER_FILE} kept (a generated file? exclude it with "
                                                "--extend-exclude)"))
+
+
+def parse_naming(result: ScanResult, names: set[str], jobs: int | None = None) -> int:
+    """Parse the Python files no pass parsed that call one of NAMES (`BaseEnvManager(`: a class
+    an installed framework registers beside a parallel sibling, known only once the scan has
+    read that framework, after the passes over the tree), and add what they hold to RESULT.
+    Returns how many files were parsed."""
+    if not names or not result.unparsed:
+        return 0
+    from auditor import vocab as vocab_mod
+
+    jobs = jobs or default_jobs()
+    wanted = _Wanted({f"{n}(" for n in names})
+    asked = [(c, wanted) for c, _counted in result.unparsed]
+    chosen = [c for (c, _), hit in zip(asked, _names_any(asked, None, jobs)) if hit]
+    if not chosen:
+        return 0
+    outcomes = _parse_all(chosen, vocab_mod.load(result.settings or None), _Always(), jobs, None)[0]
+    done = {o[0] for o in outcomes}
+    result.files_scanned -= sum(counted for c, counted in result.unparsed if c.rel in done)
+    result.unparsed = [(c, counted) for c, counted in result.unparsed if c.rel not in done]
+    _add_outcomes(result, outcomes)
     result.errors.sort(key=lambda e: (e.file, e.line or 0))
-    return result
+    return len(outcomes)
 
 
 _REL = operator.itemgetter(0)

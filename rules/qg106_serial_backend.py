@@ -233,7 +233,11 @@ configs of the same folder that set the key pick a parallel member (the one on `
 ten on `subprocess` is the outlier); a note when the folder agrees (forty CartPole configs on
 `base`: cheap environments). A script that builds the serial member by hand
 (`BaseEnvManagerV2(env_fn=[...] , cfg=cfg.env.manager)`) while the config module it imports
-picks the parallel one is reported at that call: the configured choice never takes effect.
+picks the parallel one is reported at that call: the configured choice never takes effect; so
+is an entry function that does so when a config that picks the parallel one runs it
+(LightZero's configs end with `train_muzero_with_gym_env([main_config, create_config])`). The
+registry may live in an installed framework the scan reads (DI-engine's ENV_MANAGER_REGISTRY
+for LightZero): then the project's files that call its classes are parsed once it is read.
 A serial class with no parallel sibling is left alone: there is nothing to switch to.
 A project's own copy of a library's vector env class (`DummyVecEnv`, `SubprocVecEnv`,
 `SyncVectorEnv`, `AsyncVectorEnv`, `DummyVectorEnv`, `SubprocVectorEnv` in a package the
@@ -578,6 +582,18 @@ files the scan did not read (they hold no knob word, but may call one that reads
                              "envs = BaseEnvManager([make_env for _ in range(cfg['env']['collector_env_num'])])\n"},
                 "a script that builds the serial manager by hand for a config that picks the parallel one",
                 expect=[("train.py", 4)], severity="warning"),
+        Example({**_LEN_MANAGERS,
+                 "rl/entry.py": "from rl.managers import BaseEnvManager\n"
+                                "def train_with_gym_env(input_cfg, make_env):\n"
+                                "    main_config = input_cfg[0]\n"
+                                "    n = main_config['env']['collector_env_num']\n"
+                                "    return BaseEnvManager([make_env for _ in range(n)])\n",
+                 "configs/hopper.py": _pick("subprocess") + "if __name__ == '__main__':\n"
+                                                           "    from rl.entry import train_with_gym_env\n"
+                                                           "    train_with_gym_env([main_config], make_env)\n"},
+                "an entry function that builds the serial manager by hand, run by a config that picks the "
+                "parallel one (LightZero's train_muzero_with_gym_env)", expect=[("rl/entry.py", 5)],
+                severity="warning"),
     ]
 
     def check(self, result):
@@ -834,15 +850,27 @@ files the scan did not read (they hold no knob word, but may call one that reads
                     and s.value > 1 and vocab.match(s.leaf) == "exact":
                 counts.setdefault(s.file, []).append(s)
         files = modules_to_files(result)
+        # what each config with a pick calls (`train_muzero_with_gym_env([main_config, create_config])`
+        # at the bottom of LightZero's configs): the entry it runs, by last name and package
+        entries: dict[str, list[tuple[str, str]]] = {}  # callee's last name -> [(its package, config)]
+        for config in picks:
+            flow = (result.meta.get(config) or {}).get("flow") if isinstance(result.meta.get(config), dict) else None
+            for edge in (flow or {}).get("calls", ()):
+                for callee in edge.get("callee", ())[:1]:
+                    package, _, name = str(callee).rpartition(".")
+                    entries.setdefault(name, []).append((package, config))
         for rel, meta in sorted(result.meta.items()):
             flow = meta.get("flow") if isinstance(meta, dict) else None
             if not isinstance(flow, dict) or not flow.get("calls") or is_test_file(rel):
                 continue
-            loaded = [f for m in flow.get("imports", ()) if (f := files.get(m)) in picks]
-            if not loaded:
-                continue
+            imported = [f for m in flow.get("imports", ()) if (f := files.get(m)) in picks]
             for edge in flow["calls"]:
                 leaves = {_short(c) for c in edge.get("callee", ())}
+                fn = str(edge.get("fn") or "")
+                # a config that runs this function (by the package it names it through) picks for it too
+                running = [config for package, config in entries.get(fn.rsplit(".", 1)[-1], ())
+                           if package and fn.startswith(package + ".") and config != rel]
+                loaded = list(dict.fromkeys([*imported, *sorted(running)]))
                 for config in loaded:
                     # the config's pick whose registry has the class this call builds
                     built, pick = next(((b, p) for p in picks[config] for b in sorted(
@@ -858,11 +886,14 @@ files the scan did not read (they hold no knob word, but may call one that reads
                     texts = " ".join(a.get("text", "") for a in [*edge.get("args", ()), *edge.get("kwargs", {}).values()])
                     named = [c for c in beside if c.leaf in texts]
                     count = max(named or beside, key=lambda c: c.value)
+                    how = "the config it imports" if config in imported else \
+                        f"a config that runs {fn.rsplit('.', 1)[-1]}()" + (
+                            f" (one of {len(running)})" if len(running) > 1 else "")
                     yield self.finding(None, file=rel, line=edge["line"], column=edge["col"], knob=pick.key,
                                        related=[pick, count], backend=built,
                                        count=f"the {count.value} set by {count.key} ({where(count)})",
                                        why=f": this call builds {built} by hand, which starts no process, while "
-                                           f"the config it imports picks {show(pick.value)} ({where(pick)}: "
+                                           f"{how} picks {show(pick.value)} ({where(pick)}: "
                                            f"{_short(sel['backend'])}, which starts them in parallel); that choice "
                                            f"never takes effect")
                     break

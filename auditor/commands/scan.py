@@ -133,6 +133,10 @@ def _scan_and_report(args, target, files, root, settings, walked, cache_dir, rep
             progress.close()
     if not args.no_libraries:
         result.libraries = _read_libraries(result, settings, args)
+        # files the passes over the tree skipped that build a framework's registered class by hand
+        from auditor import vocab as vocab_mod
+
+        scan_mod.parse_naming(result, result.libraries.registry_members(vocab_mod.load(settings)), args.jobs)
     join_mod.join(result)
     lint.check(result, args)
     if files is not None:

@@ -233,6 +233,11 @@ def project_packages(result: ScanResult) -> set[str]:
         out.add(parts[0])
         if parts[0] in SOURCE_ROOTS and len(parts) > 1:
             out.add(parts[1])
+    for cand, _counted in result.unparsed:  # the tree's modules no pass parsed (`entry.py`) are its own too
+        parts = cand.rel.removesuffix(".py").split("/")
+        top = parts[1] if parts[0] in SOURCE_ROOTS and len(parts) > 1 else parts[0]
+        if top.isidentifier():
+            out.add(top)
     return out
 
 
