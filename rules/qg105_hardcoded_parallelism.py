@@ -27,6 +27,7 @@ _SKIP_BACKENDS = ("torch.set_num_threads", "torch.set_num_interop_threads", "thr
 CONSTRUCTS_CONFIG = re.compile(r"(Config|Configs|Args|Arguments|Spec|Settings|Options|Params)$"
                                r"|_(config|configs|args|settings|options|params|spec)$|^configure_")
 TABLE = 3  # literal defines of one key in one file: a table of settings written in code
+SETTINGS_KEYWORDS_MIN = 3  # keywords of one call read from the user's settings before a literal beside them stands out
 SIBLINGS_MIN = 3  # configs routing the key before a literal among them stands out
 SIBLINGS_RATIO = 3  # routed files per literal file, at least
 # a settings object by its name (`data_config`, `data_args`, `rollout_cfg`), and the names that
@@ -197,7 +198,11 @@ knob, thread pools that do not step environments, tests, resource annotations
 (`@ray.remote(num_cpus=1)`) are not reported, except a thread pool that maps the program's
 own work (`ThreadPoolExecutor(max_workers=48)` scoring every rollout with a function of the
 project, or tf.data's private thread pool, `options.threading.private_threadpool_size = 48`,
-which runs the input pipeline's maps): its width is a note, since nothing lets the user size it. A loader given 0 or 1 inside a function that
+which runs the input pipeline's maps): its width is a note, since nothing lets the user size it.
+A literal count given to a call whose other keywords (three or more) read one settings handle
+(`TrainerConfig(batch_size=args.batch_size, ..., num_workers=4)`, a `dict(...)` of `args.*`
+for an `SFTConfig`) is a warning when the file declares no flag or field of that name: the
+object is built from the user's settings, with this count left out. A loader given 0 or 1 inside a function that
 is itself a worker (a process or thread `target=`, or one taking a `thread_id` /
 `worker_id`) is a note: nested workers are often avoided on purpose there. A helper called
 with 1 (`make_env(num_envs=1)`) is a probe: a note; one given 0 workers beside the flag its
@@ -312,6 +317,18 @@ warning (a note under examples/). Only where the launcher's file, or a project f
 (two levels), declares a count of CPU-bound workers in a parser or settings class; not for a
 launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting."""
     VALID = [
+        Example({"run_atari.py": "import argparse\n"
+                                 "from trainer import Trainer, TrainerConfig\n"
+                                 "parser = argparse.ArgumentParser()\n"
+                                 "parser.add_argument('--epochs', type=int, default=5)\n"
+                                 "parser.add_argument('--batch_size', type=int, default=128)\n"
+                                 "parser.add_argument('--num_workers', type=int, default=4)\n"
+                                 "args = parser.parse_args()\n"
+                                 "tconf = TrainerConfig(max_epochs=args.epochs, batch_size=args.batch_size,\n"
+                                 "                      num_workers=4, seed=0)\n"
+                                 "Trainer(tconf).train()\n"},
+                "a literal beside two settings read from the command line, in a script with its own flag "
+                "for the count (a flag's default, written twice)"),
         Example({"mnist/main.py": "import torch\n"
                                   "def main(args, train_set, extra):\n"
                                   "    cuda_kwargs = {'num_workers': 1, 'pin_memory': True}\n"
@@ -488,6 +505,18 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                 "another script's flag of that name: the scripts do not import each other"),
     ]
     INVALID = [
+        Example({"run_atari.py": "import argparse\n"
+                                 "from trainer import Trainer, TrainerConfig\n"
+                                 "parser = argparse.ArgumentParser()\n"
+                                 "parser.add_argument('--epochs', type=int, default=5)\n"
+                                 "parser.add_argument('--batch_size', type=int, default=128)\n"
+                                 "parser.add_argument('--seed', type=int, default=123)\n"
+                                 "args = parser.parse_args()\n"
+                                 "tconf = TrainerConfig(max_epochs=args.epochs, batch_size=args.batch_size,\n"
+                                 "                      num_workers=4, seed=args.seed)\n"
+                                 "Trainer(tconf).train()\n"},
+                "a settings object built from the command line, its loader count a literal no flag reaches",
+                expect=[("run_atari.py", 9)], severity="warning"),
         Example({"input_pipeline.py": "import tensorflow as tf\n"
                                       "def create_split(ds, preprocess):\n"
                                       "    options = tf.data.Options()\n"
@@ -1127,6 +1156,9 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
             `DataArguments.preprocessing_num_workers` reaches the CLI it launches)."""
             return a == b if neighbours is None else neighbours.either(a, b)
         ours = project_packages(result)
+        # (file, leaf) of the flags and fields a file declares itself: a literal beside them is its default's
+        flags = {(s.file, s.leaf) for s in result.sites if s.role == "define"
+                 and s.detail.get("via") in ("argparse", "click", "absl", "dataclass", "pydantic", "attrs")}
         # a file writing the same key as a literal many times is a table of settings in code (one
         # model per entry), not a call that drops the user's value
         per_file: dict[tuple, int] = {}
@@ -1136,9 +1168,11 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
         for site in result.sites:
             d = site.detail
             if site.role != "define" or site.kind != "python" or d.get("via") != "keyword" \
-                    or d.get("function") in (None, "<module>") or per_file.get((site.file, site.leaf), 0) >= TABLE \
+                    or per_file.get((site.file, site.leaf), 0) >= TABLE \
                     or is_test_file(site.file) or d.get("kwargs_after"):
                 continue
+            if d.get("function") in (None, "<module>") and (d.get("settings_keywords") or 0) < SETTINGS_KEYWORDS_MIN:
+                continue  # (a module-level call: only one built from the user's settings)
             value = _int(site.value)
             if value is None or value < 2:
                 continue  # `init_process_group(world_size=1)`: one process on purpose, as for consumers
@@ -1151,7 +1185,11 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
             # another package's function (snapshot_download(max_workers=8)) has knobs of its own,
             # unless the project's other calls of it pass that keyword a configured value
             foreign = kind == "import" and callee_q.split(".")[0] not in ours and callee_q != "dict"
-            if CONSTRUCTS_CONFIG.search(callee_q.rsplit(".", 1)[-1]):
+            # the call's other keywords read the user's settings (`TrainerConfig(batch_size=args.batch_size,
+            # ..., num_workers=4)`): built from them, with this count left out
+            among = (d.get("settings_keywords") or 0) >= SETTINGS_KEYWORDS_MIN and \
+                (site.file, site.leaf) not in flags
+            if CONSTRUCTS_CONFIG.search(callee_q.rsplit(".", 1)[-1]) and not among:
                 continue  # ParallelismConfig(tensor_parallel_degree=8): a preset, the configuration itself
             callee = str(d.get("callee") or "the call").rsplit(".", 1)[-1]
             knob = knob_of.get(id(site))
@@ -1183,6 +1221,11 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                 why = (f", while {len(routed)} other call{'s' if len(routed) > 1 else ''} of {callee}() "
                        f"pass{'' if len(routed) > 1 else 'es'} a "
                        f"configured value (`{text}` at {file}:{line}): on this path the user's setting never arrives")
+                related = [site]
+            elif among:
+                why = (f", while {d['settings_keywords']} other keywords of the call come from "
+                       f"`{d.get('settings_root')}` (the user's settings) and none of them sets {site.leaf}: "
+                       f"no setting reaches it")
                 related = [site]
             else:
                 continue

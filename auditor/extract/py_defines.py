@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from auditor.extract import py_splits
-from auditor.extract.py_refs import HELP_COUNTS, NOT_LITERAL, click_name, const_str, getter_default, literal
+from auditor.extract.py_refs import HANDLE, HELP_COUNTS, NOT_LITERAL, click_name, const_str, getter_default, literal
 
 FIELD_CALLS = {"field", "Field", "ib", "attrib"}  # dataclasses.field, pydantic.Field, attr.ib
 ATTRS_DECORATORS = {"s", "attrs", "define", "frozen", "mutable"}
@@ -327,12 +327,16 @@ class DefineMixin:
         kind = "import" if q else "local" if isinstance(func, ast.Name) else "self" if (
             isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")
         ) else "method"
+        settings = None  # (root, how many) of keywords read from one settings handle (`args.batch_size`)
         for k in node.keywords:
             if k.arg and self.match(k.arg):
                 v = literal(k.value)
                 if v is not NOT_LITERAL:
+                    if settings is None:
+                        settings = _settings_keywords(node)
                     self.emit("define", k.value, k.arg, v, via="keyword",
-                              callee=q or self.text(func), callee_kind=kind)
+                              callee=q or self.text(func), callee_kind=kind,
+                              settings_keywords=settings[1] or None, settings_root=settings[0])
 
     def call_environ(self, node: ast.Call, q: str | None) -> bool:
         """os.environ.get / os.getenv reads; os.environ.setdefault / update / pop, os.putenv
@@ -412,6 +416,24 @@ class DefineMixin:
             if k is not None:
                 self.visit(k)
             self.visit(v)
+
+
+def _settings_keywords(call: ast.Call) -> tuple[str | None, int]:
+    """(handle, count) of the keywords of CALL whose values read one settings handle
+    (`batch_size=args.batch_size`, `seed=int(args.seed)`): the call is built from the user's
+    settings, so a literal count beside them is one nobody can set."""
+    roots: dict[str, int] = {}
+    for k in call.keywords:
+        value = k.value
+        if isinstance(value, ast.Call) and len(value.args) == 1 and getattr(value.func, "id", "") in ("int", "float", "str", "bool"):
+            value = value.args[0]
+        if k.arg and isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and HANDLE.match(value.value.id) \
+                and value.value.id.strip("_").lower() != "kwargs":
+            roots[value.value.id] = roots.get(value.value.id, 0) + 1
+    if not roots:
+        return None, 0
+    root = max(roots, key=lambda r: roots[r])
+    return root, roots[root]
 
 
 def is_literal_or_field(node: ast.AST) -> bool:
