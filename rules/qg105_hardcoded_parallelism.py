@@ -201,8 +201,9 @@ project, or tf.data's private thread pool, `options.threading.private_threadpool
 which runs the input pipeline's maps): its width is a note, since nothing lets the user size it.
 A literal count given to a call whose other keywords (three or more) read one settings handle
 (`TrainerConfig(batch_size=args.batch_size, ..., num_workers=4)`, a `dict(...)` of `args.*`
-for an `SFTConfig`) is a warning when the file declares no flag or field of that name: the
-object is built from the user's settings, with this count left out. A loader given 0 or 1 inside a function that
+for an `SFTConfig`) is a note when the file declares no flag or field of that name: the
+object is built from the user's settings, with this count left out (a fixed loader width may
+also be the script's choice). A loader given 0 or 1 inside a function that
 is itself a worker (a process or thread `target=`, or one taking a `thread_id` /
 `worker_id`) is a note: nested workers are often avoided on purpose there. A helper called
 with 1 (`make_env(num_envs=1)`) is a probe: a note; one given 0 workers beside the flag its
@@ -516,7 +517,7 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                                  "                      num_workers=4, seed=args.seed)\n"
                                  "Trainer(tconf).train()\n"},
                 "a settings object built from the command line, its loader count a literal no flag reaches",
-                expect=[("run_atari.py", 9)], severity="warning"),
+                expect=[("run_atari.py", 9)], severity="note"),
         Example({"input_pipeline.py": "import tensorflow as tf\n"
                                       "def create_split(ds, preprocess):\n"
                                       "    options = tf.data.Options()\n"
@@ -857,7 +858,7 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
         unconfigured: set = set()  # (file, line) of warnings "that no configuration reaches"
         found = list(self._findings(result, unconfigured))
         loud = {(f.file, f.line) for f in found if f.severity == "warning"}
-        keyword = [f for f in self._keyword_literals(result)
+        keyword = [f for f in self._keyword_literals(result, loud)
                    if (f.file, f.line) in unconfigured or (f.file, f.line) not in loud]
         # (a note on the line says less than the keyword's finding: that one stands alone)
         replaced = {(f.file, f.line) for f in keyword} & (unconfigured | {(f.file, f.line) for f in found
@@ -1132,7 +1133,7 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                                        why=f" while the count the program computes or reads, `{other['value']}`, goes to "
                                            f"{flag}: one process runs on this node, whatever that count says")
 
-    def _keyword_literals(self, result):
+    def _keyword_literals(self, result, loud: set = frozenset()):
         """`get_infer_args(dict(..., preprocessing_num_workers=16))`, `PromptDataset(num_workers=8)`:
         a literal given to a keyword named like a setting the user sets elsewhere (a field of a
         dataclass or parser, a config key). On this path the user's value never arrives."""
@@ -1222,11 +1223,16 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                        f"pass{'' if len(routed) > 1 else 'es'} a "
                        f"configured value (`{text}` at {file}:{line}): on this path the user's setting never arrives")
                 related = [site]
-            elif among:
+            elif among and (site.file, site.line) not in loud:
+                # a note: a fixed count beside the settings may be the script's choice (a loader's 4
+                # workers for a tokenized in-memory dataset); the warning at a backend it reaches stands
                 why = (f", while {d['settings_keywords']} other keywords of the call come from "
                        f"`{d.get('settings_root')}` (the user's settings) and none of them sets {site.leaf}: "
                        f"no setting reaches it")
-                related = [site]
+                yield self.finding(site, knob=knob.name if knob else site.key, related=[site],
+                                   backend=f"{callee}()", what=f"the literal {site.leaf}={show(value)}", why=why,
+                                   severity="note", confidence="medium")
+                continue
             else:
                 continue
             yield self.finding(site, knob=knob.name if knob else site.key, related=related,

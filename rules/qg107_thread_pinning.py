@@ -29,6 +29,14 @@ _RUNNER = re.compile(r"(?<![Ee]nv)(?<![Rr]ollout)(?<![Ww]orker)(?<![Ss]ampler)(?
 _MATH_PROCESS = re.compile(r"learner|inference", re.IGNORECASE)
 
 
+def _mpi_rank(meta) -> bool:
+    """The file runs as one rank of an MPI job (it imports mpi4py): its ranks are its parallel
+    workers, one per core as baselines' `mpirun -np 16` starts them, so one thread each is the
+    layout verify recommends, not a learner starved of threads."""
+    flow = meta.get("flow") if isinstance(meta, dict) else None
+    return isinstance(flow, dict) and "mpi4py" in (flow.get("imports") or ())
+
+
 def _in_main_process(site) -> bool:
     """Module level, a main() / `if __name__ == "__main__"` block, a trainer/learner function, or a
     function that runs the training itself (`trainer.train()` in garage's `@wrap_experiment`
@@ -194,7 +202,8 @@ class ThreadPinning(Rule):
 with `--xla_cpu_multi_thread_eigen=false` or `intra_op_parallelism_threads=1`, and for TensorFlow a
 session's `intra_op_parallelism_threads=1` (`tf.ConfigProto(...)`, also set as an attribute of
 the config object, or `tf.config.threading.set_intra_op_parallelism_threads(1)`) are right inside
-worker processes (many workers must not oversubscribe the CPUs), but in the main or learner
+worker processes (many workers must not oversubscribe the CPUs), and in an MPI program's ranks
+(a file that imports mpi4py: `mpirun -np 16` starts one rank per core), but in the main or learner
 process they make every matrix multiply single-threaded: the learner silently runs at a
 fraction of its speed. Inside a worker's entry point (a function passed as `target=`,
 `initializer=`, `worker_init_fn=`, or an env factory) they are fine and not reported.
@@ -248,6 +257,14 @@ computes the gradients (`loss.backward()` in a function that no worker runs: tor
 monobeast, whose learner threads share the process that set it), it is a note that names that
 function; when the learner is a process of its own, nothing."""
     VALID = [
+        Example({"trpo_mpi.py": "import tensorflow as tf\n"
+                                "from mpi4py import MPI\n"
+                                "def learn(env, policy):\n"
+                                "    rank = MPI.COMM_WORLD.Get_rank()\n"
+                                "    config = tf.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)\n"
+                                "    with tf.Session(config=config) as sess:\n"
+                                "        return policy.fit(sess, env, rank)\n"},
+                "one thread for each rank of an MPI program (one rank per core is its layout)"),
         Example({"bin/workflows/check_pipelines.sh": "#!/bin/bash\n"
                                              "GPU_REQUIRED=1 OMP_NUM_THREADS=\"1\" pytest ./tests/pipelines\n"
                                              "OMP_NUM_THREADS=1 python -m pytest tests/\n"},
@@ -525,6 +542,9 @@ function; when the learner is a process of its own, nothing."""
                 continue
             if site.role == "read" or is_test_file(site.file) or _in_worker(site) or _only_on_gpu(site):
                 continue
+            if site.role == "consume" and site.detail.get("backend") in PIN_BACKENDS and \
+                    _mpi_rank(result.meta.get(site.file)):
+                continue  # one MPI rank of several (`mpirun -np 16`, one per core): one thread each is the layout
             if site.kind == "python" and site.key in THREAD_VARS and site.detail.get("after_import"):
                 # torch's OpenMP runtime read its thread count at `import torch`: too late for
                 # this process; the processes it starts inherit it (for workers: verify's policy)
