@@ -327,7 +327,11 @@ another package's class (`TrainingArguments`) may be that package's to read: not
 the package's installed source names the field, reported as for the project's own classes when
 it never does (it cannot read it), and a note that says so when the scan could not search the
 package (not installed, too large, `--no-libraries`). A generic settings base such as
-`pydantic.BaseModel` reads no field by name (rules/consumers.yaml `settings_bases`). Not for
+`pydantic.BaseModel` reads no field by name (rules/consumers.yaml `settings_bases`). So is a key
+of a config file that no project class declares, in a project whose parser is built from
+another package's settings class (`HfArgumentParser((CustomArgs, TrainingArguments))`, then
+`parse_json_file(...)`): not reported when that package's source names the key, a note that
+says so when the package was not searched, reported as usual when it never names it. Not for
 `parser.set_defaults(...)`, nor for the flag a serial / parallel switch tests (`if not args.subproc: DummyVecEnv(...)`), nor for a field whose
 name a file loads from some object (`self.sequence_parallel_degree` in a validator mixin the
 settings class inherits). A field of a settings class that several scripts parse (`HfArgumentParser((Config,))`,
@@ -770,6 +774,18 @@ reads is a note: its settings are not this project's users' to set."""
                 "setting (not a copy of it) that nothing uses"),
     ]
     INVALID = [
+        Example({"train_args/sft.json": "{\n  \"tokenize_num_workers\": 8,\n  \"dataloader_num_workers\": 4\n}\n",
+                 "train.py": "import sys\nfrom dataclasses import dataclass\n"
+                             "from transformers import HfArgumentParser, TrainingArguments\n"
+                             "from datasets import load_dataset\n"
+                             "@dataclass\nclass CustomArgs:\n    tokenize_num_workers: int = 10\n"
+                             "def main():\n"
+                             "    parser = HfArgumentParser((CustomArgs, TrainingArguments))\n"
+                             "    args, training_args = parser.parse_json_file(json_file=sys.argv[1])\n"
+                             "    return load_dataset('json').map(len, num_proc=args.tokenize_num_workers)\n"},
+                "a key no project class declares, in a project whose parser is built from another package's "
+                "settings class that the scan did not read: a note that says so", expect=[("train_args/sft.json", 3)],
+                severity="note"),
         Example({"pkg/third_party/motion/config.yaml": "DATA_LOADER:\n  NUM_WORKERS: 4\nNUM_SHARDS: 4\n",
                  "pkg/third_party/motion/model.py": "def build(cfg):\n    return cfg.DATA_LOADER.NUM_WORKERS\n"},
                 "an upstream config shipped under third_party/ sets a count nothing reads",
@@ -1147,6 +1163,7 @@ reads is a note: its settings are not this project's users' to set."""
     ]
 
     def check(self, result):
+        self._parsed_classes = None  # (package, class) of other packages' settings classes parsers are built from
         if not any(s.kind == "python" and _is_reader(s) for s in result.sites):
             return  # no code was scanned: nothing can be said about reads
         splats = [s for s in result.sites if s.kind == "python" and s.detail.get("splat")]
@@ -1233,6 +1250,20 @@ reads is a note: its settings are not this project's users' to set."""
                                        severity="note", confidence="medium")
                     continue
                 passed_on = _kwargs_section(knob.name) if near is None else None
+                if near is None and not passed_on:
+                    if fields is None:
+                        fields = {d.leaf.lower() for d in result.sites if d.role == "define" and d.kind == "python"
+                                  and d.detail.get("via") in FIELD_VIAS}
+                    outside = None if knob.leaf.lower() in fields else self._parsed_outside(result, knob.leaf)
+                    if outside == "read":
+                        continue  # a field of another package's settings class the project parses, named there
+                    if outside:
+                        yield self.finding(site, knob=knob.name, related=[site], flow=_path(result, site, near),
+                                           subject=f"{knob.name} = {show(site.value) if site.value is not None else site.source}"
+                                                   f" is set here",
+                                           effect="whether it takes effect is not known here", near=f": {outside}",
+                                           severity="note", confidence="low")
+                        continue
                 yield self.finding(site, knob=knob.name, related=knob.sites, flow=_path(result, site, near),
                                    subject=f"{knob.name} = {show(site.value) if site.value is not None else site.source} is set here",
                                    effect="it never takes effect", near=_near_text(near) if not (foreign or passed_on) else
@@ -1264,6 +1295,34 @@ reads is a note: its settings are not this project's users' to set."""
         yield from self._library_flags(result)
         yield from self._dimension_dropped(result)
         yield from self._phase_setting_bypassed(result)
+
+    def _parsed_outside(self, result, leaf: str) -> str | None:
+        """A config key that no project class declares, in a project whose parser is built from
+        another package's settings class (`HfArgumentParser((Args, TrainingArguments))` then
+        `parse_json_file(...)`): a field of that class, read there, when its package's source
+        names it ("read"); unknown when that package was not searched (not installed where the
+        scan looked, or --no-libraries): the reason, for a note. None when no such parser exists
+        or every such package was searched and never names the key."""
+        if self._parsed_classes is None:
+            ours = project_packages(result)
+            self._parsed_classes = sorted({(top, str(c)) for rel, m in result.meta.items() if isinstance(m, dict)
+                                           and not is_test_file(rel) for p in m.get("parses") or ()
+                                           for c in p.get("classes") or () if (top := foreign_package(str(c), ours))})
+        if not self._parsed_classes:
+            return None
+        searched = result.libraries.names if result.libraries is not None else {}
+        unknown = []
+        for top, cls in self._parsed_classes:
+            named = searched.get(top, {}).get(leaf)
+            if named:
+                return "read"
+            if named is None:
+                unknown.append(cls)
+        if not unknown:
+            return None
+        return (f"it may be a field of {', '.join(sorted(set(unknown))[:3])}, another package's settings class "
+                f"this project's parser is built from, and the scan did not read that package (not installed "
+                f"where it looked)")
 
     def _phase_setting_bypassed(self, result):
         """`valid_dataloader = build_data_loader(valid_dataset, ..., args.num_workers)` while the

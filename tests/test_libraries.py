@@ -131,3 +131,19 @@ def test_an_entry_building_the_serial_member_by_hand_is_read_once_the_framework_
 def test_without_libraries_the_installed_registry_is_unknown():
     code, doc, _err = scan("--no-libraries", project="registry")
     assert code == 0 and not [f for f in doc["findings"] if f["code"] == "QG106"]
+
+
+def test_a_config_key_of_an_installed_settings_class_the_parser_is_built_from_is_read():
+    # HfArgumentParser((DataArgs, rollkit.settings.RunArgs)).parse_json_file(...): rollkit names
+    # num_samplers (its field), never num_rollout_threads
+    code, doc, _err = scan(project="parsed")
+    found = {(f["file"], f["line"]): f for f in doc["findings"] if f["code"] == "QG101"}
+    assert ("conf/run.json", 3) not in found
+    assert found[("conf/run.json", 4)]["severity"] == "warning" and code == 1
+
+
+def test_without_the_package_such_a_key_is_a_note_that_says_why():
+    code, doc, _err = scan(project="parsed", site=False)
+    found = {(f["file"], f["line"]): f for f in doc["findings"] if f["code"] == "QG101"}
+    assert {k: f["severity"] for k, f in found.items()} == {("conf/run.json", 3): "note", ("conf/run.json", 4): "note"}
+    assert "rollkit.settings.RunArgs" in found[("conf/run.json", 4)]["message"] and code == 0
