@@ -437,6 +437,20 @@ A key of a config under third_party/ or vendor/ (another project's code shipped 
 with the upstream config it was trained with: FastVideo's third_party/synchformer) that nothing
 reads is a note: its settings are not this project's users' to set."""
     VALID = [
+        Example({"config/defaults.yaml": "defaults:\n  generator_workers: 8\natari:\n  generator_workers: 1\n",
+                 "config/minerl.yaml": "minerl:\n  generator_workers: 2\n",
+                 "launch.py": "import argparse\nimport yaml\nfrom multiprocessing import Process\n"
+                              "def main(names, run):\n"
+                              "    configs = {}\n"
+                              "    for f in ('config/defaults.yaml', 'config/minerl.yaml'):\n"
+                              "        configs.update(yaml.safe_load(open(f)))\n"
+                              "    conf = {}\n"
+                              "    for name in names:\n"
+                              "        conf.update(configs[name])\n"
+                              "    conf = argparse.Namespace(**conf)\n"
+                              "    return [Process(target=run) for _ in range(conf.generator_workers)]\n"},
+                "files of named presets merged flat by the names the user picks (`--configs defaults minerl`): "
+                "a variant's top-level section is one more preset"),
         Example({"conf.yaml": "dist:\n  nproc_per_node: 1\n",
                  "runner.py": "class Runner:\n"
                               "    def __init__(self, cfg, actor_idx):\n"
@@ -2821,6 +2835,11 @@ def _base_define(site, section: str, knobs):
                 continue
             same_section = any(s.file == other.file for k in knobs if k.name.rpartition(".")[0] == section
                                for s in k.sites)
-            if not same_section:
+            # a file of named presets (`defaults:`, `atari:`, `dmc:` each setting generator_workers,
+            # picked by name and merged flat: `conf.update(configs[name])`, as DreamerV3 and its
+            # copies do): a top-level section of the variant is one more preset, not a misplaced key
+            presets = {k.name.rpartition(".")[0] for k in knobs for s in k.sites if s.file == other.file}
+            if not same_section and not ("." not in section and len(presets) >= 2
+                                         and all("." not in p for p in presets)):
                 return other
     return None

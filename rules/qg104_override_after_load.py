@@ -67,7 +67,8 @@ warning in its own block is reported as a note. Not reported:
 debug / sanity / play-only modes the user switches on, branches where no parallel backend exists
 (`world_size = 1` without a distributed rank), a value initialised and then set, a value
 saved and restored around one call, locals computed from runtime objects, sizes derived
-from a device mesh, caps by the amount of work (`min(n, len(paths))`, GPUs per node capped by the product of the
+from a device mesh, caps by the amount of work (`min(n, len(paths))`, `min(num_clients, max_workers)`
+by a count named for the items served, GPUs per node capped by the product of the
 parallel sizes, `min(args.gpus_per_node, dp * pp * tp)`), zero GPUs for a component the run leaves out or switches off (`if config.inference is None:
 num_infer_gpus = 0`), an attribute a script adds to its own parser's namespace for a helper
 (`args.model_parallel_size = 1` where the parser has no such flag), presets written in three or more
@@ -136,6 +137,14 @@ GPUS_PER_NODE}"` with `GPUS_PER_NODE = 8`) throws away the set the user or launc
 assumes that many GPUs on every node: a warning (a note under examples/), unless the write first
 tests whether the variable is set."""
     VALID = [
+        Example({"conf.yaml": "max_workers: 10\n",
+                 "agent.py": "from concurrent.futures import ThreadPoolExecutor\n"
+                             "class Agent:\n"
+                             "    def __init__(self, config, clients):\n"
+                             "        num_clients = len(clients)\n"
+                             "        actual_workers = min(num_clients, config.max_workers)\n"
+                             "        self.executor = ThreadPoolExecutor(max_workers=actual_workers)\n"},
+                "a pool capped at the number of clients it serves, by that count's name"),
         Example(_runtime_field("tyro.conf.Suppress[int]"),
                 "a field tyro hides from the command line (`Suppress`): the program fills it, no user sets it"),
         Example({"learner.py": "import os\n"

@@ -269,6 +269,13 @@ def bound_for_evaluation(site: Site) -> bool:
 _PARALLEL_SIZE = re.compile(r"^(dp|tp|pp|cp|ep|sp|\w*_(parallel_size|degree))$", re.IGNORECASE)
 
 
+# a count of the items a pool works on, by its name (`num_clients = len(self.clients)`, then
+# `min(num_clients, self.config.max_workers)`): never more workers than items
+_WORK_COUNT = re.compile(r"(?:num|n)_(?:clients|files|paths|tasks|items|prompts|samples|queries|requests|examples"
+                         r"|documents|docs|urls|batches|inputs)|(?:clients|files|paths|tasks|items|prompts|samples"
+                         r"|queries|requests|inputs)_(?:num|count|len)", re.IGNORECASE)
+
+
 def is_capped_by_work(site: Site) -> bool:
     """`min(num_threads, len(paths))`: never more workers than items to work on. Also GPUs per
     node capped by the GPUs the parallel layout needs (`min(args.gpus_per_node, dp * pp * tp)`):
@@ -280,7 +287,7 @@ def is_capped_by_work(site: Site) -> bool:
         return True  # max(min(num_workers, len(files)), 1): at least one, never more than the work
     if d.get("how") != "min" or d.get("cpu_count"):
         return False
-    if re.fullmatch(r"\s*len\(.+\)\s*", cap):
+    if re.fullmatch(r"\s*len\(.+\)\s*", cap) or _WORK_COUNT.fullmatch(cap.strip().rsplit(".", 1)[-1]):
         return True
     factors = [f.strip().rsplit(".", 1)[-1] for f in cap.split("*")]
     return len(factors) >= 2 and all(_PARALLEL_SIZE.match(f) for f in factors)
