@@ -1318,7 +1318,11 @@ reads is a note: its settings are not this project's users' to set."""
         scan looked, or --no-libraries): the reason, for a note. None when no such parser exists
         or every such package was searched and never names the key."""
         if self._parsed_classes is None:
-            ours = project_packages(result)
+            # any module or package name of the tree is the project's, however it is imported
+            # (`from simpo_config import SimPOConfig` in scripts/, src/open-r1-multimodal/src/open_r1/)
+            paths = [*result.meta, *(c.rel for c, _counted in result.unparsed)]
+            ours = project_packages(result) | {part.removesuffix(".py") for rel in paths if rel.endswith(".py")
+                                               for part in rel.split("/")}
             self._parsed_classes = sorted({(top, str(c)) for rel, m in result.meta.items() if isinstance(m, dict)
                                            and not is_test_file(rel) for p in m.get("parses") or ()
                                            for c in p.get("classes") or () if (top := foreign_package(str(c), ours))})
