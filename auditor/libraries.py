@@ -332,40 +332,50 @@ def _registering(root: Path, top: str, group: str) -> list[str] | None:
     """The dotted module names of the package TOP's files that register classes with GROUP
     (`@ENV_MANAGER_REGISTRY.register("subprocess")`), at most MAX_FILES; None when the package
     is larger than the search allows."""
-    package = root / top
-    if not package.is_dir():
+    if not (root / top).is_dir():
         return []
     word = ("@" + group + "(").encode()
     out: list[str] = []
-    budget, deadline = MAX_SEARCH_BYTES, time.monotonic() + MAX_SEARCH_SECONDS
-    for d, _, files in sorted(os.walk(package)):
-        for f in sorted(files):
-            if not f.endswith(".py"):
-                continue
-            path = Path(d) / f
-            try:
-                data = path.read_bytes()
-            except OSError:
-                continue
-            budget -= len(data)
-            if budget < 0 or time.monotonic() > deadline:
-                return None
+    try:
+        for path, data in _sources(root, top):
             if word in data:
                 rel = path.relative_to(root).with_suffix("").as_posix()
                 out.append(rel.removesuffix("/__init__").replace("/", "."))
                 if len(out) >= MAX_FILES:
-                    return out
+                    break
+    except _TooLarge:
+        return None
     return out
 
 
 def _named(root: Path, top: str, names: set[str]) -> set[str] | None:
     """Of NAMES, those written anywhere in the Python source of the package TOP installed under
     ROOT; None when the package is larger than the search allows."""
-    package = root / top
-    files = [root / f"{top}.py"] if not package.is_dir() else \
-        [Path(d) / f for d, _, fs in os.walk(package) for f in fs if f.endswith(".py")]
     wanted = {n: n.encode() for n in names}
     found: set[str] = set()
+    try:
+        for _path, data in _sources(root, top):
+            for name, word in list(wanted.items()):
+                if word in data:
+                    found.add(name)
+                    del wanted[name]
+            if not wanted:
+                break
+    except _TooLarge:
+        return None
+    return found
+
+
+class _TooLarge(Exception):
+    """A package's source past the search bounds (MAX_SEARCH_BYTES, MAX_SEARCH_SECONDS)."""
+
+
+def _sources(root: Path, top: str):
+    """(path, bytes) of the package TOP's Python files under ROOT (or its single module), in
+    path order; raises _TooLarge once the bounds are passed. Unreadable files are skipped."""
+    package = root / top
+    files = [root / f"{top}.py"] if not package.is_dir() else \
+        sorted(Path(d) / f for d, _, fs in os.walk(package) for f in fs if f.endswith(".py"))
     budget, deadline = MAX_SEARCH_BYTES, time.monotonic() + MAX_SEARCH_SECONDS
     for path in files:
         try:
@@ -374,14 +384,8 @@ def _named(root: Path, top: str, names: set[str]) -> set[str] | None:
             continue
         budget -= len(data)
         if budget < 0 or time.monotonic() > deadline:
-            return None
-        for name, word in list(wanted.items()):
-            if word in data:
-                found.add(name)
-                del wanted[name]
-        if not wanted:
-            break
-    return found
+            raise _TooLarge
+        yield path, data
 
 
 def _extract(path: Path, rel: str, vocab) -> tuple[list, dict] | None:
