@@ -122,6 +122,11 @@ in a file that never tests a remainder of it (`assert n % k == 0`, `divmod`), ru
 than the user asked whenever n is no multiple (5 envs over 2 processes run 4): a warning when a
 config file sets the count (the one nearest the script is cited), a note otherwise.
 
+A sampler or shard call given the whole job's rank count and the rank within one node
+(`DistributedSampler(ds, num_replicas=args.world_size, rank=args.local_rank)`) takes the shard of
+its local rank: on more than one node the ranks of every node read the same shards and the
+others are never read (a warning; a note in examples).
+
 An environment variable that sizes parallelism written whole in code (`os.environ["XLA_FLAGS"]
 = "--xla_gpu_graph_min_graph_size=1"` at import, `os.environ["NCCL_SOCKET_NTHREADS"] = "8"`,
 `os.environ["CPU_NUM"] = "1"`) replaces what the user exported (`--xla_force_host_platform_
@@ -137,6 +142,12 @@ GPUS_PER_NODE}"` with `GPUS_PER_NODE = 8`) throws away the set the user or launc
 assumes that many GPUs on every node: a warning (a note under examples/), unless the write first
 tests whether the variable is set."""
     VALID = [
+        Example({"trainer.py": "from torch.utils.data import DataLoader, DistributedSampler\n"
+                               "def loader(ds, args):\n"
+                               "    sampler = DistributedSampler(ds, num_replicas=args.local_world_size,\n"
+                               "                                 rank=args.local_rank)\n"
+                               "    return DataLoader(ds, sampler=sampler, batch_size=8)\n"},
+                "a sampler sharding one node's data among its local ranks"),
         Example({"conf.yaml": "max_workers: 10\n",
                  "agent.py": "from concurrent.futures import ThreadPoolExecutor\n"
                              "class Agent:\n"
@@ -448,6 +459,13 @@ tests whether the variable is set."""
                 "a rank's GPU picked only when none was exported, or modulo the GPUs the node has"),
     ]
     INVALID = [
+        Example({"trainer.py": "from torch.utils.data import DataLoader, DistributedSampler\n"
+                               "def loader(ds, training_args):\n"
+                               "    sampler = DistributedSampler(ds, num_replicas=training_args.world_size,\n"
+                               "                                 rank=training_args.local_rank)\n"
+                               "    return DataLoader(ds, sampler=sampler, batch_size=8)\n"},
+                "a sampler given the whole job's rank count and the rank within one node",
+                expect=[("trainer.py", 3)], severity="warning"),
         Example({"tools/analyze.py": "from detectron2.config import get_cfg\n"
                                      "def setup(args):\n"
                                      "    cfg = get_cfg()\n"
@@ -729,6 +747,7 @@ tests whether the variable is set."""
 
     def check(self, result):
         yield from self._uneven_splits(result)
+        yield from self._local_rank_shards(result)
         yield from self._dropped(result)
         yield from self._ignored_unless(result)
         yield from self._environment_fallback(result)
@@ -849,6 +868,27 @@ tests whether the variable is set."""
                     configured=lost,
                     **_severity(site, cited or bool(merged), logged or settings or untouched),
                 )
+
+    def _local_rank_shards(self, result):
+        """`DistributedSampler(ds, num_replicas=args.world_size, rank=args.local_rank)`: the data
+        is cut into one shard per rank of the whole job, and each process takes the shard of its
+        rank within its node. On one node the two agree; on N nodes the ranks of every node read
+        the same shards and the other shards are never read (LOMO's trainer, Open-Assistant's
+        sampler)."""
+        for rel, meta in sorted(result.meta.items()):
+            facts = meta.get("local_rank_shards") if isinstance(meta, dict) else None
+            if not facts or is_test_file(rel):
+                continue
+            for fact in facts:
+                yield self.finding(None, file=rel, line=fact["line"], column=fact["col"], knob="rank", alias="",
+                                   effect=f"`{fact['rank']}`, the rank within one node, goes where "
+                                          f"{fact['callee']}() wants the rank in the whole job: it cuts the data "
+                                          f"into `{fact['count']}` shards, so on more than one node the ranks of "
+                                          f"every node read the same shards and the others are never read",
+                                   condition="", configured="", related=[],
+                                   flow=[{"file": rel, "line": fact["line"], "column": fact["col"], "kind": "split",
+                                          "role": "sink", "key": "rank", "text": fact["rank"]}],
+                                   **({"severity": "note", "confidence": "medium"} if in_examples(rel) else {}))
 
     def _uneven_splits(self, result):
         """`n_envs=int(cfg.algorithm.n_envs / cfg.algorithm.n_processes)`, nothing in the file

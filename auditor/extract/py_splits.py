@@ -9,6 +9,7 @@ is left out. Facts only: QG104 decides what they mean.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Callable
 
 from auditor.extract.py_refs import chain, strip_handles
@@ -100,4 +101,38 @@ def _remainders(tree: ast.AST, text_of: Callable[[ast.AST], str]) -> set[str]:
             out.add(text_of(node.left))
         elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "divmod" and node.args:
             out.add(text_of(node.args[0]))
+    return out
+
+
+# a sampler or shard call given the count of all ranks beside the rank within one node
+SHARD_CALLEE = re.compile(r"sampler|shard", re.IGNORECASE)
+SHARD_COUNT_KEYWORDS = ("num_replicas", "world_size", "num_shards", "num_partitions")
+SHARD_RANK_KEYWORDS = ("rank", "index", "shard_id", "shard_index", "partition_id")
+LOCAL_RANK = re.compile(r"local_rank|LOCAL_RANK|local_process_index")
+MAX_LOCAL_SHARDS = 50
+
+
+def local_rank_shards(tree: ast.AST, text_of: Callable[[ast.AST], str]) -> list[dict]:
+    """[{line, col, callee, count, rank}] of sampler / shard calls given a global count of
+    replicas and the node-local rank (`DistributedSampler(ds, num_replicas=args.world_size,
+    rank=args.local_rank)`): on more than one node, the ranks of every node take the same shards
+    and the others are never read."""
+    out: list[dict] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.keywords:
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if not SHARD_CALLEE.search(name or ""):
+            continue
+        given = {k.arg: k.value for k in node.keywords if k.arg}
+        count = next((given[k] for k in SHARD_COUNT_KEYWORDS if k in given), None)
+        rank = next((given[k] for k in SHARD_RANK_KEYWORDS if k in given), None)
+        if count is None or rank is None:
+            continue
+        count_text, rank_text = text_of(count), text_of(rank)
+        if LOCAL_RANK.search(rank_text) and "local" not in count_text.lower():
+            out.append({"line": node.lineno, "col": node.col_offset + 1, "callee": name,
+                        "count": count_text[:80], "rank": rank_text[:80]})
+            if len(out) >= MAX_LOCAL_SHARDS:
+                break
     return out
