@@ -465,7 +465,7 @@ tests whether the variable is set."""
                                "                                 rank=training_args.local_rank)\n"
                                "    return DataLoader(ds, sampler=sampler, batch_size=8)\n"},
                 "a sampler given the whole job's rank count and the rank within one node",
-                expect=[("trainer.py", 3)], severity="warning"),
+                expect=[("trainer.py", 4)], severity="warning"),
         Example({"tools/analyze.py": "from detectron2.config import get_cfg\n"
                                      "def setup(args):\n"
                                      "    cfg = get_cfg()\n"

@@ -131,7 +131,7 @@ def local_rank_shards(tree: ast.AST, text_of: Callable[[ast.AST], str]) -> list[
             continue
         count_text, rank_text = text_of(count), text_of(rank)
         if LOCAL_RANK.search(rank_text) and "local" not in count_text.lower():
-            out.append({"line": node.lineno, "col": node.col_offset + 1, "callee": name,
+            out.append({"line": rank.lineno, "col": rank.col_offset + 1, "callee": name,  # at the rank given
                         "count": count_text[:80], "rank": rank_text[:80]})
             if len(out) >= MAX_LOCAL_SHARDS:
                 break
