@@ -62,10 +62,8 @@ class Libraries:
         groups: dict[str, set[str]] = {}
         for flow in self.facts.values():
             for entry in flow.get("registry") or ():
-                if not str(entry.get("group", "")).endswith(".register"):
-                    continue  # (a module's own name -> class table: no registry a config string picks from)
-                for cls in entry.get("cls") or ():
-                    groups.setdefault(str(entry.get("group")), set()).add(str(cls).rsplit(".", 1)[-1])
+                if _decorator_registry(entry):
+                    groups.setdefault(entry["group"], set()).update(_class_names(entry))
         return {name for names in groups.values() if len(names) > 1 and any(vocab.units(n) for n in names)
                 for name in names if vocab.units(name)}
 
@@ -247,9 +245,9 @@ def read(project_facts: dict[str, dict], ours: set[str], vocab, python: str | No
         # other members (the subprocess manager) tell whether the class a config string picks is
         # the serial choice, so the modules registering in it are read too, not followed further
         for entry in flow.get("registry") or ():
-            group = str(entry.get("group", ""))
-            if group.endswith(".register") and (top, group) not in completed and any(
-                    vocab.units(c.rsplit(".", 1)[-1]) for c in entry.get("cls") or ()):
+            group = entry.get("group")
+            if _decorator_registry(entry) and (top, group) not in completed and any(
+                    vocab.units(n) for n in _class_names(entry)):
                 completed.add((top, group))
                 members.extend(_registering(installed.root(top), top, group) or ())
         if depth < MAX_DEPTH:  # the same package's modules this one calls into
@@ -275,6 +273,16 @@ def read(project_facts: dict[str, dict], ours: set[str], vocab, python: str | No
     store.save()
     out.absent = sorted(absent - set(out.read))
     return out
+
+
+def _decorator_registry(entry: dict) -> bool:
+    """A registry entry of a decorator (`@ENV_MANAGER_REGISTRY.register("base")`), which a config
+    string picks from; not a module's own name -> class table."""
+    return str(entry.get("group", "")).endswith(".register")
+
+
+def _class_names(entry: dict) -> list[str]:
+    return [str(c).rsplit(".", 1)[-1] for c in entry.get("cls") or ()]
 
 
 MAX_REEXPORT_HOPS = 3  # `pkg/__init__.py` -> `pkg/sub/__init__.py` -> the defining module

@@ -478,11 +478,11 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
     unvisited = {o[0]: bool(o[4]) for o in outcomes if o[3] is None and (not o[4] or o[2] == GATED)}
     result.unparsed = [(c, unvisited[c.rel]) for c in candidates if c.kind == "python" and c.rel in unvisited]
     _add_outcomes(result, outcomes)
-    result.errors.sort(key=lambda e: (e.file, e.line or 0))
     return result
 
 
 def _add_outcomes(result: ScanResult, outcomes: list[tuple]) -> None:
+    """What each file's outcome holds, added to RESULT (its errors kept in file order)."""
     for rel, sites, meta, error, parsed in sorted(outcomes, key=lambda o: o[0]):
         result.files_scanned += parsed
         if error is not None:
@@ -495,6 +495,7 @@ def _add_outcomes(result: ScanResult, outcomes: list[tuple]) -> None:
                 result.errors.append(FileError(rel, None, f"summarised: {meta['sites_cut']} parallelism sites, the "
                                                f"first {MAX_SITES_PER_FILE} kept (a generated file? exclude it with "
                                                "--extend-exclude)"))
+    result.errors.sort(key=lambda e: (e.file, e.line or 0))
 
 
 def parse_naming(result: ScanResult, names: set[str], jobs: int | None = None) -> int:
@@ -517,7 +518,6 @@ def parse_naming(result: ScanResult, names: set[str], jobs: int | None = None) -
     result.files_scanned -= sum(counted for c, counted in result.unparsed if c.rel in done)
     result.unparsed = [(c, counted) for c, counted in result.unparsed if c.rel not in done]
     _add_outcomes(result, outcomes)
-    result.errors.sort(key=lambda e: (e.file, e.line or 0))
     return len(outcomes)
 
 

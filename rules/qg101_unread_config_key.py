@@ -11,7 +11,8 @@ from auditor.keys import CONFIG_CLASS, one_typo
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, commented_out, count_units, foreign_package,
                                in_examples, is_launch_override, is_test_file, is_test_site, is_vendored,
-                               modules_to_files, near_files, project_packages, show, similar, where)
+                               modules_to_files, near_files, parsed_settings_classes, project_packages, show, similar,
+                               where)
 
 FIELD_VIAS = ("dataclass", "pydantic", "attrs", "argparse")
 MAX_PARSER_SCRIPTS = 300  # scripts whose paths QG101 walks for the flags they accept
@@ -1318,14 +1319,7 @@ reads is a note: its settings are not this project's users' to set."""
         scan looked, or --no-libraries): the reason, for a note. None when no such parser exists
         or every such package was searched and never names the key."""
         if self._parsed_classes is None:
-            # any module or package name of the tree is the project's, however it is imported
-            # (`from simpo_config import SimPOConfig` in scripts/, src/open-r1-multimodal/src/open_r1/)
-            paths = [*result.meta, *(c.rel for c, _counted in result.unparsed)]
-            ours = project_packages(result) | {part.removesuffix(".py") for rel in paths if rel.endswith(".py")
-                                               for part in rel.split("/")}
-            self._parsed_classes = sorted({(top, str(c)) for rel, m in result.meta.items() if isinstance(m, dict)
-                                           and not is_test_file(rel) for p in m.get("parses") or ()
-                                           for c in p.get("classes") or () if (top := foreign_package(str(c), ours))})
+            self._parsed_classes = parsed_settings_classes(result)
         if not self._parsed_classes:
             return None
         searched = result.libraries.names if result.libraries is not None else {}

@@ -4,6 +4,7 @@ import collections
 import posixpath
 import re
 
+from auditor.flow.values import leaves, reads_configuration
 from auditor.join import composed, hydra_includes
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, in_examples, is_config_define, is_literal,
@@ -589,7 +590,8 @@ jax.local_device_count())`): that call's own sizing."""
         param = d.get("helper_param")
         if not param or is_test_file(site.file) or as_number(default) is None or as_number(default) < 2:
             return  # an omitted 0 or 1 beside a routed count is QG105's (serial beside routed)
-        flow = (result.meta.get(site.file) or {}).get("flow") if isinstance(result.meta.get(site.file), dict) else None
+        meta = result.meta.get(site.file)
+        flow = meta.get("flow") if isinstance(meta, dict) else None
         own = next((e for e in (flow or {}).get("calls", ()) if e.get("line") == site.line
                     and e.get("fn") == d.get("function") and e.get("callee") and param not in e.get("kwargs", {})
                     and not e.get("star")), None)
@@ -607,7 +609,7 @@ jax.local_device_count())`): that call's own sizing."""
                     continue  # an example's call beside the library's own says nothing of the library
                 if not _settable(given):
                     continue  # `max(16, 4 * jax.local_device_count())`: that call's own sizing, no setting
-                routed = given.get("k") != "literal" and _reads_configuration(given)
+                routed = given.get("k") != "literal" and reads_configuration(given)
                 # (an assignment node's text is the whole statement: its target is what is passed)
                 text = given.get("name") if given.get("k") == "assign" and given.get("name") else \
                     given.get("text") or show(given.get("value"))
@@ -708,15 +710,7 @@ jax.local_device_count())`): that call's own sizing."""
 def _settable(tree: dict) -> bool:
     """A value someone can set: a literal, or one that reads a parameter, an attribute (a field of
     the caller's settings) or configuration, not one computed from this machine alone."""
-    from auditor.flow.values import leaves
-
     return tree.get("k") == "literal" or any(n.get("k") in ("param", "attr", "config", "env") for n in leaves(tree))
-
-
-def _reads_configuration(tree: dict) -> bool:
-    from auditor.flow.values import leaves
-
-    return any(n.get("k") in ("config", "env") for n in leaves(tree))
 
 
 def _calls_by_callee(result) -> dict[str, list[tuple[str, dict, str]]]:

@@ -4,6 +4,7 @@ import re
 from collections import Counter
 from functools import lru_cache
 
+from auditor.flow.values import reads_configuration
 from auditor.keys import holder_of
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, as_number, backend_kind, commented_out,
@@ -1581,7 +1582,7 @@ def _routed_keywords(result) -> dict[tuple, list]:
                 continue
             tail = _tail(edge["callee"][0])
             for name, tree in edge.get("kwargs", {}).items():
-                if tree.get("k") != "literal" and _reads_configuration(tree):
+                if tree.get("k") != "literal" and reads_configuration(tree):
                     out.setdefault((tail, name), []).append((rel, edge["line"], tree.get("text", "")))
     return out
 
@@ -1602,12 +1603,6 @@ def _helper_routes(result) -> tuple[dict, dict]:
         elif any(step.get("kind") in ("config", "env") for step in (d.get("flow") or ())[:1]):
             routed.setdefault(sink, []).append((s.file, s.line, str(d.get("expr") or "")))
     return literal_at, routed
-
-
-def _reads_configuration(tree: dict) -> bool:
-    from auditor.flow.values import leaves
-
-    return any(n["k"] in ("config", "env") for n in leaves(tree))
 
 
 def _short(backend: str) -> str:

@@ -854,7 +854,8 @@ files the scan did not read (they hold no knob word, but may call one that reads
         # at the bottom of LightZero's configs): the entry it runs, by last name and package
         entries: dict[str, list[tuple[str, str]]] = {}  # callee's last name -> [(its package, config)]
         for config in picks:
-            flow = (result.meta.get(config) or {}).get("flow") if isinstance(result.meta.get(config), dict) else None
+            meta = result.meta.get(config)
+            flow = meta.get("flow") if isinstance(meta, dict) else None
             for edge in (flow or {}).get("calls", ()):
                 for callee in edge.get("callee", ())[:1]:
                     package, _, name = str(callee).rpartition(".")

@@ -201,7 +201,7 @@ def _replayable(args) -> bool:
 def _read_libraries(result, settings, args):
     from auditor import cache, libraries
     from auditor import vocab as vocab_mod
-    from auditor.lint.base import CONFIG_KINDS, foreign_package, project_packages
+    from auditor.lint.base import CONFIG_KINDS, foreign_package, parsed_settings_classes, project_packages
 
     facts = {rel: m["flow"] for rel, m in result.meta.items() if isinstance(m, dict) and m.get("flow")}
     store = None if args.no_cache or os.environ.get("QG_AUDIT_NO_CACHE") else cache.secret_dir() / "libraries"
@@ -214,8 +214,7 @@ def _read_libraries(result, settings, args):
             subclassed.setdefault(top, set()).add(site.leaf)
     # another package's settings class a parser of the project is built from (HfArgumentParser((
     # Args, TrainingArguments))): a config key may be one of its fields, named in its source
-    parsed = {top for m in result.meta.values() if isinstance(m, dict) for p in m.get("parses") or ()
-              for top in (foreign_package(str(c), ours) for c in p.get("classes") or ()) if top}
+    parsed = {top for top, _cls in parsed_settings_classes(result)}
     if parsed:
         config_leaves = {s.leaf for s in result.sites if s.role == "define" and s.kind in CONFIG_KINDS}
         for top in parsed:

@@ -29,6 +29,11 @@ def leaves(tree: dict) -> list[dict]:
     return out
 
 
+def reads_configuration(tree: dict) -> bool:
+    """Does the value read a configuration key or an environment variable anywhere in it?"""
+    return any(n["k"] in ("config", "env") for n in leaves(tree))
+
+
 def params(tree: dict) -> list[dict]:
     return [n for n in leaves(tree) if n["k"] == "param"]
 

@@ -241,6 +241,19 @@ def project_packages(result: ScanResult) -> set[str]:
     return out
 
 
+def parsed_settings_classes(result: ScanResult) -> list[tuple[str, str]]:
+    """(package, class) of the other packages' settings classes a parser of the project is built
+    from (`HfArgumentParser((Args, TrainingArguments))`: a config key may be one of their fields),
+    outside tests. A module or package of the tree is the project's, however it is imported
+    (`from simpo_config import SimPOConfig` in scripts/, src/open-r1-multimodal/src/open_r1/)."""
+    paths = [*result.meta, *(c.rel for c, _counted in result.unparsed)]
+    ours = project_packages(result) | {part.removesuffix(".py") for rel in paths if rel.endswith(".py")
+                                       for part in rel.split("/")}
+    return sorted({(top, str(c)) for rel, m in result.meta.items() if isinstance(m, dict) and not is_test_file(rel)
+                   for p in m.get("parses") or () for c in p.get("classes") or ()
+                   if (top := foreign_package(str(c), ours))})
+
+
 def foreign_package(base: str, ours: set[str]) -> str | None:
     """The top-level package of BASE, a dotted class name (`transformers.TrainingArguments`),
     when it is another package's: not one of OURS (project_packages) nor the standard library's."""
