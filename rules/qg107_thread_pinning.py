@@ -2,12 +2,20 @@
 
 import posixpath
 import re
+from functools import lru_cache
 
+from auditor import catalogue
 from auditor.lint import idioms
 from auditor.lint.base import Example, Rule, as_number, in_examples, is_test_file, show
 
-PIN_BACKENDS = ("torch.set_num_threads", "threadpoolctl.threadpool_limits", "threadpoolctl.threadpool_limits.wrap",
-                "tensorflow.ConfigProto", "tensorflow.config.threading.set_intra_op_parallelism_threads")
+
+@lru_cache(maxsize=None)
+def _pin_backends() -> frozenset[str]:
+    """The catalogue's backends that set the calling process's own thread count (`pins: true` in
+    rules/consumers.yaml: torch.set_num_threads, threadpoolctl, a TensorFlow session's pools)."""
+    return frozenset(e["backend"] for e in catalogue.data("consumers.yaml").get("consumers") or () if e.get("pins"))
+
+
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 # XLA's CPU backend takes its thread settings from one string of flags: either of these makes
 # the process's XLA math single-threaded (JAX's equivalent of OMP_NUM_THREADS=1)
@@ -155,7 +163,7 @@ def _learner_caller(site, callers, meta) -> str | None:
     """`SLDataloader.__init__` pins torch, and `SLLearner._setup_dataloader` builds the
     SLDataloader: the pin runs in the learner, which does the math. The one caller that
     places it (learner / trainer by its name, no worker), if every caller is such a one."""
-    if site.role != "consume" or site.detail.get("backend") not in PIN_BACKENDS or site.detail.get("condition"):
+    if site.role != "consume" or site.detail.get("backend") not in _pin_backends() or site.detail.get("condition"):
         return None
     function = str(site.detail.get("function") or "")
     flow = meta.get("flow") if isinstance(meta, dict) else None
@@ -537,12 +545,12 @@ function; when the learner is a process of its own, nothing."""
             [s for s in result.sites if not str(s.detail.get("backend") or "").endswith((".map", ".filter"))])
         for site in result.sites:
             if site.role == "consume" and site.detail.get("in_thread") and not is_test_file(site.file) \
-                    and site.detail.get("backend") in PIN_BACKENDS:
+                    and site.detail.get("backend") in _pin_backends():
                 yield from self._in_a_thread(site)
                 continue
             if site.role == "read" or is_test_file(site.file) or _in_worker(site) or _only_on_gpu(site):
                 continue
-            if site.role == "consume" and site.detail.get("backend") in PIN_BACKENDS and \
+            if site.role == "consume" and site.detail.get("backend") in _pin_backends() and \
                     _mpi_rank(result.meta.get(site.file)):
                 continue  # one MPI rank of several (`mpirun -np 16`, one per core): one thread each is the layout
             if site.kind == "python" and site.key in THREAD_VARS and site.detail.get("after_import"):
@@ -560,7 +568,7 @@ function; when the learner is a process of its own, nothing."""
                     continue
             backend = site.detail.get("backend") or ""
             value = _xla_threads(site) if site.key == XLA_VAR else as_number(site.value)
-            if site.kind == "python" and site.role == "consume" and backend in PIN_BACKENDS and \
+            if site.kind == "python" and site.role == "consume" and backend in _pin_backends() and \
                     _fixed_count(site, value):
                 # (in an example or a benchmark script the user runs as shipped: a note)
                 if first(site):
@@ -571,14 +579,14 @@ function; when the learner is a process of its own, nothing."""
                                        **({"severity": "note"} if in_examples(site.file) else {}))
                 continue
             cap = site.detail.get("capped_at")
-            if site.kind == "python" and site.role == "consume" and backend in PIN_BACKENDS and value is None \
+            if site.kind == "python" and site.role == "consume" and backend in _pin_backends() and value is None \
                     and cap and 1 <= cap["value"] <= FEW_THREADS and not in_examples(site.file):
                 if first(site):
                     yield self._capped(site, backend, cap)
                 continue
             if value != 1 or isinstance(value, bool):
                 continue
-            if site.kind == "python" and site.role == "consume" and backend in PIN_BACKENDS:
+            if site.kind == "python" and site.role == "consume" and backend in _pin_backends():
                 what, why, conf = f"{backend.rsplit('.', 1)[-1]}(1)", "", "high"
             elif site.key == XLA_VAR and site.role != "read" and site.detail.get("how") in ("environ", None):
                 # the flags of the process that sets them; processes it starts inherit them
