@@ -48,7 +48,8 @@ CHUNK_FILES = 24  # files per pool task: small enough to balance, big enough to 
 MAX_SITES_PER_FILE = 2000
 # Consumer leaves too generic to prefilter on alone ("init", "remote") are matched with their
 # parent module instead ("ray.init"). A file calling them with a knob also names the knob.
-GENERIC_LEAVES = frozenset({"init", "remote", "options", "make", "wrap", "spawn", "run", "start"})
+# `optimize` (litdata's) is a substring of `optimizer`, in most training files of a tree.
+GENERIC_LEAVES = frozenset({"init", "remote", "options", "make", "wrap", "spawn", "run", "start", "optimize"})
 
 
 # -- prefilter keywords -------------------------------------------------------------------
