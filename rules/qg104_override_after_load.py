@@ -466,6 +466,13 @@ tests whether the variable is set."""
                                "    return DataLoader(ds, sampler=sampler, batch_size=8)\n"},
                 "a sampler given the whole job's rank count and the rank within one node",
                 expect=[("trainer.py", 4)], severity="warning"),
+        Example({"data.py": "import os\n"
+                            "from torch.utils.data import DistributedSampler\n"
+                            "def sampler(ds):\n"
+                            "    return DistributedSampler(ds, num_replicas=int(os.environ['WORLD_SIZE']),\n"
+                            "                              rank=int(os.environ['LOCAL_RANK']))\n"},
+                "the node-local rank read from the launcher's LOCAL_RANK beside the whole job's WORLD_SIZE",
+                expect=[("data.py", 5)], severity="warning"),
         Example({"tools/analyze.py": "from detectron2.config import get_cfg\n"
                                      "def setup(args):\n"
                                      "    cfg = get_cfg()\n"

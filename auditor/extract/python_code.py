@@ -1676,7 +1676,7 @@ def extract(text: str, path: str, vocab) -> FileResult:
         closed = py_namespace.closed_namespace(tree)
         if closed is not None:
             meta["closed_namespace"] = closed
-    if "local" in text and py_splits.LOCAL_RANK.search(text):
+    if ("local" in text or "LOCAL_RANK" in text) and py_splits.LOCAL_RANK.search(text):
         shards = py_splits.local_rank_shards(tree, ex.text)
         if shards:
             meta["local_rank_shards"] = shards
