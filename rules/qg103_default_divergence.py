@@ -4,6 +4,7 @@ import collections
 import posixpath
 import re
 
+from auditor.extract.py_refs import STATED_CPU_COUNT
 from auditor.flow.values import leaves, reads_configuration
 from auditor.join import composed, hydra_includes
 from auditor.lint import idioms
@@ -114,8 +115,22 @@ out a shared helper's count (2 or more by default) while another call of that he
 one the flow cannot resolve (`compute_code_eval(gens, refs)` in one task, `num_workers=
 self.num_workers` in another) is a note: the calls disagree and nobody chose the default for
 this one. Not when the other call computes its count from the machine alone (`max(16, 4 *
-jax.local_device_count())`): that call's own sizing."""
+jax.local_device_count())`): that call's own sizing.
+A flag, a settings field or a parameter whose help text or docstring states another default
+than the one it has (`default=4, help="... (default: 16)"`; `default=1, help="Defaults to
+number of CPUs"`; `num_workers=4` documented as "Default, 12") runs a value its users do not
+expect: a warning. Not when the stated number starts a formula or a rate ("2 * num_gpus", "4 per
+GPU"), when the default is 0 or -1 against "all CPUs" (the usual markers), or when the file's
+`set_defaults()` sets the flag."""
     VALID = [
+        Example({"train.py": "import argparse\n"
+                             "parser = argparse.ArgumentParser()\n"
+                             "parser.add_argument('--workers', default=16, type=int, help='loader workers (default: 16)')\n"
+                             "parser.add_argument('--threads', default=0, type=int, help='threads; defaults to all cores')\n"
+                             "parser.add_argument('--actors', default=8, type=int, help='actors, default 2 * num_gpus')\n"
+                             "parser.add_argument('--procs', default=4, type=int, help='processes (default: 8)')\n"
+                             "parser.set_defaults(procs=8)\n"},
+                "help texts that state the default the flag has (0: all cores; a formula; a set_defaults)"),
         Example({"evals/rollouts.py": _ROLLOUTS,
                  "evals/compare.py": "from evals.rollouts import evaluate_many\n"
                                      "def compare(policy, env_name, n_episodes, max_steps, num_workers):\n"
@@ -238,6 +253,28 @@ jax.local_device_count())`): that call's own sizing."""
                 "that never reads that setting, has none to pass"),
     ]
     INVALID = [
+        Example({"train.py": "import argparse\n"
+                             "parser = argparse.ArgumentParser()\n"
+                             "parser.add_argument('-j', '--workers', default=4, type=int,\n"
+                             "                    help='number of data loading workers (default: 16)')\n"},
+                "a flag whose help states another default than the one it has",
+                expect=[("train.py", 3)], severity="warning"),
+        Example({"prepare.py": "import click\n"
+                               "@click.command()\n"
+                               "@click.option('-j', '--workers', 'max_workers', type=int, default=1,\n"
+                               "              help='Defaults to number of CPUs')\n"
+                               "def main(max_workers):\n"
+                               "    run(max_workers)\n"},
+                "a click option documented as the machine's CPU count whose default is 1",
+                expect=[("prepare.py", 3)], severity="warning"),
+        Example({"main.py": "def run(data_dir, num_workers=4):\n"
+                            "    \"\"\"Train.\n\n"
+                            "    Args:\n"
+                            "        num_workers (int): number of workers in the data loader. Default, 12.\n"
+                            "    \"\"\"\n"
+                            "    return loaders(data_dir, num_workers)\n"},
+                "a parameter whose docstring states another default",
+                expect=[("main.py", 1)], severity="warning"),
         Example({"metrics/code_eval.py": "from concurrent.futures import ThreadPoolExecutor\n"
                                          "def compute_code_eval(predictions, references, num_workers=4):\n"
                                          "    with ThreadPoolExecutor(max_workers=num_workers) as ex:\n"
@@ -416,6 +453,7 @@ jax.local_device_count())`): that call's own sizing."""
         for rel, keys in keys_by_file.items():
             self._files_by_folder[rel.rpartition("/")[0]].append((rel, keys))
         yield from self._helper_defaults(result)
+        yield from self._stated_defaults(result)
         includes = hydra_includes(result)
         # a key of a Hydra `_target_` node is an explicit argument of its target: no parameter
         # default falls back against it
@@ -477,6 +515,33 @@ jax.local_device_count())`): that call's own sizing."""
                 if "." in site.key or site.key.isupper():
                     anywhere.add(i, site, default)
                 by_file[site.file].add(i, site, default)
+
+    def _stated_defaults(self, result):
+        """`add_argument("-j", "--workers", default=4, help="... (default: 16)")`, a click option
+        `default=1, help="Defaults to number of CPUs"`, `def run(num_workers=4)` documented as
+        "Default, 12": the default users read in the help is not the one that runs."""
+        reset = {(s.file, s.leaf.lower()) for s in result.sites if s.detail.get("set_defaults")}
+        for site in result.sites:
+            d = site.detail
+            stated = d.get("help_default")
+            if stated is None or site.kind != "python" or is_test_file(site.file):
+                continue
+            flag = site.role == "define"
+            value = site.value if flag else site.default
+            if not isinstance(value, int) or isinstance(value, bool) or (site.file, site.leaf.lower()) in reset:
+                continue  # `parser.set_defaults(workers=16)` may make the help true
+            if stated == STATED_CPU_COUNT:
+                if value < 1:
+                    continue  # 0 or -1: the usual markers for "all CPUs"
+                said = "it defaults to this machine's CPU count"
+            elif stated != value:
+                said = f"it defaults to {stated}"
+            else:
+                continue
+            source = "help text" if flag else "docstring"
+            yield self.finding(site, knob=site.key, related=[site], default=show(value),
+                               when="when the flag is not given" if flag else _when(site),
+                               other=f"its {source} says {said}: users who trust it get {show(value)}")
 
     def _helper_defaults(self, result):
         """start_pool() runs its default 4 where another call passes the configured 16."""

@@ -1015,3 +1015,16 @@ def test_ray_init_joining_by_position_emits_no_default():
     sites = snippet_sites("import ray\nray.init('auto')\nray.init()\n")
     omitted = [(s.line, s.detail["param"]) for s in sites if s.role == "consume" and s.detail.get("omitted")]
     assert omitted == [(3, "num_cpus"), (3, "num_gpus")]
+
+
+def test_stated_defaults_of_flags_and_docstrings():
+    text = ("import argparse\n"
+            "parser = argparse.ArgumentParser()\n"
+            "parser.add_argument('-j', '--workers', default=4, type=int, help='number of loader workers (default: 16)')\n"
+            "parser.add_argument('--num_threads', default=2, type=int, help='threads, default 2 * num_gpus')\n"
+            "def run(num_workers=4):\n"
+            "    \"\"\"Args:\n        num_workers (int): loader workers. Default, 12.\n    \"\"\"\n")
+    sites = {s.key: s for s in python_code.extract(text, "main.py", VOCAB).sites if s.role in ("define", "read")}
+    assert sites["workers"].detail["help_default"] == 16
+    assert "help_default" not in sites["num_threads"].detail  # a formula, not a default
+    assert sites["num_workers"].detail["help_default"] == 12

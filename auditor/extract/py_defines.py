@@ -11,7 +11,8 @@ import re
 from typing import Any
 
 from auditor.extract import py_splits
-from auditor.extract.py_refs import HANDLE, HELP_COUNTS, NOT_LITERAL, click_name, const_str, getter_default, literal
+from auditor.extract.py_refs import (HANDLE, HELP_COUNTS, NOT_LITERAL, click_name, const_str, getter_default, literal,
+                                     stated_default)
 
 FIELD_CALLS = {"field", "Field", "ib", "attrib"}  # dataclasses.field, pydantic.Field, attr.ib
 ATTRS_DECORATORS = {"s", "attrs", "define", "frozen", "mutable"}
@@ -204,6 +205,7 @@ class DefineMixin:
                                  if isinstance(k, ast.Constant) and k.value == "help"), None)
                     if text:
                         detail["help"] = text[:120]
+                        _note_stated(detail, text)
                 default = kws.get("default")
                 if default is None and leaf == "Field" and value.args:
                     default = value.args[0]
@@ -259,6 +261,7 @@ class DefineMixin:
             detail["required"] = literal(kws["required"])
         if const_str(kws.get("help")):
             detail["help"] = const_str(kws["help"])[:120]
+        _note_stated(detail, help_text)
         site = self.emit("define", node, dest, v, **detail)
         if not self.match_vocabulary(dest):
             site.detail["match"] = next((m for n in names if (m := self.match_vocabulary(n))), "exact")
@@ -284,6 +287,7 @@ class DefineMixin:
             detail["expr"] = self.text(default)
         if const_str(kws.get("help")):
             detail["help"] = const_str(kws["help"])[:120]
+            _note_stated(detail, const_str(kws["help"]))
         site = self.emit("define", node, name, None if v is NOT_LITERAL else v, **detail)
         if not by_name:
             site.detail["match"] = "exact"
@@ -317,6 +321,7 @@ class DefineMixin:
         v = self.flag_default(spec, detail)
         if "help" in spec and const_str(spec["help"]):
             detail["help"] = const_str(spec["help"])[:120]
+            _note_stated(detail, const_str(spec["help"]))
         self.emit("define", node, dest, v, **detail)
 
     def keyword_defines(self, node: ast.Call, q: str | None) -> None:
@@ -447,3 +452,10 @@ def is_literal_or_field(node: ast.AST) -> bool:
 
 def is_thread_var(name: str) -> bool:
     return name.upper().endswith("_THREADS") or name.upper() == "TOKENIZERS_PARALLELISM"
+
+
+def _note_stated(detail: dict, text: str | None) -> None:
+    """`help_default`: the default a flag's or field's help text states (QG103 compares it)."""
+    stated = stated_default(text or "")
+    if stated is not None:
+        detail["help_default"] = stated

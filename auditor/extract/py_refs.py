@@ -285,6 +285,29 @@ HELP_COUNTS = re.compile(r"(\b(number|num|count)\s+of\s+|#\s*of\s+|\bhow\s+many\
                          r"replicas|shards|nodes)\b", re.IGNORECASE)
 
 
+# What a help text or a docstring says a setting defaults to: a number ("(default: 16)",
+# "Defaults to 8.", "Default, 12") or this machine's CPU count ("Defaults to number of CPUs").
+# A number that starts a formula or a rate ("2 * num_gpus", "4 per GPU", "0.9") is no default.
+_STATED_NUMBER = re.compile(r"\bdefaults?\b(?:\s+value)?\s*(?:is|are|:|=|to|,|of)?\s*(?:set\s+to\s+)?(-?\d+)"
+                            r"(?!\w|\.\d|\s*[*/x\u00d7+%]|\s*-\s*\d|\s+per\b)", re.IGNORECASE)
+_STATED_MACHINE = re.compile(
+    r"\bdefaults?\b\s*(?:is|:|=|to|,)?\s*(?:the\s+)?(?:number|count|#)\s+of\s+"
+    r"(?:available\s+|all\s+|logical\s+|physical\s+)?(?:cpus?|cpu\s+cores|cores|processors)\b"
+    r"|\bdefaults?\s+(?:is\s+|to\s+)?(?:all|every)\s+(?:available\s+)?(?:cpus?|cores|processors)\b"
+    r"|\bdefaults?\b\s*(?:is|:|=|to)?\s*(?:os\.|multiprocessing\.)?cpu_count\(\)", re.IGNORECASE)
+STATED_CPU_COUNT = "cpu_count"
+
+
+def stated_default(text: str) -> int | str | None:
+    """The default TEXT (a help or a docstring line) states: an int, STATED_CPU_COUNT, or None."""
+    if not text or "efault" not in text:
+        return None
+    m = _STATED_NUMBER.search(text)
+    if m:
+        return int(m.group(1))
+    return STATED_CPU_COUNT if _STATED_MACHINE.search(text) else None
+
+
 _DOC_PARAM = re.compile(r"^\s*\*{0,2}(\w+)\s*(\([^)]*\))?\s*:\s*(.+)$")
 
 

@@ -27,7 +27,7 @@ from auditor.flow import local as flow_local
 from auditor.extract.py_refs import (
     CASTS, CPU_COUNT, HANDLE, HELP_COUNTS, NOT_LITERAL, Source, base_name, chain, const_str, documented_params, getter_default,
     getter_key,
-    json_safe, literal, numeric_looking, own_nodes, range_arg, split_count, strip_handles, uncast,
+    json_safe, literal, numeric_looking, own_nodes, range_arg, split_count, stated_default, strip_handles, uncast,
     walk,
 )
 from auditor.keys import CONFIG_CLASS, holder
@@ -550,9 +550,14 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             d = defaults[a.arg]
             if d is not None and self.match(a.arg):
                 value = literal(d)
+                stated = None
+                if isinstance(value, int) and not isinstance(value, bool):
+                    # `num_workers (int): ... Default, 12.` over `num_workers=4`
+                    documented = documented_params(node) if documented is None else documented
+                    stated = stated_default(documented.get(a.arg, ""))
                 self.emit("read", a, a.arg, default=None if value is NOT_LITERAL else value, via="param",
                           expr=self.text(d) if value is NOT_LITERAL else None,
-                          position=i - skip if i < len(positional) else None)
+                          position=i - skip if i < len(positional) else None, help_default=stated)
         first_site = len(self.sites)
         for stmt in node.body:
             self.visit(stmt)
