@@ -115,7 +115,9 @@ out a shared helper's count (2 or more by default) while another call of that he
 one the flow cannot resolve (`compute_code_eval(gens, refs)` in one task, `num_workers=
 self.num_workers` in another) is a note: the calls disagree and nobody chose the default for
 this one. Not when the other call computes its count from the machine alone (`max(16, 4 *
-jax.local_device_count())`): that call's own sizing.
+jax.local_device_count())`): that call's own sizing. Nor when the other call reaches another copy
+of the helper: a script's own folder comes first on sys.path, so `from human_eval.evaluation
+import ...` in HumanEval/ and in MBPP/ names two functions.
 A flag, a settings field or a parameter whose help text or docstring states another default
 than the one it has (`default=4, help="... (default: 16)"`; `default=1, help="Defaults to
 number of CPUs"`; `num_workers=4` documented as "Default, 12") runs a value its users do not
@@ -123,6 +125,21 @@ expect: a warning. Not when the stated number starts a formula or a rate ("2 * n
 GPU"), when the default is 0 or -1 against "all CPUs" (the usual markers), or when the file's
 `set_defaults()` sets the flag."""
     VALID = [
+        Example({"HumanEval/human_eval/evaluation.py": "from concurrent.futures import ProcessPoolExecutor\n"
+                                                      "def evaluate_functional_correctness(samples, n_workers=32):\n"
+                                                      "    with ProcessPoolExecutor(n_workers) as ex:\n"
+                                                      "        return list(ex.map(len, samples))\n",
+                 "HumanEval/eval_instruct.py": "from human_eval.evaluation import evaluate_functional_correctness\n"
+                                               "def run(samples):\n"
+                                               "    return evaluate_functional_correctness(samples, n_workers=8)\n",
+                 "MBPP/human_eval/evaluation.py": "from concurrent.futures import ProcessPoolExecutor\n"
+                                                  "def evaluate_functional_correctness(samples, n_workers=32):\n"
+                                                  "    with ProcessPoolExecutor(n_workers) as ex:\n"
+                                                  "        return list(ex.map(len, samples))\n",
+                 "MBPP/eval_instruct.py": "from human_eval.evaluation import evaluate_functional_correctness\n"
+                                          "def run(samples):\n"
+                                          "    return evaluate_functional_correctness(samples)\n"},
+                "each benchmark folder calls its own copy of the helper: no call of the other copy passes a count"),
         Example({"train.py": "import argparse\n"
                              "parser = argparse.ArgumentParser()\n"
                              "parser.add_argument('--workers', default=16, type=int, help='loader workers (default: 16)')\n"
@@ -439,6 +456,12 @@ GPU"), when the default is 0 or -1 against "all CPUs" (the usual markers), or wh
 
     def check(self, result):
         self._meta = result.meta
+        # (file, calling function, parameter) -> the helper sinks the flow resolved its calls to
+        self._helper_sites: dict[tuple, set] = collections.defaultdict(set)
+        for s in result.sites:
+            if s.role == "consume" and s.detail.get("via") == "helper" and s.detail.get("helper_site"):
+                self._helper_sites[(s.file, s.detail.get("function"), s.detail.get("helper_param"))].add(
+                    s.detail["helper_site"])
         self._calls = _calls_by_callee(result)
         self._imports = ImportNeighbours(result)
         self._near: dict[tuple, tuple] = {}  # (id(summary), folder) -> (summary kept alive, cut summary)
@@ -672,6 +695,9 @@ GPU"), when the default is 0 or -1 against "all CPUs" (the usual markers), or wh
                     continue  # the same count, or none the flow can read
                 if in_examples(rel) != in_examples(site.file):
                     continue  # an example's call beside the library's own says nothing of the library
+                reached = self._helper_sites.get((rel, edge.get("fn"), param))
+                if reached and d.get("helper_site") not in reached:
+                    continue  # a copy of the helper in another folder (`human_eval/` under each benchmark)
                 if not _settable(given):
                     continue  # `max(16, 4 * jax.local_device_count())`: that call's own sizing, no setting
                 routed = given.get("k") != "literal" and reads_configuration(given)

@@ -16,6 +16,9 @@ _EMPTY_DATA = re.compile(r"\b\w+\(\s*(?:\w+\s*=\s*)?(?:\[\s*\]|\(\s*\))\s*[,)]")
 # one batch drawn from a loader made for it (`next(iter(DataLoader(ds)))`): a probe
 _ONE_BATCH = re.compile(r"\bnext\(\s*iter\(\s*[\w.]*DataLoader\(")
 
+# thread pools whose width is real work: the program's own computation, or a process per task
+_WORK_POOLS = ("compute", "process-start")
+
 # Resource annotations and thread pinning have rules or meanings of their own.
 _SKIP_BACKENDS = ("torch.set_num_threads", "torch.set_num_interop_threads", "threadpoolctl.threadpool_limits",
                   "ray.remote", "ray.remote(...).options",
@@ -173,6 +176,26 @@ _JUDGE_SCRIPT = ("import argparse\nfrom multiprocessing import Pool\n"
                  "        pool.starmap(annotate, [(part, 'out') for part in parts])\n")
 
 
+def _code_eval(task: str, call: str) -> dict:
+    """A code-execution harness: a thread pool whose task (in another file) runs each program in
+    a process of its own, TASK doing that; a script that calls the pool's helper as CALL (examples)."""
+    return {"harness/execution.py": "import multiprocessing\n"
+                                    f"def check_correctness(problem, completion, timeout):\n{task}",
+            "harness/evaluation.py": "from concurrent.futures import ThreadPoolExecutor\n"
+                                     "from harness.execution import check_correctness\n"
+                                     "def evaluate_functional_correctness(samples, n_workers=4, timeout=3.0):\n"
+                                     "    with ThreadPoolExecutor(max_workers=n_workers) as executor:\n"
+                                     "        futures = [executor.submit(check_correctness, p, c, timeout) for p, c in samples]\n"
+                                     "        return [f.result() for f in futures]\n",
+            "eval_instruct.py": "import argparse\nfrom harness.evaluation import evaluate_functional_correctness\n"
+                                "def main(samples):\n    args = argparse.ArgumentParser().parse_args()\n"
+                                f"    return {call}\n"}
+
+
+_STARTS_PROCESS = ("    p = multiprocessing.Process(target=run, args=(completion,))\n"
+                   "    p.start()\n    p.join(timeout)\n    return p.exitcode == 0\n")
+
+
 class HardcodedParallelism(Rule):
     CODE = "QG105"
     NAME = "hardcoded-parallelism"
@@ -200,6 +223,11 @@ knob, thread pools that do not step environments, tests, resource annotations
 own work (`ThreadPoolExecutor(max_workers=48)` scoring every rollout with a function of the
 project, or tf.data's private thread pool, `options.threading.private_threadpool_size = 48`,
 which runs the input pipeline's maps): its width is a note, since nothing lets the user size it.
+So is a thread pool whose task starts a process of its own (a code-execution harness's
+`executor.submit(check_correctness, ...)`, where check_correctness, in another file, runs each
+program in a `multiprocessing.Process`): its width is the number of processes at once, also when
+it is the default of a helper no caller passes (`evaluate_functional_correctness(samples)` with
+`n_workers=4`), found through the project's call graph two functions deep.
 A literal count given to a call whose other keywords (three or more) read one settings handle
 (`TrainerConfig(batch_size=args.batch_size, ..., num_workers=4)`, a `dict(...)` of `args.*`
 for an `SFTConfig`) is a note when the file declares no flag or field of that name: the
@@ -319,6 +347,9 @@ warning (a note under examples/). Only where the launcher's file, or a project f
 (two levels), declares a count of CPU-bound workers in a parser or settings class; not for a
 launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting."""
     VALID = [
+        Example(_code_eval("    with open(completion) as fh:\n        return fh.read() == problem\n",
+                           "evaluate_functional_correctness(samples, n_workers=8)"),
+                "a thread pool whose task reads a file: an I/O pool's width is no parallel setting"),
         Example({"run_atari.py": "import argparse\n"
                                  "from trainer import Trainer, TrainerConfig\n"
                                  "parser = argparse.ArgumentParser()\n"
@@ -507,6 +538,12 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                 "another script's flag of that name: the scripts do not import each other"),
     ]
     INVALID = [
+        Example(_code_eval(_STARTS_PROCESS, "evaluate_functional_correctness(samples, n_workers=8)"),
+                "a literal count for a thread pool whose task, in another file, runs each program in a process",
+                expect=[("eval_instruct.py", 5)], severity="note"),
+        Example(_code_eval(_STARTS_PROCESS, "evaluate_functional_correctness(samples)"),
+                "the helper's default sizes that pool on every call, and no caller passes a count",
+                expect=[("harness/evaluation.py", 3)], severity="note"),
         Example({"run_atari.py": "import argparse\n"
                                  "from trainer import Trainer, TrainerConfig\n"
                                  "parser = argparse.ArgumentParser()\n"
@@ -920,7 +957,7 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                 # `ThreadPoolExecutor(max_workers=48)`) sizes that work with a count nobody can
                 # set: a note; other thread pools (I/O, timeouts) are not reported
                 threads = backend_kind(site) == "threads" and not steps_envs(site)
-                if threads and not (d.get("pool") and d.get("pool_use") == "compute"):
+                if threads and not (d.get("pool") and d.get("pool_use") in _WORK_POOLS):
                     continue
                 param = d.get("param") or knob.leaf
                 value = _int(site.value) if site.value is not None else _int(site.default)
@@ -1004,7 +1041,7 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                     if takes:
                         unconfigured.add((site.file, site.line))
                     yield self.finding(site, knob=knob.name, related=[site], backend=_short(backend),
-                                       what=what, why=" that no configuration reaches" + (
+                                       what=what + _task_starts(d), why=" that no configuration reaches" + (
                                            f", in a file that reads its settings from `{takes}`" if takes else ""),
                                        **({} if takes else {"severity": "note", "confidence": "medium"}))
         yield from (f for f in self._commented_out(result) if (f.file, f.line) not in reported)
@@ -1248,14 +1285,20 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
         done = set()  # one finding per parameter default, however many backend lines it feeds
         for (helper_site, param), callers in sorted(never_passed.items()):
             file, _, line = helper_site.rpartition(":")
-            defaults = [s for s in result.sites if s.role == "read" and s.file == file and s.key == param
-                        and s.detail.get("via") == "param" and _int(s.default) is not None]
+            # the omitting call's trace starts at the default that runs: the parameter's own, in
+            # the file of the function the callers call (`entry_point(n_workers=4)` in a script,
+            # forwarding to a helper in another file with a default of its own)
+            started = _default_source(callers)
+            begins = (started["file"], started["line"]) if started else None
+            defaults = [s for s in result.sites if s.role == "read" and (s.file == file or (s.file, s.line) == begins)
+                        and s.key == param and s.detail.get("via") == "param" and _int(s.default) is not None]
             helper = str(next(c for c in callers if c.detail.get("omitted")).detail.get("helper") or "")
             # the default of the function the callers call, not of one it forwards to
-            defaults.sort(key=lambda s: str(s.detail.get("function") or "").rsplit(".", 1)[-1] != helper.rsplit(".", 1)[-1])
+            defaults.sort(key=lambda s: ((s.file, s.line) != begins,
+                                         str(s.detail.get("function") or "").rsplit(".", 1)[-1] != helper.rsplit(".", 1)[-1]))
             # a parameter named like no knob (`ntasks=64` feeding a pipeline's `tasks=`) has no
             # read site of its own: the omitting call's trace starts at the default's literal
-            source = None if defaults else _default_source(callers)
+            source = None if defaults else started
             default = defaults[0].default if defaults else source and source.get("value")
             if _int(default) is None or _int(default) < 2:
                 continue
@@ -1266,7 +1309,11 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                 continue
             done.add((*place, param))
             backend = str(callers[0].detail.get("backend") or "its backend")
-            if backend in _SKIP_BACKENDS or backend_kind(callers[0]) == "threads" and not steps_envs(callers[0]):
+            # a thread pool counts when it steps environments, maps the program's own work or
+            # starts a process per task (a code-execution harness's `check_correctness`)
+            threads = backend_kind(callers[0]) == "threads" and not steps_envs(callers[0])
+            if backend in _SKIP_BACKENDS or threads and not (callers[0].detail.get("pool")
+                                                             and callers[0].detail.get("pool_use") in _WORK_POOLS):
                 continue
             # a caller in a program that reads its settings could have passed one; none does
             omitting = [c for c in callers if c.detail.get("omitted")]
@@ -1285,11 +1332,12 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                                                   "flow": omitting[0].detail.get("flow") or []}),
                                backend=_short(backend),
                                what=f"the default {param}={show(default)} of {helper}() "
-                                    f"(through line {line})",
+                                    f"(through line {line}){_task_starts(callers[0].detail)}",
                                why=f" on {'every call' if not literal else 'the calls that omit it'}: {passes}, and "
                                    f"no configuration reaches it" + (f" although {taking.file} reads its settings "
                                                                      f"from `{handle}`" if taking else ""),
-                               **({} if taking else {"severity": "note", "confidence": "medium"})), (helper_site, param)
+                               **({} if taking and not threads else {"severity": "note", "confidence": "medium"})), \
+                (helper_site, param)
 
     def _serial_beside_routed(self, result, reported: set):
         """`StatefulDataLoader(ds, shuffle=data_config["shuffle"])` with no num_workers, while the
@@ -1533,6 +1581,13 @@ def _holder_of(text: str, key: str) -> str:
     m = re.search(r"([A-Za-z_][\w.]*?)\s*(?:\.(?:pop|get)\(\s*|\[\s*)['\"]%s['\"]" % re.escape(key), text) \
         or re.search(r"([A-Za-z_][\w.]*)\.%s\b" % re.escape(key), text)
     return m.group(1) if m else ""
+
+
+def _task_starts(detail: dict) -> str:
+    """` (each task starts a process: check_correctness calls multiprocessing.Process)` for a
+    thread pool the flow found running processes, else nothing."""
+    via = detail.get("pool_use_via")
+    return f" (each task starts a process: {via})" if via and detail.get("pool_use") == "process-start" else ""
 
 
 def _default_source(callers) -> dict | None:

@@ -206,3 +206,23 @@ def test_a_mapping_splatted_into_a_well_known_package_is_an_edge_with_its_sectio
     assert [e["callee"] for e in edges] == [["pytorch_lightning.Trainer"]]  # builtins read no settings
     keys = {n.get("key") for tree in edges[0]["splats"] for n in leaves(tree)}
     assert "trainer.params" in keys
+
+
+def test_a_script_calls_the_helper_copy_in_its_own_folder():
+    # two benchmark folders each keep a copy of human_eval/; `from human_eval.evaluation import`
+    # in HumanEval/eval_instruct.py is HumanEval's copy (the script's folder is first on sys.path)
+    r = scanned("sibling_copies")
+    passed = consume(r, "HumanEval/eval_instruct.py", 8)
+    assert passed.value == 8
+    assert passed.detail["helper_site"] == "HumanEval/human_eval/evaluation.py:7"
+    omitted = consume(r, "MBPP/eval_instruct.py", 8)
+    assert omitted.detail["helper_site"] == "MBPP/human_eval/evaluation.py:7"
+    assert omitted.detail["omitted"] is True and omitted.value == 16
+    # the pool's task starts a process in another file: a count of processes, not of I/O threads
+    pool = consume(r, "MBPP/human_eval/evaluation.py", 7)
+    assert pool.detail["pool_use"] == "process-start"
+    assert pool.detail["pool_use_via"] == "check_correctness calls multiprocessing.Process"
+    found = {(f.code, f.file, f.line) for f in r.findings}
+    assert ("QG105", "HumanEval/eval_instruct.py", 8) in found
+    assert ("QG105", "MBPP/human_eval/evaluation.py", 6) in found
+    assert not [f for f in r.findings if f.code == "QG103"]  # neither copy is called both ways

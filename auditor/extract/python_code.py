@@ -1597,6 +1597,9 @@ QUOTED_KEY = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_-]{2,40})["']""")
 # a Gym-style environment id written in the file ("CartPole-v1", "ALE/Pong-v5"): its name
 ENV_ID = re.compile(r"""["'](?:[\w.-]+/)?([A-Z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*?)-v\d+["']""")
 MAX_ENV_IDS = 50
+# a call that starts a process: a function doing one, submitted to a thread pool, makes the pool's
+# width a count of processes (auditor.flow.resolve)
+STARTS_PROCESSES = re.compile(r"\b(?:Process|Popen)\(|\bsubprocess\.|\bos\.system\(")
 # a script passing its own command line on to a command it runs
 FORWARDS_ARGV = re.compile(r"\bsys\.argv\[1:\]")
 RUNS_COMMAND = re.compile(r"\b(?:subprocess|Popen|os\.system|os\.exec\w*|check_call|check_output)\b")
@@ -1650,8 +1653,9 @@ def extract(text: str, path: str, vocab) -> FileResult:
     # the call graph's facts, for a file that holds a parallelism site: one without any is no
     # node of it (as a file the prefilter or the code gates skip: bench/check_gates.py), but a
     # Hydra entry script, which the prefilter keeps, or any script (`__main__`; the flow pass
-    # parses one that calls a function adding knob flags): what it runs decides what it reads
-    if ex.sites or "hydra_main" in ex.meta or "__main__" in text or ex.flow_starts:
+    # parses one that calls a function adding knob flags): what it runs decides what it reads;
+    # or a file that starts processes (a pool elsewhere may run its function as a task)
+    if ex.sites or "hydra_main" in ex.meta or "__main__" in text or ex.flow_starts or STARTS_PROCESSES.search(text):
         if ex.frames[0].reaches:
             ex.reaches["<module>"] = sorted(ex.frames[0].reaches)
         if ex.reaches:

@@ -74,7 +74,17 @@ class _Functions:
             for tail in (*_tails(c), c.rsplit(".", 1)[-1]):
                 self.class_suffix[tail].append(c)
 
-    def resolve(self, candidates: list[str], depth: int = 0) -> str | None:
+    def resolve(self, candidates: list[str], depth: int = 0, near: str = "") -> str | None:
+        """The project function a call names. NEAR, the calling module, breaks a tie: a script's
+        own folder comes first on sys.path (`from human_eval.evaluation import f` in
+        Evaluation/HumanEval/eval.py is Evaluation/HumanEval/human_eval/evaluation.py, not the
+        copy under Evaluation/MBPP/)."""
+        package = near.rpartition(".")[0]
+        if package:
+            for c in candidates:
+                for name in (f"{package}.{c}", f"{package}.{c}.__init__"):
+                    if name in self.info:
+                        return name
         found = self._own(candidates)
         if found is None and depth < MAX_BASES and self.bases:
             # `GRPOVllmEngine(model, tensor_parallel_size=...)` of `class GRPOVllmEngine(VllmEngine)`
@@ -211,6 +221,7 @@ def _resolve(result: ScanResult, facts: dict[str, dict]) -> None:
                 traces.append((site, tree, site))
             for p in _param_owners(tree):
                 summaries[p[0]].append((p[1], site, tree))
+    _pool_uses(result)
     functions = _Functions(facts)
     edges = _call_edges(facts, functions)
     reach: dict[str, list] = {}  # fn -> [(param, sink)]: what a `_target_` node's keys reach
@@ -240,6 +251,59 @@ def _resolve(result: ScanResult, facts: dict[str, dict]) -> None:
     own = {rel: f for rel, f in facts.items() if rel not in library}
     _config_defines(result, own, traces)
     project.mark_selections(result, _config_strings(result, own), lambda rel, line: _line(result, rel, line))
+
+
+# a task that starts a process of its own: a pool running such tasks runs that many processes
+_PROCESS_STARTERS = frozenset({"Process", "Popen", "system", "popen", "create_subprocess_exec",
+                               "create_subprocess_shell"})
+_SUBMITTED = re.compile(r"(?:(?:functools\.)?partial\(\s*)?([A-Za-z_][\w.]*)")
+POOL_TASK_DEPTH = 2  # project functions followed from a pool's task to the process it starts
+
+
+def _pool_uses(result: ScanResult) -> None:
+    """A pool whose task is a function of another project file (`executor.submit(check_correctness,
+    ...)`, check_correctness in execution.py) has a use the extractor could not tell from its own
+    file. When that function starts a process (`multiprocessing.Process`, `subprocess.run`),
+    directly or through a project function it calls, the pool runs that many processes at once:
+    its use is `process-start`, and `pool_use_via` names the function and the call."""
+    pools = [s for s in result.sites if s.role == "consume" and s.kind == "python" and s.detail.get("pool")
+             and s.detail.get("pool_use") == "unknown" and s.detail.get("submitted")]
+    if not pools:
+        return
+    from auditor.flow.graph import for_result
+
+    graph = for_result(result)
+    for site in pools:
+        module = graph.module_of.get(site.file)
+        if module is None:
+            continue
+        qual = str(site.detail.get("function") or "<module>")
+        for text in site.detail["submitted"]:
+            m = _SUBMITTED.match(str(text))
+            found = _starts_process(graph, module, qual, m.group(1)) if m else None
+            if found:
+                site.detail["pool_use"] = "process-start"
+                site.detail["pool_use_via"] = found
+                break
+
+
+def _starts_process(graph, module: str, qual: str, token: str) -> str | None:
+    """'fn calls multiprocessing.Process' when the project function TOKEN (seen from QUAL in
+    MODULE) or one it calls, POOL_TASK_DEPTH levels down, starts a process; else None."""
+    todo, seen = [(module, qual, token, 0)], set()
+    while todo:
+        mod, q, tok, depth = todo.pop()
+        for target in graph.resolve(mod, q, tok, careful=True) or ():
+            if target in seen:
+                continue
+            seen.add(target)
+            for owner_module, owner_qual, called in graph.edges.get(target, ()):
+                leaf = called.rsplit(".", 1)[-1]
+                if leaf in _PROCESS_STARTERS or called.startswith("subprocess."):
+                    return f"{target.rsplit('.', 1)[-1]} calls {called}"
+                if depth + 1 < POOL_TASK_DEPTH and leaf[:1].islower():
+                    todo.append((owner_module, owner_qual, called, depth + 1))
+    return None
 
 
 def _source_reads(result: ScanResult, traces) -> None:
@@ -328,7 +392,7 @@ def _call_edges(facts: dict[str, dict], functions: _Functions) -> dict[str, list
     edges: dict[str, list[tuple[str, dict]]] = defaultdict(list)
     for rel, f in facts.items():
         for edge in f.get("calls", []):
-            callee = functions.resolve(edge["callee"])
+            callee = functions.resolve(edge["callee"], near=f.get("module") or "")
             if callee is not None:
                 edges[callee].append((rel, edge))
     return edges
