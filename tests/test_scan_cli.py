@@ -203,3 +203,15 @@ def test_example_findings_name_the_near_miss_with_the_same_parent():
     # data.num_workers (sampler/data.py:20) is also a near miss by leaf, but not the one meant
     assert "near-miss `sampler.num_workers` at sampler/envs.py:21" in unread[0]["message"]
     assert "its default 1 runs" in unread[0]["message"]
+
+
+def test_summary_counts_agree_with_their_nouns(tmp_path):
+    # one parsed file with one finding, one file that cannot be read as UTF-8 (an error, and its note)
+    (tmp_path / "train.py").write_text("from torch.utils.data import DataLoader\n"
+                                       "def main(args):\n"
+                                       "    return DataLoader(args.ds, num_workers=8, batch_size=args.bs)\n")
+    (tmp_path / "bad.py").write_bytes(b"num_workers = 4  # \xff\xfe\n")
+    out = run_cli("scan", str(tmp_path), "--no-cache", "--exit-zero", env={"COLUMNS": "200"}).stdout
+    line = next(ln for ln in out.splitlines() if " parsed; " in ln)
+    assert "; 1 error; 2 findings; " in line, line  # the loader, and QG001 for the unreadable file
+    assert line.startswith("1 knob, 1 site "), line

@@ -164,12 +164,18 @@ def render(result: ScanResult, elapsed_s: float, file: IO[str] | None = None, wi
             if result.findings else "No findings")
     console.print(T(f"{head} in {result.root}.", style="bold"))
     sites = ", ".join(f"{s['sites'].get(r, 0)} {r}" for r in ROLES)
-    console.print(Text(f"{s['knobs']} knobs, {sum(s['sites'].values())} sites ({sites}); "
-                       f"{s['files_scanned']} of {s['files_seen']} files parsed; {s['errors']} errors; "
-                       f"{s['findings']} findings; {s['elapsed_s']:.2f} s", style="dim"))
+    console.print(Text(f"{_count(s['knobs'], 'knob')}, {_count(sum(s['sites'].values()), 'site')} ({sites}); "
+                       f"{s['files_scanned']} of {_count(s['files_seen'], 'file')} parsed; "
+                       f"{_count(s['errors'], 'error')}; {_count(s['findings'], 'finding')}; {s['elapsed_s']:.2f} s",
+                       style="dim"))
     if knobs is None and result.knobs:
         console.print(Text(f"The knob inventory (where each knob is set, read, overridden and consumed): "
                            f"add --knobs, or --knobs NAME for the knobs whose name contains NAME.", style="dim"))
+
+
+def _count(n: int, noun: str) -> str:
+    """`1 error`, `0 errors`, `3 errors`."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def skipped_line(result) -> str:
