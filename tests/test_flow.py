@@ -226,3 +226,14 @@ def test_a_script_calls_the_helper_copy_in_its_own_folder():
     assert ("QG105", "HumanEval/eval_instruct.py", 8) in found
     assert ("QG105", "MBPP/human_eval/evaluation.py", 6) in found
     assert not [f for f in r.findings if f.code == "QG103"]  # neither copy is called both ways
+
+
+def test_a_caller_of_a_generically_named_helper_is_parsed_through_its_module():
+    # tasks/gsm.py names no knob and calls `compute(`, a name in every other file: the second
+    # pass looks for `pal_code_exec`, the helper's module, which only its importers name
+    r = scanned("generic_helper")
+    omitted = consume(r, "tasks/gsm.py", 6)
+    assert omitted.detail["omitted"] is True and omitted.value == 4
+    assert omitted.detail["helper_site"] == "harness/pal_code_exec.py:7"
+    assert [(f.code, f.file, f.line, f.severity) for f in r.findings] == [
+        ("QG105", "harness/pal_code_exec.py", 6, "note")]

@@ -685,7 +685,7 @@ def wanted_words(metas, memo: dict | None = None) -> tuple[set[str], set[str]]:
     (helper words for Python files, key words for config files).
 
     Helper words: ``name(`` of a public helper whose parameter reaches a backend (its
-    callers may name no knob). Key words: leaf keys outside the vocabulary that traces read
+    callers may name no knob), or its module's name when the helper's is too common. Key words: leaf keys outside the vocabulary that traces read
     (a config file may set only those). Both only when distinctive enough to be cheap: a
     short or private name would send most of a large tree to the parser. MEMO (a dict kept
     between calls over the same metas, as the second pass's rounds make) holds each file's
@@ -731,6 +731,10 @@ def wanted_words(metas, memo: dict | None = None) -> tuple[set[str], set[str]]:
             name = owner.rsplit(".", 1)[-1]  # Collector(...)
         if _distinctive(name):
             names.add(name + "(")
+        elif owner not in classes and _distinctive(owner.rpartition(".")[2]):
+            # `compute(` is in every other file; `pal_code_exec`, its module, only in those that
+            # import it (`from ...pal_code_exec import compute`)
+            names.add(owner.rpartition(".")[2])
     # each word is one pass over every skipped file: the longest (most specific) names only
     params = set(sorted((p for p in params if _distinctive(p) and p not in keys), key=lambda w: (-len(w), w))
                  [:MAX_HELPER_WORDS])
