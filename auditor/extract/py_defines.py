@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from auditor.extract import py_splits
-from auditor.extract.py_refs import (HANDLE, HELP_COUNTS, NOT_LITERAL, click_name, const_str, getter_default, literal,
+from auditor.extract.py_refs import (CASTS, HANDLE, HELP_COUNTS, NOT_LITERAL, click_name, const_str, getter_default, literal,
                                      stated_default)
 
 FIELD_CALLS = {"field", "Field", "ib", "attrib"}  # dataclasses.field, pydantic.Field, attr.ib
@@ -430,7 +430,7 @@ def _settings_keywords(call: ast.Call) -> tuple[str | None, int]:
     roots: dict[str, int] = {}
     for k in call.keywords:
         value = k.value
-        if isinstance(value, ast.Call) and len(value.args) == 1 and getattr(value.func, "id", "") in ("int", "float", "str", "bool"):
+        if isinstance(value, ast.Call) and len(value.args) == 1 and getattr(value.func, "id", "") in CASTS:
             value = value.args[0]
         if k.arg and isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and HANDLE.match(value.value.id) \
                 and value.value.id.strip("_").lower() != "kwargs":

@@ -976,7 +976,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         entries: dict[str, tuple] = {}
         for arg in node.args:
             if isinstance(arg, ast.Name):
-                other = next((f.mapkeys[arg.id] for f in reversed(self.frames) if arg.id in f.mapkeys), None)
+                other = self.visible_mapping(arg.id)
                 if other is None:
                     fn.mapkeys.pop(name)
                     return
@@ -992,16 +992,17 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             return
         fn.mapkeys[name] = {**fn.mapkeys[name], **entries}
 
+    def visible_mapping(self, name: str) -> dict[str, tuple] | None:
+        """The keys of the local mapping NAME, from the innermost frame that built one."""
+        return next((f.mapkeys[name] for f in reversed(self.frames) if name in f.mapkeys), None)
+
     def mapped_arguments(self, node: ast.Call) -> dict[str, tuple]:
         """Keywords a call receives through `**name` of a local mapping built in this function."""
         out: dict[str, tuple] = {}
         for k in node.keywords:
             if k.arg is None and isinstance(k.value, ast.Name):
-                for f in reversed(self.frames):
-                    if k.value.id in f.mapkeys:
-                        for key, (conds, value) in f.mapkeys[k.value.id].items():
-                            out.setdefault(key, (conds, value, k.value.id))
-                        break
+                for key, (conds, value) in (self.visible_mapping(k.value.id) or {}).items():
+                    out.setdefault(key, (conds, value, k.value.id))
         return out
 
     def assign_attr(self, target: ast.AST, key: str, value: ast.AST) -> None:

@@ -18,6 +18,7 @@ from collections import defaultdict
 from typing import Any
 
 from auditor import vocab as vocab_mod
+from auditor.extract.py_facts import PROCESS_START
 from auditor.flow import values
 from auditor.flow.backends import ProjectBackends
 from auditor.keys import norm_key
@@ -253,9 +254,10 @@ def _resolve(result: ScanResult, facts: dict[str, dict]) -> None:
     project.mark_selections(result, _config_strings(result, own), lambda rel, line: _line(result, rel, line))
 
 
-# a task that starts a process of its own: a pool running such tasks runs that many processes
-_PROCESS_STARTERS = frozenset({"Process", "Popen", "system", "popen", "create_subprocess_exec",
-                               "create_subprocess_shell"})
+# a task that starts a process of its own: a pool running such tasks runs that many processes.
+# The extractor's list of such calls, by their last name: a call graph's token is written as the
+# code calls it (`ctx.Process`, `loop.create_subprocess_exec`); `subprocess.*` by its module
+_PROCESS_STARTERS = frozenset(n.rsplit(".", 1)[-1] for n in PROCESS_START if not n.startswith("subprocess."))
 _SUBMITTED = re.compile(r"(?:(?:functools\.)?partial\(\s*)?([A-Za-z_][\w.]*)")
 POOL_TASK_DEPTH = 2  # project functions followed from a pool's task to the process it starts
 
@@ -685,8 +687,8 @@ def wanted_words(metas, memo: dict | None = None) -> tuple[set[str], set[str]]:
     (helper words for Python files, key words for config files).
 
     Helper words: ``name(`` of a public helper whose parameter reaches a backend (its
-    callers may name no knob), or its module's name when the helper's is too common. Key words: leaf keys outside the vocabulary that traces read
-    (a config file may set only those). Both only when distinctive enough to be cheap: a
+    callers may name no knob), or its module's name when the helper's is too common. Key
+    words: leaf keys outside the vocabulary that traces read (a config file may set only those). Both only when distinctive enough to be cheap: a
     short or private name would send most of a large tree to the parser. MEMO (a dict kept
     between calls over the same metas, as the second pass's rounds make) holds each file's
     call edges by callee leaf."""
