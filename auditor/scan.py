@@ -175,7 +175,8 @@ class Prefilter:
 
     def _keeps(self, data: bytes, groups) -> bool:
         folded = data.translate(_FOLD)
-        return self._match(data, folded, groups) or self._structural(folded)
+        return self._match(data, folded, groups) or self._structural(folded) or (
+            b"add_argument" in data and _setting_flag().search(data) is not None)
 
     def _structural(self, folded: bytes) -> bool:
         """Knob names built from a count word and a unit (collector_env_num, numEnvs): read
@@ -220,6 +221,19 @@ class Prefilter:
         """Every keyword, for tools that want the same list (bench/bench_scan.py gives it to rg)."""
         return [w.decode() for w in self.specific + self.backends] + \
                [w.decode() for w, _ in self.generic] + [w.decode().rstrip("(") for w, _ in self.called]
+
+
+@lru_cache(maxsize=1)
+def _setting_flag() -> re.Pattern:
+    """`add_argument("--gpu", ...)`, `add_argument("-m", "--start-method", ...)`: a flag that
+    chooses where or how the work runs (rules/knobs.yaml `setting_flags`), which QG101 reports
+    when the script never reads it; a file with nothing else the prefilter looks for."""
+    from auditor.extract.py_defines import setting_flag_words
+
+    names, words, _not_words, _help = setting_flag_words()
+    spelt = sorted((w.encode().replace(b"_", b"[_-]") for w in {*names, *words}), key=len, reverse=True)
+    return re.compile(rb"""add_argument\(\s*(?:["']-[\w-]*["']\s*,\s*)?["']--?(?:[\w-]*[_-])?(?:"""
+                      + b"|".join(spelt) + rb""")(?:[_-][\w-]*)?["']""", re.IGNORECASE)
 
 
 # -- the code gates: Python files whose keywords are all in comments, docstrings or prose ----

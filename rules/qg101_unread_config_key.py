@@ -385,9 +385,13 @@ function, a method, `vars(args)`, an attribute, a container, a return), nor when
 passes its command line on, nor for the flags a library's helper adds (DeepSpeed's
 `--deepspeed_config`: judged below). A flag known as a count by its help text alone is not
 declared unread: its reads in other files (`FLAGS.env_batch_size`) are not seen as a knob's.
+Such a script's flags that count nothing but choose where or how the work runs (`--gpu`, help
+"gpu id"; `--start_method`; `--target_tp`, help "Target TP degree"; `--allreduce_degree`;
+rules/knobs.yaml `setting_flags`) are held to the same test: one the script never reads drops
+the user's choice, a note.
 A literal written into a configuration
 object's key that nothing reads (`cfg.num_envs = 1` where the program reads
-`cfg.num_envs_per_worker`) changes nothing: a note.
+`cfg.num_envs_per_worker`, or `config["frame_transform_threads"] = 16`) changes nothing: a note.
 A setting read into a name that nothing uses (`workers = os.getenv("VILA_WORKERS", 1)` before
 `uvicorn.run(app, workers=1)`; `self.num_workers = os.getenv("NUM_WORKERS", 32)` in a class
 whose pool is sized by a literal) is read and then dropped: a warning at the read (a note under
@@ -732,6 +736,21 @@ reads is a note: its settings are not this project's users' to set."""
                                  "    run(p.parse_args())\n",
                  "serve/worker.py": "import ray\ndef run(args):\n    ray.init(num_gpus=args.num_gpus)\n"},
                 "serve/cli.py hands its namespace to another file, which reads the flag"),
+        Example({"eval/mmlu.py": "import argparse\nimport torch\n"
+                                 "def main(args):\n    return torch.device(f'cuda:{args.gpu}'), args.ckpt\n"
+                                 "if __name__ == '__main__':\n"
+                                 "    p = argparse.ArgumentParser()\n"
+                                 "    p.add_argument('--ckpt', type=str)\n"
+                                 "    p.add_argument('--gpu', type=int, help='gpu id')\n"
+                                 "    main(p.parse_args())\n"},
+                "eval/mmlu.py reads args.gpu"),
+        Example({"eval/mmlu.py": "import argparse\nfrom eval.model import load\n"
+                                 "if __name__ == '__main__':\n"
+                                 "    p = argparse.ArgumentParser()\n"
+                                 "    p.add_argument('--gpu', type=int, help='gpu id')\n"
+                                 "    load(p.parse_args())\n",
+                 "eval/model.py": "def load(args):\n    return args\n"},
+                "eval/mmlu.py hands its namespace to another file, which may read the flag"),
         Example({**_own_parse_args(),
                  "launch.py": "import ray\nfrom train import parse_args\n"
                               "def start():\n    ray.init(num_gpus=parse_args().num_gpus)\n"},
@@ -1005,6 +1024,17 @@ reads is a note: its settings are not this project's users' to set."""
                                "def make_sampler(cfg):\n"
                                "    return mp.Pool(processes=cfg.num_envs_per_worker)\n"},
                 "a write to a config key nothing reads (a note)", expect=[("enjoy.py", 2)], severity="note"),
+        Example({"configs/finetune.py": "def get_config():\n"
+                                        "    config = dict(batch_size=8)\n"
+                                        "    config[\n"
+                                        "        'frame_transform_threads'\n"
+                                        "    ] = 16\n"
+                                        "    return config\n",
+                 "finetune.py": "from torch.utils.data import DataLoader\n"
+                                "def main(config, ds):\n"
+                                "    return DataLoader(ds, batch_size=config['batch_size'], num_workers=config['num_workers'])\n"},
+                "a key written as a subscript that nothing reads (a note)", expect=[("configs/finetune.py", 3)],
+                severity="note"),
         Example({"config/default.ini": "[vec]\nnum_envs = 2\n[train]\nbatch_size = 64\n",
                  "config/box2d.ini": "[train]\nnum_envs = 48\nbatch_size = 128\n",
                  "run.py": "import configparser\nfrom envs import make\n"
@@ -1119,6 +1149,17 @@ reads is a note: its settings are not this project's users' to set."""
                 "serve/cli.py parses --num-gpus and reads only args.model_path; its namespace never leaves "
                 "the file, so train/launch.py's num_gpus is another setting",
                 expect=[("serve/cli.py", 10)], severity="warning"),
+        Example({"bulk_runner.py": "import argparse\nimport subprocess\n"
+                                   "def main(args):\n    return subprocess.run([args.script])\n"
+                                   "if __name__ == '__main__':\n"
+                                   "    p = argparse.ArgumentParser()\n"
+                                   "    p.add_argument('script')\n"
+                                   "    p.add_argument('--start_method', default='spawn',\n"
+                                   "                   help='Multiprocessing start method to use when creating workers.')\n"
+                                   "    p.add_argument('--target-tp', type=int, default=1, help='Target TP degree')\n"
+                                   "    main(p.parse_args())\n"},
+                "bulk_runner.py parses --start_method and --target-tp and reads neither",
+                expect=[("bulk_runner.py", 8), ("bulk_runner.py", 10)], severity="note"),
         Example({**_own_parse_args(),
                  "launch.py": "import ray\ndef start(cfg):\n    ray.init(num_gpus=cfg.num_gpus)\n"},
                 "the script's own parse_args() returns the namespace to main(), which never reads "
@@ -1179,6 +1220,7 @@ reads is a note: its settings are not this project's users' to set."""
 
     def check(self, result):
         self._parsed_classes = None  # (package, class) of other packages' settings classes parsers are built from
+        yield from self._unread_setting_flags(result)
         if not any(s.kind == "python" and _is_reader(s) for s in result.sites):
             return  # no code was scanned: nothing can be said about reads
         splats = [s for s in result.sites if s.kind == "python" and s.detail.get("splat")]
@@ -1715,18 +1757,9 @@ reads is a note: its settings are not this project's users' to set."""
         `args.num_gpus` among those reads, so the flag does nothing, however many other files
         read a `num_gpus` of their own (the extractor's `closed_namespace` fact). A knob that
         nothing reads at all is check()'s."""
-        # (the scripts with the fact, first: most scans have none, and then nothing is indexed)
-        closed = {rel: m["closed_namespace"] for rel, m in result.meta.items() if isinstance(m, dict)
-                  and isinstance(m.get("closed_namespace"), dict) and not m.get("forwards_argv")}
+        closed = _closed_scripts(result)
         if not closed:
             return
-        exporting = [rel for rel, fact in closed.items() if fact.get("exported")]
-        if exporting:  # `def parse_args(): return parser.parse_args()`: unless another file calls it
-            from auditor.flow.graph import for_result
-            graph = for_result(result)
-            for rel in exporting:
-                if any(graph.called_from_elsewhere(graph.of(rel, str(name))) for name in closed[rel]["exported"]):
-                    del closed[rel]
         flagged = {id(s) for k in result.knobs if id(k) not in unread_ids for s in k.sites}
         for s in result.sites:
             if s.role != "define" or s.kind != "python" or s.file not in closed or s.detail.get("via") != "argparse" \
@@ -1744,6 +1777,27 @@ reads is a note: its settings are not this project's users' to set."""
                          f"arguments never leave {script} and nothing there reads `{dest}`, so setting it changes "
                          f"nothing (other files' reads of a {s.leaf} are not this flag's)")
             yield f
+
+    def _unread_setting_flags(self, result):
+        """`parser.add_argument("--gpu", type=int, help="gpu id")` in a script whose parsed
+        namespace never leaves it and which never reads `args.gpu`: the flag counts nothing,
+        yet it is the user's choice of where the work runs, and it changes nothing (the
+        extractor's `unread_setting_flags`, rules/knobs.yaml `setting_flags`). A note."""
+        if not any(isinstance(m, dict) and m.get("unread_setting_flags") for m in result.meta.values()):
+            return
+        closed = _closed_scripts(result)
+        for rel in sorted(closed):
+            if is_test_file(rel):
+                continue
+            for fact in result.meta[rel].get("unread_setting_flags") or ():
+                script = rel.rsplit("/", 1)[-1]
+                said = f" (help: \"{fact['help']}\")" if fact.get("help") else ""
+                f = self.finding(None, file=rel, line=fact["line"], column=fact["column"], knob=fact["dest"],
+                                 related=[], flow=[], subject="", effect="", near="", severity="note")
+                f.message = (f"`{fact['flag']}`{said} is accepted by {rel}, but its parsed arguments never leave "
+                             f"{script} and nothing there reads `{fact['dest']}`, so the choice a user makes with it "
+                             f"changes nothing")
+                yield f
 
     def _unread_by_parser_script(self, result):
         """`common_arg_parser()` adds `--num_env`; run.py reads `args.num_env`, and
@@ -1988,10 +2042,12 @@ reads is a note: its settings are not this project's users' to set."""
         for site in result.sites:
             d = site.detail
             target = str(d.get("target") or "")
+            # (`config["frame_transform_threads"] = 16` writes a key as `config.x = 16` does)
+            dotted = _SUBSCRIPT_KEY.sub(r".\1", target)
             if site.role != "override" or site.kind != "python" or d.get("how") != "literal" \
-                    or site.leaf.lower() in read_leaves or is_test_file(site.file) or "." not in target:
+                    or site.leaf.lower() in read_leaves or is_test_file(site.file) or "." not in dotted:
                 continue
-            if not idioms.is_config_name(target.split(".", 1)[0].split("[", 1)[0]):
+            if not idioms.is_config_name(dotted.split(".", 1)[0].split("[", 1)[0]):
                 continue
             if site.leaf not in near_reads:
                 near_reads[site.leaf] = next((s for s in result.sites if s.role == "read"
@@ -2175,6 +2231,24 @@ reads is a note: its settings are not this project's users' to set."""
                          f"and has no `{knob.name}`, so the base's value runs")
 
 
+def _closed_scripts(result) -> dict[str, dict]:
+    """The scripts whose parsed namespace never leaves them (the extractor's `closed_namespace`
+    fact), by file: not one that passes its command line on, nor one whose own `parse_args()`
+    another file calls."""
+    # (the scripts with the fact, first: most scans have none, and then nothing is indexed)
+    closed = {rel: m["closed_namespace"] for rel, m in result.meta.items() if isinstance(m, dict)
+              and isinstance(m.get("closed_namespace"), dict) and not m.get("forwards_argv")}
+    exporting = [rel for rel, fact in closed.items() if fact.get("exported")]
+    if exporting:  # `def parse_args(): return parser.parse_args()`: unless another file calls it
+        from auditor.flow.graph import for_result
+        graph = for_result(result)
+        for rel in exporting:
+            if any(graph.called_from_elsewhere(graph.of(rel, str(name))) for name in closed[rel]["exported"]):
+                del closed[rel]
+    return closed
+
+
+_SUBSCRIPT_KEY = re.compile(r"""\[\s*["']([\w-]+)["']\s*\]""")
 _COPY = re.compile(r"^\s*self\.(\w+)\s*(?::[^=]+)?=\s*[\w.]+\s*$")
 
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import lru_cache
 from typing import Any
 
+from auditor import catalogue
 from auditor.extract import py_splits
 from auditor.extract.py_refs import (CASTS, HANDLE, HELP_COUNTS, NOT_LITERAL, click_name, const_str, getter_default, literal,
                                      stated_default)
@@ -20,6 +22,28 @@ PYDANTIC_BASES = {"BaseModel", "BaseSettings"}
 UNUSED_COMMENT = re.compile(r"deprecat|\blegacy\b|backward[- ]compat|\bkept only\b|\bno longer used\b|\bunused\b",
                             re.IGNORECASE)
 MAX_PARSER_FLAGS = 300  # flags recorded per function that builds a parser
+MAX_SETTING_FLAGS = 50  # setting flags (no count) recorded per file
+
+
+@lru_cache(maxsize=1)
+def setting_flag_words() -> tuple[frozenset, frozenset, frozenset, tuple]:
+    data = catalogue.data("knobs.yaml").get("setting_flags") or {}
+    return (frozenset(data.get("names") or ()), frozenset(data.get("words") or ()),
+            frozenset(data.get("not_words") or ()), tuple(data.get("help") or ()))
+
+
+def is_setting_flag(dest: str, help_text: str) -> bool:
+    """Does a flag choose where or how the work runs (`--gpu`, `--start_method`, `--target_tp`),
+    by its name or help text (rules/knobs.yaml `setting_flags`)?"""
+    names, words, not_words, phrases = setting_flag_words()
+    name = dest.lower().replace("-", "_")
+    parts = set(name.split("_"))
+    if parts & not_words:
+        return False
+    if name in names or parts & words:
+        return True
+    text = help_text.lower()
+    return any(p in text for p in phrases)
 
 
 def _suppressed(annotation: ast.AST) -> bool:
@@ -241,6 +265,12 @@ class DefineMixin:
         by_help = not by_name and counts_by_help(kws, help_text)
         fed = not by_name and not by_help and dest in self.help_named  # handed to a backend's count here
         if not by_help and not by_name and not fed:
+            if via == "argparse" and is_setting_flag(dest, help_text):
+                # `--gpu`, `--start_method`: no count, but the user's choice of where the work runs
+                quiet = self.meta.setdefault("setting_flags", [])
+                if len(quiet) < MAX_SETTING_FLAGS:
+                    quiet.append({"dest": dest, "flag": flags[0], "line": node.lineno, "column": node.col_offset + 1,
+                                  **({"help": help_text[:120]} if help_text else {})})
             return
         if via == "argparse":  # the functions that add knob flags: scripts calling them are parsed (flow pass)
             builders = self.meta.setdefault("knob_parsers", [])

@@ -1682,10 +1682,16 @@ def extract(text: str, path: str, vocab) -> FileResult:
             meta["launch_commands"] = commands
     if "sys.argv[1:]" in text and FORWARDS_ARGV.search(text) and RUNS_COMMAND.search(text):
         meta["forwards_argv"] = True  # `["python", "main.py"] + sys.argv[1:]`: its flags are another program's too
-    if ("parse_args" in text or "parse_known_args" in text) and any(s.detail.get("via") == "argparse" for s in ex.sites):
+    if ("parse_args" in text or "parse_known_args" in text) and (
+            meta.get("setting_flags") or any(s.detail.get("via") == "argparse" for s in ex.sites)):
         closed = py_namespace.closed_namespace(tree)
         if closed is not None:
             meta["closed_namespace"] = closed
+        # setting flags (`--gpu`, no count) matter only as flags such a script never reads
+        unread = [f for f in meta.get("setting_flags", ()) if closed is not None and f["dest"] not in closed["reads"]]
+        if unread:
+            meta["unread_setting_flags"] = unread
+    meta.pop("setting_flags", None)
     if ("local" in text or "LOCAL_RANK" in text) and py_splits.LOCAL_RANK.search(text):
         shards = py_splits.local_rank_shards(tree, ex.text)
         if shards:
