@@ -105,6 +105,9 @@ over the field unconditionally (`def __init__(self, env, cfg, n_rollout_threads=
 cfg.n_rollout_threads = n_rollout_threads`) replaces the user's value with the caller's, or
 with the default when a caller leaves it out: a warning when the lost value is configured. A
 literal held in a local first (`num_envs = 9; cfg.num_envs = num_envs`) counts as the literal.
+Tests override configuration on purpose and are not reported, except a test folder's runner
+script replacing a flag its own parser defines (`tests/trace_tests.py -mt 8`, then `if not
+args.parallel: args.max_threads = 1`): that is its user's command line.
 
 A validator of a settings class (`InferenceConfig`, a pydantic `model_validator` or a
 `__post_init__`) that replaces a field whenever it equals its declared default (`if
@@ -459,6 +462,20 @@ tests whether the variable is set."""
                 "a rank's GPU picked only when none was exported, or modulo the GPUs the node has"),
     ]
     INVALID = [
+        Example({"tests/trace_tests.py": "import argparse\nimport subprocess\n"
+                                         "def main(args):\n"
+                                         "    procs = [subprocess.Popen(['run']) for _ in range(args.max_threads)]\n"
+                                         "    return procs\n"
+                                         "if __name__ == '__main__':\n"
+                                         "    p = argparse.ArgumentParser()\n"
+                                         "    p.add_argument('-prl', '--parallel', action='store_true')\n"
+                                         "    p.add_argument('-mt', '--max_threads', type=int, default=8)\n"
+                                         "    args = p.parse_args()\n"
+                                         "    if not args.parallel:\n"
+                                         "        args.max_threads = 1\n"
+                                         "    main(args)\n"},
+                "a test folder's runner script replaces the count its own command line takes",
+                expect=[("tests/trace_tests.py", 12)], severity="note"),
         Example({"trainer.py": "from torch.utils.data import DataLoader, DistributedSampler\n"
                                "def loader(ds, training_args):\n"
                                "    sampler = DistributedSampler(ds, num_replicas=training_args.world_size,\n"
@@ -781,7 +798,8 @@ tests whether the variable is set."""
         for knob in result.knobs:
             configured = [s for s in knob.sites if is_config_define(s) and s.value is not None]
             for site in knob.sites:
-                if site.role != "override" or site.kind != "python" or is_test_file(site.file):
+                if site.role != "override" or site.kind != "python" or is_test_file(site.file) \
+                        and not _own_flag(site, knob):
                     continue  # tests overriding configuration on purpose are not fallbacks
                 if (site.file, site.detail.get("function"), site.leaf.lower()) in presets:
                     continue  # `if cfg_name == "13B": tp = 2 elif cfg_name == "20B": tp = 4 ...`: a table of presets
@@ -1326,6 +1344,13 @@ _ABSENT = re.compile(r"^\s*(?:not \((?P<a>[\w.\[\]'\"]+) is not None\)|(?P<b>[\w
 
 _DISABLED = re.compile(r"^\s*not \(?(?:[\w.]+\.)?(?:enable|use|with|run)_(?P<c>\w+?)\)?\s*$"
                        r"|^\s*not \(?(?:[\w.]+\.)?(?P<d>\w+?)_enabled\)?\s*$")
+
+
+def _own_flag(site, knob) -> bool:
+    """Does SITE's file define the flag it overrides? A test folder's runner script
+    (`tests/trace_tests.py -mt 8`, then `if not args.parallel: args.max_threads = 1`) replaces
+    what its user passes on its own command line, not a test's own setting."""
+    return any(s.role == "define" and s.file == site.file and s.detail.get("via") == "argparse" for s in knob.sites)
 
 
 def _adds_to_own_namespace(site, parser_flags: dict) -> bool:
