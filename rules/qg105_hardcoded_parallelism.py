@@ -230,7 +230,8 @@ it is the default of a helper no caller passes (`evaluate_functional_correctness
 `n_workers=4`), found through the project's call graph two functions deep.
 A literal count given to a call whose other keywords (three or more) read one settings handle
 (`TrainerConfig(batch_size=args.batch_size, ..., num_workers=4)`, a `dict(...)` of `args.*`
-for an `SFTConfig`) is a note when the file declares no flag or field of that name: the
+for an `SFTConfig`; a read with a fallback, `port=config.port if config.port else 9999`, counts
+as a read) is a note when the file declares no flag or field of that name: the
 object is built from the user's settings, with this count left out (a fixed loader width may
 also be the script's choice). A loader given 0 or 1 inside a function that
 is itself a worker (a process or thread `target=`, or one taking a `thread_id` /
@@ -556,6 +557,17 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                                  "Trainer(tconf).train()\n"},
                 "a settings object built from the command line, its loader count a literal no flag reaches",
                 expect=[("run_atari.py", 9)], severity="note"),
+        Example({"server.py": "from jetstream.core import server_lib\n"
+                              "def main(config, devices):\n"
+                              "    return server_lib.run(\n"
+                              "        threads=256,\n"
+                              "        devices=devices,\n"
+                              "        enable_jax_profiler=config.enable_jax_profiler if config.enable_jax_profiler else False,\n"
+                              "        jax_profiler_port=config.jax_profiler_port if config.jax_profiler_port else 9999,\n"
+                              "        enable_model_warmup=config.enable_model_warmup or False,\n"
+                              "    )\n"},
+                "a server built from the user's settings (each read with a fallback), its thread count a literal",
+                expect=[("server.py", 4)], severity="note"),
         Example({"input_pipeline.py": "import tensorflow as tf\n"
                                       "def create_split(ds, preprocess):\n"
                                       "    options = tf.data.Options()\n"

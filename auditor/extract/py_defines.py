@@ -455,11 +455,16 @@ class DefineMixin:
 
 def _settings_keywords(call: ast.Call) -> tuple[str | None, int]:
     """(handle, count) of the keywords of CALL whose values read one settings handle
-    (`batch_size=args.batch_size`, `seed=int(args.seed)`): the call is built from the user's
+    (`batch_size=args.batch_size`, `seed=int(args.seed)`, `port=args.port or 9999`): the call is built from the user's
     settings, so a literal count beside them is one nobody can set."""
     roots: dict[str, int] = {}
     for k in call.keywords:
         value = k.value
+        # (`port=cfg.port if cfg.port else 9999`, `port=cfg.port or 9999`: the setting, or a fallback)
+        if isinstance(value, ast.IfExp):
+            value = value.body
+        elif isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
+            value = value.values[0]
         if isinstance(value, ast.Call) and len(value.args) == 1 and getattr(value.func, "id", "") in CASTS:
             value = value.args[0]
         if k.arg and isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and HANDLE.match(value.value.id) \
