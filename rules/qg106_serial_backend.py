@@ -267,8 +267,10 @@ Isaac Gym, envpool, JAX environments): one sampler worker is the intended settin
 
 A parallel backend reached only under `if args.num_workers > 1 and not auto_sparse:`, with an
 else branch that does the work itself, drops the user's count whenever the other test fails:
-a note at the `if` (the other test may be a mode that cannot be split). Tests of the amount of
-work or of the machine (`len(items) > 1`, `torch.cuda.is_available()`, the platform) are
+a note at the `if` (the other test may be a mode that cannot be split). So is a call of a
+function of the same file under such an `if` (`if args.in_parallel and args.num_threads > 1:
+parallel_main(args) else: main(args)`) when that function hands the count to the backend.
+Tests of the amount of work or of the machine (`len(items) > 1`, `torch.cuda.is_available()`, the platform) are
 reasons a user can see, and are not reported.
 
 A script that sets a count (`args.num_workers = 4`) and then runs a path on which nothing reads
@@ -500,6 +502,23 @@ files the scan did not read (they hold no knob word, but may call one that reads
                                 "        return [annotate(e) for e in episodes]\n"},
                 "the user's count reaches the pool only when an unrelated test holds too (a note at the if)",
                 expect=[("annotate.py", 4)], severity="note"),
+        Example({"gen.py": "import argparse\nimport multiprocessing as mp\n"
+                           "def main(args):\n    return args.seed\n"
+                           "def parallel_main(args):\n"
+                           "    procs = [mp.Process(target=main, args=(args,)) for _ in range(args.num_threads)]\n"
+                           "    return procs\n"
+                           "if __name__ == '__main__':\n"
+                           "    p = argparse.ArgumentParser()\n"
+                           "    p.add_argument('--in_parallel', action='store_true')\n"
+                           "    p.add_argument('-n', '--num_threads', type=int, default=0)\n"
+                           "    p.add_argument('--seed', type=int, default=0)\n"
+                           "    parse_args = p.parse_args()\n"
+                           "    if parse_args.in_parallel and parse_args.num_threads > 1:\n"
+                           "        parallel_main(parse_args)\n"
+                           "    else:\n"
+                           "        main(parse_args)\n"},
+                "the function that starts the processes is called only when an unrelated switch holds too",
+                expect=[("gen.py", 14)], severity="note"),
         Example({"configs/car_racing.yaml": "vec:\n  vectorize: serial\n  num_envs: 64\n  num_workers: 8\n",
                  "train.py": "def make(cfg):\n    return build(cfg['vec']['vectorize'], cfg['vec']['num_envs'])\n"},
                 "a switch set to its serial value beside the count it makes pointless",
@@ -695,19 +714,30 @@ files the scan did not read (they hold no knob word, but may call one that reads
         too; when it does not, the else branch runs the work serially and says nothing. A note
         at the `if`: the other test may be deliberate (a mode that cannot be split)."""
         seen = set()
+        # `if args.in_parallel and args.num_threads > 1: parallel_main(args) else: main(args)`,
+        # where parallel_main() of the same file starts the pool: the call's gate is the pool's
+        called: dict[tuple[str, str], list[dict]] = {}
+        for rel, m in result.meta.items():
+            for call in (m.get("gated_calls") or ()) if isinstance(m, dict) else ():
+                called.setdefault((rel, call["callee"]), []).append(call)
         for site in result.sites:
             d = site.detail
-            gate = d.get("gate")
-            if site.role != "consume" or site.kind != "python" or not gate or d.get("serial") \
-                    or d.get("literal") or is_test_file(site.file) or (site.file, gate["line"]) in seen:
+            if site.role != "consume" or site.kind != "python" or d.get("serial") \
+                    or d.get("literal") or is_test_file(site.file):
                 continue
             flow = d.get("flow") or ()
             expr = str(d.get("expr") or "")
             if not flow or flow[0].get("kind") != "config" or not expr:
                 continue  # a count the user sets (a flag, a config key), not one the code computes
-            tests = [c for c in gate["conjuncts"] if expr in c]
-            others = [c for c in gate["conjuncts"] if expr not in c and not _ENOUGH_WORK.search(c)]
-            if not tests or not others or not any(op in t for t in tests for op in (">", "!=")):
+            for gate in [d["gate"]] if d.get("gate") else called.get((site.file, str(d.get("function"))), ()):
+                # (through a call, the count is the caller's: `parse_args.num_threads` for `args.num_threads`)
+                written = expr if d.get("gate") else re.compile(rf"\b{re.escape(expr.rsplit('.', 1)[-1])}\b")
+                tests = [c for c in gate["conjuncts"] if _mentions(c, written)]
+                others = [c for c in gate["conjuncts"] if not _mentions(c, written) and not _ENOUGH_WORK.search(c)]
+                if tests and others and any(op in t for t in tests for op in (">", "!=")) \
+                        and (site.file, gate["line"]) not in seen:
+                    break
+            else:
                 continue
             seen.add((site.file, gate["line"]))
             other = " and ".join(others)
@@ -715,7 +745,9 @@ files the scan did not read (they hold no knob word, but may call one that reads
                                related=[site], flow=flow,
                                backend=f"The else branch of this `if` (line {gate['else_line']})",
                                count=f"the work meant for {expr} workers",
-                               why=f": {_short(d.get('backend', ''))} (line {site.line}) gets {expr} only when "
+                               why=f": {_short(d.get('backend', ''))} (line {site.line}"
+                                   + ("" if d.get("gate") else f", in {gate['callee']}(), which this `if` calls")
+                                   + f") gets {expr} only when "
                                    f"`{other}` holds too, so otherwise the user's {expr} is dropped without a word",
                                severity="note", confidence="medium")
 
@@ -1018,6 +1050,11 @@ files the scan did not read (they hold no knob word, but may call one that reads
                                        count="the environments",
                                        why=f": {show(site.value)} is the serial choice among {list(choices)}; "
                                            f"unless a run passes {flag} {parallel}, n_envs buys no parallelism")
+
+
+def _mentions(condition: str, written) -> bool:
+    """Does CONDITION name the count, as written (a str) or by its leaf (a pattern)?"""
+    return written in condition if isinstance(written, str) else written.search(condition) is not None
 
 
 def _light_envs(site, meta) -> list[str] | None:

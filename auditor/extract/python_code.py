@@ -1437,6 +1437,13 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             receiver = fn.instances.get(func.value.id) if isinstance(func, ast.Attribute) \
                 and isinstance(func.value, ast.Name) else None
             self.flow_calls.append((fn.qualname, fn.cls, node, receiver))
+            if isinstance(func, ast.Name) and fn.ifs:
+                gate = self.gate(fn)
+                if gate and any(op in c for c in gate["conjuncts"] for op in (">", "!=")):
+                    # `if args.in_parallel and args.n > 1: parallel_main(args) else: main(args)`
+                    calls = self.meta.setdefault("gated_calls", [])
+                    if len(calls) < MAX_GATED_CALLS:
+                        calls.append({**gate, "callee": func.id})
         # children: the callee's receiver and the arguments. A chain that is the receiver of a
         # method call is a method or object (wg.init_workers.remote()), not a knob value.
         if isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Attribute, ast.Subscript)):
@@ -1598,6 +1605,7 @@ QUOTED_KEY = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_-]{2,40})["']""")
 # a Gym-style environment id written in the file ("CartPole-v1", "ALE/Pong-v5"): its name
 ENV_ID = re.compile(r"""["'](?:[\w.-]+/)?([A-Z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*?)-v\d+["']""")
 MAX_ENV_IDS = 50
+MAX_GATED_CALLS = 20  # calls of this file's functions under `if a and b: ... else: ...`, per file
 # a call that starts a process: a function doing one, submitted to a thread pool, makes the pool's
 # width a count of processes (auditor.flow.resolve)
 STARTS_PROCESSES = re.compile(r"\b(?:Process|Popen)\(|\bsubprocess\.|\bos\.system\(")
