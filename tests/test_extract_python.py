@@ -868,6 +868,25 @@ def test_whether_a_parsed_namespace_stays_in_its_file(body, reads):
     assert meta.get("closed_namespace") == ({"reads": reads} if isinstance(reads, list) else reads)
 
 
+@pytest.mark.parametrize("flags,body,unread", [
+    # a flag choosing where the work runs, by its name or help text, that the script never reads
+    ("p.add_argument('--gpu', type=int, help='gpu id')\np.add_argument('--ckpt')\n",
+     "args = p.parse_args()\nprint(args.ckpt)\n", ["gpu"]),
+    ("p.add_argument('--start-method', default='spawn')\np.add_argument('--target_tp', help='Target TP degree')\n",
+     "args = p.parse_args()\n", ["start_method", "target_tp"]),
+    ("p.add_argument('--allreduce_degree', type=int)\n", "def main(a):\n    return a.allreduce_degree\n"
+     "main(p.parse_args())\n", None),  # read
+    ("p.add_argument('--gpu', type=int)\n", "from m import run\nrun(p.parse_args())\n", None),  # leaves the file
+    # a batch size per device, a sampling method, a local rank a launcher passes: no such setting
+    ("p.add_argument('--per_device_train_batch_size', type=int)\np.add_argument('--sampling_method')\n"
+     "p.add_argument('--local_rank', type=int)\n", "args = p.parse_args()\n", None),
+])
+def test_setting_flags_a_script_never_reads(flags, body, unread):
+    meta = python_code.extract(_PARSER + flags + body, "cli.py", VOCAB).meta
+    assert [f["dest"] for f in meta.get("unread_setting_flags") or ()] == (unread or [])
+    assert "setting_flags" not in meta  # (only the unread ones are kept)
+
+
 def test_a_script_passing_its_command_line_on():
     text = _PARSER + "import subprocess, sys\nsubprocess.run(['python', 'main.py'] + sys.argv[1:])\n"
     assert python_code.extract(text, "launch.py", VOCAB).meta.get("forwards_argv") is True

@@ -42,6 +42,10 @@ PREFILTER = scan.Prefilter(vocab.load())
     # switches built like one: a file reading only such a switch must be parsed, or it looks unread
     "if cfg.generator.vllm_v1_disable_multiproc:\n",
     "use_single_gpu: true\n",
+    # a flag that chooses where the work runs, which QG101 reports when the script never reads it
+    "parser.add_argument('--gpu', type=int, help='gpu id')\n",
+    "p.add_argument(\"-m\", \"--start-method\", default='spawn')\n",
+    "parser.add_argument('--target_tp', default=1)\n",
 ])
 def test_keeps(text):
     assert PREFILTER(text.encode())
@@ -58,6 +62,7 @@ def test_keeps(text):
     "total_timesteps: 1000000\nbatch_size: 64\nhidden_size: 256\n",  # counts of steps and sizes, not units
     "gpu_name = fn_gpu(x)\n",
     "async def main():\n    await serve(is_distributed)\n",
+    "parser.add_argument('--sampling_method', default='top_p')\n",
 ])
 def test_skips(text):
     assert not PREFILTER(text.encode())
