@@ -7,6 +7,7 @@ from functools import lru_cache
 
 from auditor import catalogue
 from auditor.flow import values
+from auditor.flow.resolve import CONFIG_FILE
 from auditor.keys import CONFIG_CLASS, one_typo
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, commented_out, count_units, foreign_package,
@@ -391,7 +392,8 @@ rules/knobs.yaml `setting_flags`) are held to the same test: one the script neve
 the user's choice, a note.
 A literal written into a configuration
 object's key that nothing reads (`cfg.num_envs = 1` where the program reads
-`cfg.num_envs_per_worker`, or `config["frame_transform_threads"] = 16`) changes nothing: a note.
+`cfg.num_envs_per_worker`, or `config["frame_transform_threads"] = 16` in a config module;
+elsewhere such a dict is mostly keyword arguments handed out whole) changes nothing: a note.
 A setting read into a name that nothing uses (`workers = os.getenv("VILA_WORKERS", 1)` before
 `uvicorn.run(app, workers=1)`; `self.num_workers = os.getenv("NUM_WORKERS", 32)` in a class
 whose pool is sized by a literal) is read and then dropped: a warning at the read (a note under
@@ -736,6 +738,12 @@ reads is a note: its settings are not this project's users' to set."""
                                  "    run(p.parse_args())\n",
                  "serve/worker.py": "import ray\ndef run(args):\n    ray.init(num_gpus=args.num_gpus)\n"},
                 "serve/cli.py hands its namespace to another file, which reads the flag"),
+        Example({"components/sampler.py": "from torch.utils.data import DataLoader\n"
+                                          "def loader(ds, cfg):\n"
+                                          "    params = {'batch_size': cfg.batch_size, 'num_workers': cfg.num_workers}\n"
+                                          "    params['persistent_workers'] = True\n"
+                                          "    return DataLoader(ds, **params)\n"},
+                "a key written into a dict of keyword arguments outside a config module: the call reads it"),
         Example({"eval/mmlu.py": "import argparse\nimport torch\n"
                                  "def main(args):\n    return torch.device(f'cuda:{args.gpu}'), args.ckpt\n"
                                  "if __name__ == '__main__':\n"
@@ -2042,8 +2050,10 @@ reads is a note: its settings are not this project's users' to set."""
         for site in result.sites:
             d = site.detail
             target = str(d.get("target") or "")
-            # (`config["frame_transform_threads"] = 16` writes a key as `config.x = 16` does)
-            dotted = _SUBSCRIPT_KEY.sub(r".\1", target)
+            # (`config["frame_transform_threads"] = 16` writes a key as `config.x = 16` does, in a
+            # config module; elsewhere such a dict is mostly keyword arguments or a request body
+            # handed out whole: `params["persistent_workers"] = True` before `DataLoader(**params)`)
+            dotted = _SUBSCRIPT_KEY.sub(r".\1", target) if CONFIG_FILE.search(site.file) else target
             if site.role != "override" or site.kind != "python" or d.get("how") != "literal" \
                     or site.leaf.lower() in read_leaves or is_test_file(site.file) or "." not in dotted:
                 continue

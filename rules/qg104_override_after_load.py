@@ -106,7 +106,7 @@ cfg.n_rollout_threads = n_rollout_threads`) replaces the user's value with the c
 with the default when a caller leaves it out: a warning when the lost value is configured. A
 literal held in a local first (`num_envs = 9; cfg.num_envs = num_envs`) counts as the literal.
 Tests override configuration on purpose and are not reported, except a test folder's runner
-script replacing a flag its own parser defines (`tests/trace_tests.py -mt 8`, then `if not
+script replacing a flag its own parser defines with a literal (`tests/trace_tests.py -mt 8`, then `if not
 args.parallel: args.max_threads = 1`): that is its user's command line.
 
 A validator of a settings class (`InferenceConfig`, a pydantic `model_validator` or a
@@ -1347,10 +1347,12 @@ _DISABLED = re.compile(r"^\s*not \(?(?:[\w.]+\.)?(?:enable|use|with|run)_(?P<c>\
 
 
 def _own_flag(site, knob) -> bool:
-    """Does SITE's file define the flag it overrides? A test folder's runner script
-    (`tests/trace_tests.py -mt 8`, then `if not args.parallel: args.max_threads = 1`) replaces
-    what its user passes on its own command line, not a test's own setting."""
-    return any(s.role == "define" and s.file == site.file and s.detail.get("via") == "argparse" for s in knob.sites)
+    """Does SITE's file define the flag it overwrites with a literal? A test folder's runner
+    script (`tests/trace_tests.py -mt 8`, then `if not args.parallel: args.max_threads = 1`)
+    replaces what its user passes on its own command line, not a test's own setting (a cap by
+    the number of tests scheduled is the runner's own sizing)."""
+    return site.detail.get("how") == "literal" and any(
+        s.role == "define" and s.file == site.file and s.detail.get("via") == "argparse" for s in knob.sites)
 
 
 def _adds_to_own_namespace(site, parser_flags: dict) -> bool:

@@ -17,6 +17,7 @@ SERIAL_CHOICES = {"dummy", "sync", "serial", "sequential", "threading", "dummyve
 # a test of the machine or of the amount of work (`len(items) > 1`, `torch.cuda.is_available()`,
 # `sys.platform != "win32"`): the parallel path is skipped for a reason the user can see
 _ENOUGH_WORK = re.compile(r"\blen\(|is_available|platform|os\.name|cpu_count|device_count|\bdebug\b", re.I)
+MAX_RELATED = 6  # call sites named with one note about a serial class
 
 
 def _short(name: str) -> str:
@@ -37,6 +38,18 @@ def _count(site):
     else:
         text = d["expr"]
     return n, text
+
+
+_PACKAGES = {
+    "envs/alfworld/envs.py": "import ray\n"
+                             "@ray.remote\nclass AlfworldWorker:\n    def step(self, a):\n        return a\n"
+                             "class AlfworldEnvs:\n"
+                             "    def __init__(self, env_num):\n"
+                             "        self.workers = [AlfworldWorker.remote() for _ in range(env_num)]\n",
+    "envs/tool_use/envs.py": "class ToolUseEnvs:\n"
+                             "    def __init__(self, env_num):\n"
+                             "        self.envs = [dict() for _ in range(env_num)]\n",
+}
 
 
 _SAMPLERS = {
@@ -238,7 +251,12 @@ is an entry function that does so when a config that picks the parallel one runs
 (LightZero's configs end with `train_muzero_with_gym_env([main_config, create_config])`). The
 registry may live in an installed framework the scan reads (DI-engine's ENV_MANAGER_REGISTRY
 for LightZero): then the project's files that call its classes are parsed once it is read.
-A serial class with no parallel sibling is left alone: there is nothing to switch to.
+A class laid out like a parallel one in a sibling package (`env_package/tool_use/envs.py:
+ToolUseEnvs` beside `env_package/alfworld/envs.py:AlfworldEnvs`, which starts a Ray actor per
+env: the same module name, class names ending in the same word) counts as its sibling too, but
+that is a note, once per class, at the call that hands it a configured count (the other calls
+named with it), also when the count is set at run time: one package may step its items on
+purpose. A serial class with no parallel sibling is left alone: there is nothing to switch to.
 A project's own copy of a library's vector env class (`DummyVecEnv`, `SubprocVecEnv`,
 `SyncVectorEnv`, `AsyncVectorEnv`, `DummyVectorEnv`, `SubprocVectorEnv` in a package the
 catalogue does not name, as openai baselines, stable-baselines and openrl keep them;
@@ -586,6 +604,13 @@ files the scan did not read (they hold no knob word, but may call one that reads
         Example({**_MANAGERS, "configs/pong.py": "main_config = dict(env=dict(collector_env_num=8, "
                                                  "manager=dict(type='base')))\n"},
                 "a registry name that picks the serial env manager beside 8 envs", expect=[("configs/pong.py", 1)]),
+        Example({**_PACKAGES, "manager.py": "from envs.tool_use.envs import ToolUseEnvs\n"
+                                            "def build(config):\n"
+                                            "    return ToolUseEnvs(env_num=config.data.train_batch_size)\n"
+                                            "def build_val(config):\n"
+                                            "    return ToolUseEnvs(env_num=config.data.val_batch_size)\n"},
+                "a package's env class steps its envs in a loop while its sibling package's starts an actor "
+                "per env: one note, at the first call", expect=[("manager.py", 3)], severity="note"),
         Example({**_LEN_MANAGERS, "configs/hopper.py": _pick("subprocess"), "configs/ant.py": _pick("subprocess"),
                  "configs/walker.py": _pick("base")},
                 "the one config of its folder that picks the serial manager where the others pick the parallel "
@@ -802,7 +827,23 @@ files the scan did not read (they hold no knob word, but may call one that reads
 
     def _project_backends(self, result, knob_of):
         """A count over 1 passed to one of the project's own serial classes (auditor.flow.backends)
-        while a sibling class of the same base or registry runs them in parallel."""
+        while a sibling class of the same base or registry runs them in parallel. A sibling only by
+        layout (the same module name in a sibling package) makes one note per class, at the call
+        that takes a configured count (the others related)."""
+        by_layout: dict[str, list] = {}
+        for finding, site in self._project_backend_calls(result, knob_of):
+            if site.detail.get("layout_siblings"):
+                by_layout.setdefault(site.detail["backend"], []).append((finding, site))
+            else:
+                yield finding
+        for calls in by_layout.values():
+            calls.sort(key=lambda fs: ((fs[1].detail.get("flow") or [{}])[0].get("kind") != "config",
+                                       fs[1].file, fs[1].line))
+            finding = calls[0][0]
+            finding.related = [*finding.related, *(s for _f, s in calls[1:MAX_RELATED])]
+            yield finding
+
+    def _project_backend_calls(self, result, knob_of):
         for site in result.sites:
             d = site.detail
             if site.role != "consume" or not d.get("project_backend") or d.get("via") not in ("helper", "_target_") \
@@ -813,16 +854,20 @@ files the scan did not read (they hold no knob word, but may call one that reads
             n, text = _project_count(site, knob_of.get(id(site)))
             if n is None and _cpu_derived(site, knob_of.get(id(site))):
                 n, text = 2, f"{text} (the machine's CPU count)"  # more than one on any machine it is meant for
-            if n is None or n <= 1:
-                continue
+            if (n is None and not d.get("layout_siblings")) or n is not None and n <= 1:
+                continue  # (a count set at run time: said, as a note, only beside a parallel package)
             backend, siblings = _short(d["backend"]), [_short(c) for c in d["parallel_siblings"]]
             if d.get("library"):
                 backend += f" (installed {d['library']})"
+            family = ", written to the same pattern in a sibling package," if d.get("layout_siblings") \
+                else " of the same family"
             yield self.finding(site, knob=site.key, related=[site], backend=backend,
                                count=f"{text} {'environments' if d.get('kind') == 'envs' else 'workers'}",
                                why=f": {d.get('serial_why', backend + ' starts nothing')}; "
-                                   f"{_names(siblings)} of the same family start{'s' if len(siblings) == 1 else ''} "
-                                   f"them in parallel")
+                                   f"{_names(siblings)}{family} start{'s' if len(siblings) == 1 else ''} "
+                                   f"them in parallel",
+                               # (a package laid out like its siblings may still step its items on purpose)
+                               **({"severity": "note", "confidence": "medium"} if d.get("layout_siblings") else {})), site
 
     def _registry_choices(self, result):
         """`type: base` in a config where the registry's `base` class steps its items serially

@@ -22,6 +22,7 @@ site (``detail["selects"]``).
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 from auditor import catalogue
@@ -159,6 +160,21 @@ class ProjectBackends:
                 family |= set(members.values()) - {cls}
         return sorted(family)
 
+    def layout_siblings(self, cls: str) -> list[str]:
+        """Classes in a module of the same name in a sibling folder whose names end in the same
+        word: `env_package/tool_use/envs.py:ToolUseEnvs` beside `env_package/alfworld/envs.py:
+        AlfworldEnvs`, one package per environment, each written to the same pattern."""
+        parts = cls.split(".")
+        if len(parts) < 4:
+            return []
+        folder, module, name = parts[:-3], parts[-2], parts[-1]
+        word = _last_word(name)
+        if not word or word == name:
+            return []
+        return sorted(c for c in self.classes if c != cls and (p := c.split("."))[:-3] == folder
+                      and len(p) == len(parts) and p[-2] == module and p[-3] != parts[-3]
+                      and _last_word(p[-1]) == word)
+
     def _serial_counts(self):
         """(file, sized loop, class, count parameter) for each class that starts nothing and
         loops over a knob-named count a parameter sets; once per class and parameter."""
@@ -185,6 +201,9 @@ class ProjectBackends:
         out = []
         for rel, entry, cls, name in self._serial_counts():
             parallel = [c for c in self.siblings(cls) if self.parallel(c)][:MAX_FAMILY]
+            by_layout = not parallel
+            if by_layout:
+                parallel = [c for c in self.layout_siblings(cls) if self.parallel(c)][:MAX_FAMILY]
             short = cls.rsplit(".", 1)[-1]
             unit = "envs" if "env" in name.lower() else "workers"
             detail = {"backend": cls, "kind": unit, "serial": True, "param": name, "project_backend": True,
@@ -194,6 +213,8 @@ class ProjectBackends:
             if parallel:
                 detail["parallel_siblings"] = parallel
                 detail["twin"] = parallel[0]
+                if by_layout:
+                    detail["layout_siblings"] = True
             if rel in self.library:
                 detail["library"] = rel.split("/", 1)[0]
             out.append((Site(role="consume", file=rel, line=entry["line"], column=entry["col"], key=name,
@@ -309,3 +330,9 @@ def _sibling_picks(strings, serial_names, parallel_names) -> dict[tuple, dict[st
         if side:
             out.setdefault(_folder_key(rel, key), {"serial": set(), "parallel": set()})[side].add(rel)
     return out
+
+
+def _last_word(name: str) -> str:
+    """The last CamelCase word of a class name: `Envs` of `ToolUseEnvs`."""
+    m = re.search(r"[A-Z][a-z0-9]+$", name)
+    return m.group(0) if m else ""
