@@ -143,7 +143,8 @@ value or a narrowing inside a function that makes runs reproducible (`set_determ
 modulo a literal count (`os.environ["CUDA_VISIBLE_DEVICES"] = f"{MPI.COMM_WORLD.Get_rank() %
 GPUS_PER_NODE}"` with `GPUS_PER_NODE = 8`) throws away the set the user or launcher exported and
 assumes that many GPUs on every node: a warning (a note under examples/), unless the write first
-tests whether the variable is set."""
+tests whether the variable is set (one GPU pinned where the file's code spreads its work over
+every GPU it sees is QG105's)."""
     VALID = [
         Example({"trainer.py": "from torch.utils.data import DataLoader, DistributedSampler\n"
                                "def loader(ds, args):\n"

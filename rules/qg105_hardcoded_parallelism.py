@@ -311,6 +311,10 @@ that reads its settings (it could have passed one). A mapping built with `dict(k
 v}` and handed on as `**kwargs` passes its keys. A parameter named like no knob counts too
 (`def parquet_to_jsonl(..., ntasks=64)` feeding `LocalPipelineExecutor(tasks=ntasks)`).
 
+One GPU pinned in code (`os.environ["CUDA_VISIBLE_DEVICES"] = "0"`, unconditionally) in a file
+whose code spreads its work over every GPU it sees (`device_map="auto"`, `torch.cuda.device_count()`,
+`DataParallel(`, a `Trainer(`) gives that code one GPU, whatever the user exported: a note.
+
 One worker process frozen in code (`DataLoader(ds, num_workers=1)`, `Pool(1)`, a process or
 env backend given the literal 1) that no configuration reaches is a note: 0 is the usual
 deliberate choice (the main process loads), 1 a count nobody can raise. Not inside a worker,
@@ -348,6 +352,12 @@ warning (a note under examples/). Only where the launcher's file, or a project f
 (two levels), declares a count of CPU-bound workers in a parser or settings class; not for a
 launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting."""
     VALID = [
+        Example({"verify.py": "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\nimport torch\n"
+                              "model = torch.load('m').cuda()\n",
+                 "demo.py": "import os\nif 'CUDA_VISIBLE_DEVICES' not in os.environ:\n"
+                            "    os.environ['CUDA_VISIBLE_DEVICES'] = '0'\n"
+                            "from transformers import AutoModel\nm = AutoModel.from_pretrained('m', device_map='auto')\n"},
+                "one GPU pinned in a script that uses one, and one pinned only when the user exported none"),
         Example(_code_eval("    with open(completion) as fh:\n        return fh.read() == problem\n",
                            "evaluate_functional_correctness(samples, n_workers=8)"),
                 "a thread pool whose task reads a file: an I/O pool's width is no parallel setting"),
@@ -539,6 +549,13 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                 "another script's flag of that name: the scripts do not import each other"),
     ]
     INVALID = [
+        Example({"example/finetune.py": "import os\n"
+                                        "os.environ['CUDA_VISIBLE_DEVICES'] = '0'\n"
+                                        "import transformers\n"
+                                        "model = transformers.AutoModelForCausalLM.from_pretrained('m', device_map='auto')\n"
+                                        "trainer = transformers.Trainer(model=model)\n"},
+                "one GPU pinned at import in a script whose model is spread over every visible GPU",
+                expect=[("example/finetune.py", 2)], severity="note"),
         Example(_code_eval(_STARTS_PROCESS, "evaluate_functional_correctness(samples, n_workers=8)"),
                 "a literal count for a thread pool whose task, in another file, runs each program in a process",
                 expect=[("eval_instruct.py", 5)], severity="note"),
@@ -915,6 +932,26 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                                                                          if f.severity == "note"})
         yield from (f for f in found if (f.file, f.line) not in replaced)
         yield from keyword
+        yield from self._pinned_gpu_set(result)
+
+    def _pinned_gpu_set(self, result):
+        """`os.environ["CUDA_VISIBLE_DEVICES"] = "0"` unconditionally in a file whose code spreads
+        its work over every GPU the process sees (`device_map="auto"`, `torch.cuda.device_count()`,
+        `DataParallel(`, a `Trainer(`; the extractor's `spreads_devices`): that code gets one GPU,
+        whatever the user exported. A note: a script may mean to run on one GPU."""
+        for site in result.sites:
+            d = site.detail
+            spread = (result.meta.get(site.file) or {}).get("spreads_devices") if site.kind == "python" else None
+            if not spread or site.role != "override" or d.get("how") != "environ" or d.get("setdefault") \
+                    or d.get("condition") or site.key != "CUDA_VISIBLE_DEVICES" or is_test_file(site.file) \
+                    or not re.fullmatch(r"\s*\d+\s*", str(site.value)):
+                continue
+            yield self.finding(site, knob="CUDA_VISIBLE_DEVICES", related=[site],
+                               backend=f"`{spread['text']}` (line {spread['line']})",
+                               what=f"one GPU", why=f": `CUDA_VISIBLE_DEVICES` is pinned to {str(site.value).strip()} "
+                                                   f"here, replacing the GPUs the user exported (set it only when it is "
+                                                   f"unset, or take a flag)",
+                               severity="note", confidence="medium")
 
     def _findings(self, result, unconfigured: set):
         configured = _configured_by_leaf(result)

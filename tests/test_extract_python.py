@@ -862,6 +862,13 @@ _PARSER = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--num
     ("def parser():\n    return p\nargs = p.parse_args()\nif __name__ == '__main__':\n    print(args.q)\n", None),
     ("def main(*a):\n    return a\nargs = p.parse_args()\nmain(args)\n", None),
     ("args = p.parse_args()\nconfig = {'args': args}\n", None),
+    # a process started on a function of the file: its parameter holds the namespace
+    ("import multiprocessing as mp\ndef main(a, rank):\n    return a.x\nargs = p.parse_args()\n"
+     "mp.Process(target=main, args=(args, 0)).start()\n", ["x"]),
+    ("import torch.multiprocessing as mp\ndef main(rank, a):\n    return a.y\nargs = p.parse_args()\n"
+     "mp.spawn(main, args=(args,), nprocs=2)\n", ["y"]),
+    ("import multiprocessing as mp\nfrom m import main\nargs = p.parse_args()\n"
+     "mp.Process(target=main, args=(args,)).start()\n", None),  # another file's function
 ])
 def test_whether_a_parsed_namespace_stays_in_its_file(body, reads):
     meta = python_code.extract(_PARSER + body, "cli.py", VOCAB).meta

@@ -50,6 +50,10 @@ def _returners(tree: ast.Module) -> dict[str, ast.AST] | None:
     parsers = {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign)
                for t in node.targets if isinstance(t, ast.Name) and isinstance(node.value, ast.Call)
                and getattr(node.value.func, "attr", getattr(node.value.func, "id", "")) == "ArgumentParser"}
+    # (a function defined under `if __name__ == "__main__":` cannot be imported: the parser it
+    # returns stays in the script)
+    guarded = {id(n) for g in tree.body if isinstance(g, ast.If) and "__main__" in ast.unparse(g.test)
+               for n in ast.walk(g) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     for fn in ast.walk(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
@@ -58,6 +62,8 @@ def _returners(tree: ast.Module) -> dict[str, ast.AST] | None:
             if not isinstance(node, ast.Return) or node.value is None:
                 continue
             if isinstance(node.value, ast.Name) and node.value.id in parsers:
+                if id(fn) in guarded:
+                    continue
                 return None
             if _parse_call(node.value) or isinstance(node.value, ast.Name) and node.value.id in parsed:
                 if id(fn) not in top:
@@ -145,6 +151,10 @@ def closed_namespace(tree: ast.Module) -> dict | None:
                 continue
             if isinstance(parent, ast.FormattedValue):
                 continue
+            started = _started_with(parent, parents, node, functions)
+            if started is not None:  # `mp.Process(target=main, args=(args, rank))`: main's parameter holds it
+                holders.append(started)
+                continue
             if isinstance(parent, ast.Return) and scope in returners.values():
                 continue  # handed back to this file's callers, which are holders themselves
             if isinstance(parent, ast.Call) and node is not parent.func:
@@ -164,6 +174,34 @@ def closed_namespace(tree: ast.Module) -> dict | None:
                 continue
             return None  # stored, returned, compared, put in a container: it may be read elsewhere
     return {"reads": sorted(reads), **({"exported": sorted(returners)} if returners else {})}
+
+
+def _started_with(parent, parents: dict, node: ast.AST, functions: dict) -> tuple | None:
+    """(function, parameter) when NODE is an item of the `args=(...)` tuple of a process started
+    on a function of this file: `Process(target=main, args=(args, i))` (main's parameter i),
+    `mp.spawn(main, args=(args,))` (spawn passes the process index first). None otherwise."""
+    if not isinstance(parent, ast.Tuple):
+        return None
+    keyword = parents.get(id(parent))
+    call = parents.get(id(keyword))
+    if not (isinstance(keyword, ast.keyword) and keyword.arg == "args" and isinstance(call, ast.Call)):
+        return None
+    func = call.func
+    called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    if called == "Process":
+        target, skip = next((k.value for k in call.keywords if k.arg == "target"), None), 0
+    elif called == "spawn":
+        target, skip = (call.args[0] if call.args else None), 1
+    else:
+        return None
+    fn = functions.get(target.id) if isinstance(target, ast.Name) else None
+    if fn is None:
+        return None
+    params = fn.args.posonlyargs + fn.args.args
+    i = next((i for i, item in enumerate(parent.elts) if item is node), None)
+    if i is None or i + skip >= len(params):
+        return None
+    return fn, params[i + skip].arg
 
 
 def _parameter_for(fn, call: ast.Call, arg: ast.AST) -> str | None:

@@ -1609,6 +1609,9 @@ MAX_GATED_CALLS = 20  # calls of this file's functions under `if a and b: ... el
 # a call that starts a process: a function doing one, submitted to a thread pool, makes the pool's
 # width a count of processes (auditor.flow.resolve)
 STARTS_PROCESSES = re.compile(r"\b(?:Process|Popen)\(|\bsubprocess\.|\bos\.system\(")
+# code that spreads its work over every GPU the process sees: a model split over them, a count of
+# them, a data-parallel wrapper or a Trainer (which wraps the model in DataParallel over them)
+SPREADS_DEVICES = re.compile(r"""device_map\s*=\s*["']auto["']|\bcuda\.device_count\(\)|\bDataParallel\(|\bTrainer\(""")
 # a script passing its own command line on to a command it runs
 FORWARDS_ARGV = re.compile(r"\bsys\.argv\[1:\]")
 RUNS_COMMAND = re.compile(r"\b(?:subprocess|Popen|os\.system|os\.exec\w*|check_call|check_output)\b")
@@ -1688,6 +1691,10 @@ def extract(text: str, path: str, vocab) -> FileResult:
         commands = py_launch.launch_commands(tree, ex.src)
         if commands:
             meta["launch_commands"] = commands
+    if "CUDA_VISIBLE_DEVICES" in text:
+        spread = SPREADS_DEVICES.search(text)
+        if spread:  # `device_map="auto"` beside `os.environ["CUDA_VISIBLE_DEVICES"] = "0"` (QG104)
+            meta["spreads_devices"] = {"line": text.count("\n", 0, spread.start()) + 1, "text": spread.group(0)}
     if "sys.argv[1:]" in text and FORWARDS_ARGV.search(text) and RUNS_COMMAND.search(text):
         meta["forwards_argv"] = True  # `["python", "main.py"] + sys.argv[1:]`: its flags are another program's too
     if ("parse_args" in text or "parse_known_args" in text) and (
