@@ -384,8 +384,9 @@ the same) and that never reads the flag it adds (`--num-gpus` in LLaVA's serve/c
 read under that name: a warning. Not when the namespace goes anywhere else (another module's
 function, a method, `vars(args)`, an attribute, a container, a return), nor when the script
 passes its command line on, nor for the flags a library's helper adds (DeepSpeed's
-`--deepspeed_config`: judged below). A flag known as a count by its help text alone is not
-declared unread: its reads in other files (`FLAGS.env_batch_size`) are not seen as a knob's.
+`--deepspeed_config`: judged below). A flag added by a function no scanned file calls (`def add_model_args(parser)`,
+vendored from another project) is a note: no command line may accept it. A flag known as a count
+by its help text alone is not declared unread: its reads in other files (`FLAGS.env_batch_size`) are not seen as a knob's.
 Such a script's flags that count nothing but choose where or how the work runs (`--gpu`, help
 "gpu id"; `--start_method`; `--target_tp`, help "Target TP degree"; `--allreduce_degree`;
 rules/knobs.yaml `setting_flags`) are held to the same test: one the script never reads drops
@@ -1157,6 +1158,12 @@ reads is a note: its settings are not this project's users' to set."""
                 "serve/cli.py parses --num-gpus and reads only args.model_path; its namespace never leaves "
                 "the file, so train/launch.py's num_gpus is another setting",
                 expect=[("serve/cli.py", 10)], severity="warning"),
+        Example({"model/adapter.py": "def add_model_args(parser):\n"
+                                     "    parser.add_argument('--model-path', type=str)\n"
+                                     "    parser.add_argument('--num-gpus', type=int, default=1)\n",
+                 "serve.py": "from multiprocessing import Pool\ndef start(cfg):\n    return Pool(cfg.num_workers)\n"},
+                "a flag added by a vendored builder that nothing calls: a note, no command line accepts it",
+                expect=[("model/adapter.py", 3)], severity="note"),
         Example({"bulk_runner.py": "import argparse\nimport subprocess\n"
                                    "def main(args):\n    return subprocess.run([args.script])\n"
                                    "if __name__ == '__main__':\n"
@@ -2196,11 +2203,15 @@ reads is a note: its settings are not this project's users' to set."""
                 if unsearched:
                     set_by += (f"; {field.detail.get('owner')} extends a class of {' and '.join(unsearched)}, "
                                f"which this scan could not search (not installed, or too large) and which may read it")
+                uncalled = field.detail.get("via") == "argparse" and _uncalled_builder(field, result)
+                if uncalled:
+                    set_by += (f"; no scanned code calls {uncalled}(), which adds it, so no command line may "
+                               f"accept it either")
                 yield self.finding(field, knob=knob.name, related=[field, *users[:3]], flow=_path(result, field, None),
                                    subject=f"{knob.name} is declared here as a setting users set ({kind})",
                                    effect="setting it changes nothing", near=set_by,
-                                   **({} if not unsearched and (users or _flag_counts(field, result, handing)
-                                                               or _settings_field(field))
+                                   **({} if not unsearched and not uncalled and (
+                                       users or _flag_counts(field, result, handing) or _settings_field(field))
                                       else {"severity": "note", "confidence": "low"}))
 
     def _misplaced(self, result, read_keys, splats, handed, reported):
@@ -2239,6 +2250,30 @@ reads is a note: its settings are not this project's users' to set."""
                     near=f" from this section; the base configuration {base.file} sets `{knob.leaf}` under "
                          f"`{base.key.rpartition('.')[0]}` ({base.key} = {show(base.value)} at {where(base)}) "
                          f"and has no `{knob.name}`, so the base's value runs")
+
+
+def _uncalled_builder(field, result) -> str | None:
+    """The function that adds FIELD's flag (`def add_model_args(parser)`, vendored from another
+    project) when no call of that name is in any scanned file: no script builds a parser with
+    it. None for a flag added at module level or by a function something calls."""
+    fn = str(field.detail.get("function") or "<module>")
+    name = fn.rsplit(".", 1)[-1]
+    if fn == "<module>" or name.startswith("<"):
+        return None
+    return None if name in _called_names(result) else name
+
+
+_CALLED: dict[int, tuple] = {}  # id(result) -> (result, the last names of every call the graph holds)
+
+
+def _called_names(result) -> set[str]:
+    cached = _CALLED.get(id(result))
+    if cached is None or cached[0] is not result:
+        from auditor.flow.graph import for_result
+        names = {token.rsplit(".", 1)[-1] for edges in for_result(result).edges.values() for _m, _q, token in edges}
+        _CALLED.clear()
+        cached = _CALLED[id(result)] = (result, names)
+    return cached[1]
 
 
 def _closed_scripts(result) -> dict[str, dict]:

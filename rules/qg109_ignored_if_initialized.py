@@ -40,7 +40,8 @@ class IgnoredIfInitialized(Rule):
 notebook, a test fixture, a library or an earlier call started Ray first, the configured
 `num_cpus` / `num_gpus` are silently ignored. The same holds for
 `torch.distributed.init_process_group` behind `is_initialized()`, and for Megatron's
-`initialize_model_parallel(tensor_model_parallel_size=...)` behind it or behind
+`initialize_model_parallel(tensor_model_parallel_size=...)` (and fairscale's, which LLaMA's
+`Llama.build(model_parallel_size=...)` calls) behind it or behind
 `model_parallel_is_initialized()`: a second engine of the process (a reference or critic model
 with its own parallel strategy) keeps the first one's groups.
 
@@ -96,6 +97,15 @@ backend's own package (Ray's client server attaching to the cluster it serves)."
                 "the running cluster is checked further down the same function"),
     ]
     INVALID = [
+        Example({"llama/generation.py": "import os\n"
+                                        "from fairscale.nn.model_parallel.initialize import (\n"
+                                        "    initialize_model_parallel, model_parallel_is_initialized)\n"
+                                        "def build(ckpt_dir, model_parallel_size=None):\n"
+                                        "    if not model_parallel_is_initialized():\n"
+                                        "        if model_parallel_size is None:\n"
+                                        "            model_parallel_size = int(os.environ.get('WORLD_SIZE', 1))\n"
+                                        "        initialize_model_parallel(model_parallel_size)\n"},
+                "fairscale's model-parallel groups sized only when none exist yet", expect=[("llama/generation.py", 8)]),
         Example({"engine.py": "import torch.distributed as dist\n"
                               "from megatron.core import parallel_state as mpu\n"
                               "class Engine:\n"
