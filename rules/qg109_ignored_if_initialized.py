@@ -185,7 +185,7 @@ backend's own package (Ray's client server attaching to the cluster it serves)."
                    if guard and "is_initialized" in str(guard)
                    else " (ignore_reinit_error=True); a second init keeps the first one's resources")
             keys = ", ".join(sorted({f"**{s.detail.get('expr', s.key)}" if s.detail.get("splat")
-                                     else s.key.rsplit('.', 1)[-1] for s in sites}))
+                                     else _set_name(s) for s in sites}))
             # **kwargs alone may carry no count; in a script's entry point, or named as the
             # backend's init settings, they are its configuration; in a library helper otherwise
             # whatever its caller passes (a note)
@@ -200,3 +200,14 @@ backend's own package (Ray's client server attaching to the cluster it serves)."
             yield self.finding(sites[0], knob=sites[0].key, related=sites,
                                call=f"{'.'.join((backend or 'init').split('.')[-2:])}()", knobs=keys, why=why,
                                **({"severity": "note", "confidence": "low"} if only_splat or checked else {}))
+
+
+def _set_name(site) -> str:
+    """What the call sets, as its caller names it: `model_parallel_size (falling back to
+    WORLD_SIZE)` for a parameter the function reads the environment for when left unset."""
+    leaf = site.key.rsplit(".", 1)[-1]
+    expr = str(site.detail.get("expr") or "")
+    flow = site.detail.get("flow") or ()
+    if flow and flow[0].get("kind") == "param" and expr.isidentifier() and expr != leaf:
+        return f"{expr} (falling back to {leaf})"
+    return leaf
