@@ -385,7 +385,8 @@ read under that name: a warning. Not when the namespace goes anywhere else (anot
 function, a method, `vars(args)`, an attribute, a container, a return), nor when the script
 passes its command line on, nor for the flags a library's helper adds (DeepSpeed's
 `--deepspeed_config`: judged below). A flag added by a function no scanned file calls (`def add_model_args(parser)`,
-vendored from another project) is a note: no command line may accept it. A flag known as a count
+vendored from another project), and set by no launch script or config, is a note: no command
+line may accept it. A flag known as a count
 by its help text alone is not declared unread: its reads in other files (`FLAGS.env_batch_size`) are not seen as a knob's.
 Such a script's flags that count nothing but choose where or how the work runs (`--gpu`, help
 "gpu id"; `--start_method`; `--target_tp`, help "Target TP degree"; `--allreduce_degree`;
@@ -2203,7 +2204,8 @@ reads is a note: its settings are not this project's users' to set."""
                 if unsearched:
                     set_by += (f"; {field.detail.get('owner')} extends a class of {' and '.join(unsearched)}, "
                                f"which this scan could not search (not installed, or too large) and which may read it")
-                uncalled = field.detail.get("via") == "argparse" and _uncalled_builder(field, result)
+                # (a launch script or config that sets the flag shows a command line takes it)
+                uncalled = field.detail.get("via") == "argparse" and not users and _uncalled_builder(field, result)
                 if uncalled:
                     set_by += (f"; no scanned code calls {uncalled}(), which adds it, so no command line may "
                                f"accept it either")
