@@ -1236,7 +1236,8 @@ reads is a note: its settings are not this project's users' to set."""
 
     def check(self, result):
         self._parsed_classes = None  # (package, class) of other packages' settings classes parsers are built from
-        yield from self._unread_setting_flags(result)
+        scripts = _closed_scripts(result)  # scripts whose parsed namespace stays in them
+        yield from self._unread_setting_flags(result, scripts)
         if not any(s.kind == "python" and _is_reader(s) for s in result.sites):
             return  # no code was scanned: nothing can be said about reads
         splats = [s for s in result.sites if s.kind == "python" and s.detail.get("splat")]
@@ -1361,7 +1362,7 @@ reads is a note: its settings are not this project's users' to set."""
         yield from self._unread_by_entry(result)
         yield from self._unread_by_hydra_script(result, splats)
         # (a flag of a script whose namespace stays in it: that finding says more, and once)
-        closed = list(self._unread_in_closed_script(result, unread_ids))
+        closed = list(self._unread_in_closed_script(result, unread_ids, scripts))
         said = {(f.file, f.line) for f in closed}
         yield from (f for f in self._unread_by_parser_script(result) if (f.file, f.line) not in said)
         yield from closed
@@ -1767,13 +1768,12 @@ reads is a note: its settings are not this project's users' to set."""
                              f"{script.rsplit('/', 1)[-1]} changes nothing")
                 yield f
 
-    def _unread_in_closed_script(self, result, unread_ids):
+    def _unread_in_closed_script(self, result, unread_ids, closed):
         """`parser.add_argument("--num-gpus", type=int, default=1)` in serve/cli.py, whose parsed
         `args` only ever has attributes read in that file or goes to functions it defines: no
         `args.num_gpus` among those reads, so the flag does nothing, however many other files
         read a `num_gpus` of their own (the extractor's `closed_namespace` fact). A knob that
         nothing reads at all is check()'s."""
-        closed = _closed_scripts(result)
         if not closed:
             return
         flagged = {id(s) for k in result.knobs if id(k) not in unread_ids for s in k.sites}
@@ -1794,14 +1794,11 @@ reads is a note: its settings are not this project's users' to set."""
                          f"nothing (other files' reads of a {s.leaf} are not this flag's)")
             yield f
 
-    def _unread_setting_flags(self, result):
+    def _unread_setting_flags(self, result, closed):
         """`parser.add_argument("--gpu", type=int, help="gpu id")` in a script whose parsed
         namespace never leaves it and which never reads `args.gpu`: the flag counts nothing,
         yet it is the user's choice of where the work runs, and it changes nothing (the
         extractor's `unread_setting_flags`, rules/knobs.yaml `setting_flags`). A note."""
-        if not any(isinstance(m, dict) and m.get("unread_setting_flags") for m in result.meta.values()):
-            return
-        closed = _closed_scripts(result)
         for rel in sorted(closed):
             if is_test_file(rel):
                 continue
@@ -2262,20 +2259,8 @@ def _uncalled_builder(field, result) -> str | None:
     name = fn.rsplit(".", 1)[-1]
     if fn == "<module>" or name.startswith("<"):
         return None
-    return None if name in _called_names(result) else name
-
-
-_CALLED: dict[int, tuple] = {}  # id(result) -> (result, the last names of every call the graph holds)
-
-
-def _called_names(result) -> set[str]:
-    cached = _CALLED.get(id(result))
-    if cached is None or cached[0] is not result:
-        from auditor.flow.graph import for_result
-        names = {token.rsplit(".", 1)[-1] for edges in for_result(result).edges.values() for _m, _q, token in edges}
-        _CALLED.clear()
-        cached = _CALLED[id(result)] = (result, names)
-    return cached[1]
+    from auditor.flow.graph import for_result
+    return None if name in for_result(result).called_names() else name
 
 
 def _closed_scripts(result) -> dict[str, dict]:

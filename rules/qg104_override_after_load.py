@@ -5,7 +5,8 @@ import re
 from auditor import vocab as vocab_mod
 from auditor.keys import CONFIG_CLASS
 from auditor.lint import idioms
-from auditor.lint.base import CONFIG_KINDS, Example, Rule, as_number, in_examples, is_config_define, is_test_file, show, where
+from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, environment_writes, in_examples, is_config_define,
+                               is_test_file, show, where)
 
 _AUGMENTED = re.compile(r"^\s*[\w.\[\]'\"]+\s*(\*\*|//|[-+*/%])=")
 _CONVERSION = re.compile(r"^\s*(int|float|str|bool)\(\s*[\w.\[\]'\"]+\s*\)\s*$")
@@ -989,7 +990,7 @@ every GPU it sees is QG105's)."""
         `TOKENIZERS_PARALLELISM`, a switch forced to its parallel value and a narrowing inside a
         determinism or debug helper are a program's own choice. A note under examples/."""
         vocab = vocab_mod.load(result.settings or None)
-        for site, var in _environment_writes(result):
+        for site, var in environment_writes(result):
             d = site.detail
             if d.get("thread_var") or d.get("condition") or site.value is None:
                 continue
@@ -1015,7 +1016,7 @@ every GPU it sees is QG105's)."""
             if s.role == "define" and s.kind == "python" and s.detail.get("via") == "constant" \
                     and s.detail.get("function") == "<module>" and isinstance(as_number(s.value), int):
                 constants[(s.file, s.leaf)] = (as_number(s.value), s)
-        for site, var in _environment_writes(result):
+        for site, var in environment_writes(result):
             d = site.detail
             if var != "CUDA_VISIBLE_DEVICES" or var in str(d.get("condition") or ""):
                 continue
@@ -1202,13 +1203,6 @@ def _shared_folders(a: str, b: str) -> int:
 # environment variables whose value a program picks for itself: the GPU set it runs on, the
 # tokenizers' fork warning
 _PROGRAM_CHOICES = frozenset({"CUDA_VISIBLE_DEVICES", "TOKENIZERS_PARALLELISM"})
-def _environment_writes(result):
-    """(site, variable) for each `os.environ[VAR] = ...` outside tests that is no `setdefault`."""
-    for site in result.sites:
-        d = site.detail
-        if site.role == "override" and site.kind == "python" and d.get("how") == "environ" \
-                and d.get("backend") == "os.environ" and not d.get("setdefault") and not is_test_file(site.file):
-            yield site, site.key.rsplit(".", 1)[-1].upper()
 
 
 # a rank mapped onto a GPU index modulo a count: `Get_rank() % GPUS_PER_NODE`,

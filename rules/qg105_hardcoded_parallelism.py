@@ -8,7 +8,7 @@ from auditor.flow.values import reads_configuration
 from auditor.keys import holder_of
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, as_number, backend_kind, commented_out,
-                               in_examples, ImportNeighbours, is_config_define, is_test_file, is_test_site,
+                               environment_writes, in_examples, ImportNeighbours, is_config_define, is_test_file, is_test_site,
                                modules_to_files, near_files, project_packages, show, steps_envs, where)
 
 # a loader over an empty literal (`DataLoader([])`, `DataLoader(dataset=())`): no work to split
@@ -939,11 +939,9 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
         its work over every GPU the process sees (`device_map="auto"`, `torch.cuda.device_count()`,
         `DataParallel(`, a `Trainer(`; the extractor's `spreads_devices`): that code gets one GPU,
         whatever the user exported. A note: a script may mean to run on one GPU."""
-        for site in result.sites:
-            d = site.detail
-            spread = (result.meta.get(site.file) or {}).get("spreads_devices") if site.kind == "python" else None
-            if not spread or site.role != "override" or d.get("how") != "environ" or d.get("setdefault") \
-                    or d.get("condition") or site.key != "CUDA_VISIBLE_DEVICES" or is_test_file(site.file) \
+        for site, _var in environment_writes(result):
+            spread = (result.meta.get(site.file) or {}).get("spreads_devices")
+            if not spread or site.key != "CUDA_VISIBLE_DEVICES" or site.detail.get("condition") \
                     or not re.fullmatch(r"\s*\d+\s*", str(site.value)):
                 continue
             yield self.finding(site, knob="CUDA_VISIBLE_DEVICES", related=[site],

@@ -1693,7 +1693,7 @@ def extract(text: str, path: str, vocab) -> FileResult:
             meta["launch_commands"] = commands
     if "CUDA_VISIBLE_DEVICES" in text:
         spread = SPREADS_DEVICES.search(text)
-        if spread:  # `device_map="auto"` beside `os.environ["CUDA_VISIBLE_DEVICES"] = "0"` (QG104)
+        if spread:  # `device_map="auto"` beside `os.environ["CUDA_VISIBLE_DEVICES"] = "0"` (QG105)
             meta["spreads_devices"] = {"line": text.count("\n", 0, spread.start()) + 1, "text": spread.group(0)}
     if "sys.argv[1:]" in text and FORWARDS_ARGV.search(text) and RUNS_COMMAND.search(text):
         meta["forwards_argv"] = True  # `["python", "main.py"] + sys.argv[1:]`: its flags are another program's too

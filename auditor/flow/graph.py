@@ -54,6 +54,7 @@ class CallGraph:
                 self.edges[self.full(module, qual)] = [(module, qual, t) for t in tokens]
         self.roots = roots
         self._reverse: dict[str, set[str]] | None = None  # callee -> callers, built on first use
+        self._called: set[str] | None = None  # the last name of every call, built on first use
         self._resolved: dict[tuple, set[str] | None] = {}
         self._modules = set(self.module_of.values())
         self._packages = {m.rpartition(".")[0] for m in self._modules}
@@ -173,6 +174,14 @@ class CallGraph:
                     seen.add(caller)
                     todo.append(caller)
         return seen
+
+    def called_names(self) -> set[str]:
+        """The last name of every token any function calls (`add_model_args` of
+        `model.add_model_args(parser)`), resolved or not: a name absent here is called nowhere the
+        scan read."""
+        if self._called is None:
+            self._called = {token.rsplit(".", 1)[-1] for edges in self.edges.values() for _m, _q, token in edges}
+        return self._called
 
     def called_from_elsewhere(self, target: str | None) -> bool:
         """Does a function of another module call TARGET, by a name the graph resolves exactly

@@ -158,6 +158,15 @@ def is_test_site(site: Site) -> bool:
     return is_test_file(site.file) or function.rsplit(".", 1)[-1].startswith("test_")
 
 
+def environment_writes(result: ScanResult) -> Iterator[tuple[Site, str]]:
+    """(site, variable) for each `os.environ[VAR] = ...` outside tests that is no `setdefault`."""
+    for site in result.sites:
+        d = site.detail
+        if site.role == "override" and site.kind == "python" and d.get("how") == "environ" \
+                and d.get("backend") == "os.environ" and not d.get("setdefault") and not is_test_file(site.file):
+            yield site, site.key.rsplit(".", 1)[-1].upper()
+
+
 def is_config_define(site: Site) -> bool:
     """A value set in configuration: a config file, or a parser / dataclass default in code."""
     if site.role != "define" or site.detail.get("generated"):
