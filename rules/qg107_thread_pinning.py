@@ -147,22 +147,24 @@ _TEST_RUN = re.compile(r"^(?:[A-Za-z_]\w*=(?:\"[^\"]*\"|'[^']*'|\S*)\s+)*"
 _LEARNER_CALLER = re.compile(r"learner|trainer|(^|[._])(train\w*|learn|fit)$", re.IGNORECASE)
 
 
-def _direct_callers(result) -> dict[str, list[str]]:
-    """Project callee (full name) -> the functions that call it (full names), from the flow
-    layer's call edges: calls only, never a function passed on (`Process(target=f)`)."""
-    out: dict[str, list[str]] = {}
-    for meta in result.meta.values():
+def _direct_callers(result) -> dict[str, list[tuple[str, str]]]:
+    """Project callee (full name) -> the functions that call it (full names) and their files,
+    from the flow layer's call edges: calls only, never a function passed on (`Process(target=f)`)."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for rel, meta in result.meta.items():
         flow = meta.get("flow") if isinstance(meta, dict) else None
         for edge in (flow or {}).get("calls", ()) if isinstance(flow, dict) else ():
             for callee in edge.get("callee", ()):
-                out.setdefault(callee, []).append(str(edge.get("fn") or ""))
+                out.setdefault(callee, []).append((str(edge.get("fn") or ""), rel))
     return out
 
 
-def _learner_caller(site, callers, meta) -> str | None:
+def _learner_caller(site, callers, meta, result, spawning) -> str | None:
     """`SLDataloader.__init__` pins torch, and `SLLearner._setup_dataloader` builds the
     SLDataloader: the pin runs in the learner, which does the math. The one caller that
-    places it (learner / trainer by its name, no worker), if every caller is such a one."""
+    places it (learner / trainer by its name, no worker), if every caller is such a one, in a
+    file that is no MPI rank and starts no workers (baselines' `single_threaded_session()` in
+    ppo1's MPI `train()`: one thread per rank is the layout)."""
     if site.role != "consume" or site.detail.get("backend") not in _pin_backends() or site.detail.get("condition"):
         return None
     function = str(site.detail.get("function") or "")
@@ -170,12 +172,16 @@ def _learner_caller(site, callers, meta) -> str | None:
     module = str(flow.get("module") or "") if isinstance(flow, dict) else ""
     if not function or not module:
         return None
-    target = f"{module}.{function[:-len('.__init__')] if function.endswith('.__init__') else function}"
+    if function.endswith(".__init__"):
+        function = function[:-len(".__init__")]
+    # (a count reached through a helper names its function in full: pkg.tf_util.single_threaded_session)
+    target = function if function.startswith(module + ".") else f"{module}.{function}"
     found = callers.get(target) or []
     if not found or any(not _LEARNER_CALLER.search(_class_and_function(c))
-                        or _WORKERISH.search(c.rsplit(".", 1)[-1]) for c in found):
+                        or _WORKERISH.search(c.rsplit(".", 1)[-1])
+                        or _mpi_rank(result.meta.get(rel)) or rel in spawning for c, rel in found):
         return None
-    return found[0]
+    return found[0][0]
 
 
 def _class_and_function(full: str) -> str:
@@ -189,6 +195,7 @@ def _thread_value(site) -> str:
 
 def _where(function: str | None, placed_by: str | None = None) -> str:
     if placed_by:
+        function = _class_and_function(function or "") if "." in (function or "") else function
         return (f"the learner's process (in {function}(), which {_class_and_function(placed_by)}() calls), "
                 f"which does the model's math,")
     m = _MATH_PROCESS.search(function or "")
@@ -234,7 +241,10 @@ that names the setting which lifts the cap when one exists. A bound above 4 (`mi
 32)`) is a sizing choice. A `Runner` class (rl_games' Runner) runs the training: the main
 process. A pin in a helper whose every direct caller is the learner's (`SLDataloader.__init__`,
 built by `SLLearner._setup_dataloader`: a learner or trainer by its name) runs in the learner's
-process too: a warning that names the caller. A helper built elsewhere (a league, a launcher's
+process too: a warning that names the caller. So does a helper that opens a one-thread session
+(`def single_threaded_session(): return make_session(1)`, called by `train()` of a
+single-process program), unless a caller's file is an MPI rank or starts workers (baselines'
+ppo1 `train()` under `mpirun`). A helper built elsewhere (a league, a launcher's
 `main`), or passed on as a process target, stays unplaced and unreported.
 A thread variable set after the module imported torch (`import torch` at the top, then
 `os.environ["OMP_NUM_THREADS"] = str(cfg.num_threads)` in a function) does not act on this
@@ -265,6 +275,20 @@ computes the gradients (`loss.backward()` in a function that no worker runs: tor
 monobeast, whose learner threads share the process that set it), it is a note that names that
 function; when the learner is a process of its own, nothing."""
     VALID = [
+        Example({"common/tf_util.py": "import tensorflow as tf\n"
+                                       "def make_session(num_cpu):\n"
+                                       "    config = tf.ConfigProto(intra_op_parallelism_threads=num_cpu,\n"
+                                       "                            inter_op_parallelism_threads=num_cpu)\n"
+                                       "    return tf.Session(config=config)\n"
+                                       "def single_threaded_session():\n"
+                                       "    return make_session(1)\n",
+                 "run_atari.py": "from mpi4py import MPI\n"
+                                 "from common import tf_util as U\n"
+                                 "def train(env_id):\n"
+                                 "    rank = MPI.COMM_WORLD.Get_rank()\n"
+                                 "    with U.single_threaded_session():\n"
+                                 "        learn(env_id, rank)\n"},
+                "a one-thread session helper opened by the training function of an MPI program's ranks"),
         Example({"trpo_mpi.py": "import tensorflow as tf\n"
                                 "from mpi4py import MPI\n"
                                 "def learn(env, policy):\n"
@@ -391,6 +415,20 @@ function; when the learner is a process of its own, nothing."""
                 "a setup script sourced only by scripts that start several ranks: one thread per rank"),
     ]
     INVALID = [
+        Example({"common/tf_util.py": "import tensorflow as tf\n"
+                                       "def make_session(num_cpu):\n"
+                                       "    config = tf.ConfigProto(intra_op_parallelism_threads=num_cpu,\n"
+                                       "                            inter_op_parallelism_threads=num_cpu)\n"
+                                       "    return tf.Session(config=config)\n"
+                                       "def single_threaded_session():\n"
+                                       "    return make_session(1)\n",
+                 "experiments/train.py": "import argparse\n"
+                                             "from common import tf_util as U\n"
+                                             "def train(arglist):\n"
+                                             "    with U.single_threaded_session():\n"
+                                             "        learn(arglist)\n"},
+                "a one-thread session helper opened by the training function of a single-process program",
+                expect=[("common/tf_util.py", 7)]),
         Example({"train.py": "import tensorflow as tf\n"
                              "def train(model, data):\n"
                              "    config = tf.ConfigProto()\n"
@@ -563,7 +601,7 @@ function; when the learner is a process of its own, nothing."""
             if site.kind == "python" and not _in_main_process(site):
                 if callers is None:
                     callers = _direct_callers(result)
-                placed_by = _learner_caller(site, callers, result.meta.get(site.file))
+                placed_by = _learner_caller(site, callers, result.meta.get(site.file), result, spawning)
                 if placed_by is None:
                     continue
             backend = site.detail.get("backend") or ""

@@ -715,7 +715,14 @@ def wanted_words(metas, memo: dict | None = None) -> tuple[set[str], set[str]]:
                 continue
             for arg in [*edge["args"], *edge["kwargs"].values()]:
                 for n in values.leaves(arg):
-                    if n["k"] == "param" and n["fn"] not in helpers:
+                    if n["k"] == "literal" and n.get("value") == 1 and edge["fn"] not in helpers \
+                            and edge["fn"].rsplit(".", 1)[-1] != "<module>":
+                        # `def single_threaded_session(): return make_session(1)`: a helper of one
+                        # worker or thread, whose callers decide which process it pins (QG107)
+                        helpers.add(edge["fn"])
+                        leaf.add(edge["fn"].rsplit(".", 1)[-1])
+                        grown = True
+                    elif n["k"] == "param" and n["fn"] not in helpers:
                         helpers.add(n["fn"])
                         leaf.add(n["fn"].rsplit(".", 1)[-1])
                         grown = True
