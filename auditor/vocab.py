@@ -205,7 +205,7 @@ class SwitchStructure:
     units: frozenset
 
     def classify(self, name: str) -> tuple[frozenset, frozenset] | None:
-        words = [w.lower() for w in _WORDS.findall(name)]
+        words = self._joined([w.lower() for w in _WORDS.findall(name)])
         if len(words) < 2 or words[0] in self.states:
             return None
         for i, word in enumerate(words):
@@ -222,6 +222,16 @@ class SwitchStructure:
             return frozenset({serial} if serial is not None else ()), domain
         return None
 
+    def _joined(self, words: list[str]) -> list[str]:
+        """A mode word spelt in two (`use_sub_proc`, `multi_processing`) read as one."""
+        out: list[str] = []
+        for word in words:
+            if out and out[-1] + word in self.modes and out[-1] not in self.modes:
+                out[-1] += word
+            else:
+                out.append(word)
+        return out
+
     def _unit(self, word: str) -> str | None:
         for stem in (word, word[:-1] if word.endswith("s") else None):
             if stem and stem in self.units:
@@ -233,7 +243,9 @@ class SwitchStructure:
         Its mode words start each search (a literal, searched at C speed); the identifier each
         hit belongs to is then classified. A code file reading such a switch must be parsed,
         or the switch would look unread."""
-        words = sorted({*self.modes, *self.counted}, key=len, reverse=True)
+        # (and a mode word spelt in two after a prefix no other word starts with: sub_proc)
+        split = {f"{m[:3]}_{m[3:]}" for m in self.modes if m.startswith("sub")}
+        words = sorted({*self.modes, *self.counted, *split}, key=len, reverse=True)
         hit = re.compile(("(?:%s)" % "|".join(words)).encode())
         ident = re.compile(rb"[a-z0-9_]+$")
         is_switch = _memo(lambda name: b"_" in name and self.classify(name.decode("ascii", "replace")) is not None)

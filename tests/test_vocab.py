@@ -40,6 +40,8 @@ def test_misspellings_of_listed_names_stay_look_alikes():
     ("use_multiprocessing", "false"), ("one_gpu", "true"), ("use_single_gpu", "true"), ("multi_node", "false"),
     ("disable_distributed", "true"), ("enable_distributed_inference", "false"), ("sequential_rollout", "true"),
     ("no_subprocess_envs", "true"),
+    # a mode word spelt in two (coinrun's make_general_env(..., use_sub_proc=True))
+    ("use_sub_proc", "false"), ("disable_sub_process", "true"),
 ])
 def test_switches_built_like_one_are_knobs_with_their_serial_value(name, serial):
     assert V.match(name) == "exact", name
@@ -50,7 +52,7 @@ def test_switches_built_like_one_are_knobs_with_their_serial_value(name, serial)
     # a mode word in another sense, a state the program measures, or one in a longer phrase
     "is_distributed", "distributed_backend", "async_collection", "sync_env", "validate_weight_first_sync",
     "pbt_mix_policies_in_one_env", "decorrelate_envs_on_one_worker", "parameter_sync_step", "serial_number",
-    "distributed_sampler", "multiprocessing_context",
+    "distributed_sampler", "multiprocessing_context", "sub_processor_type", "multi_processing",
 ])
 def test_names_that_only_mention_a_mode_are_not_switches(name):
     assert V.switch(name) is None, name
