@@ -286,7 +286,9 @@ calls of the same function pass a configured value for that keyword, also a func
 another package (`LeRobotDataset.create(image_writer_threads=10)` in one conversion script,
 `image_writer_threads=dataset_config.image_writer_threads` in its sibling); such a function's
 literal is not compared with the project's own fields of that name. Not when the literal
-equals the field's default, nor in a file that writes the key as a literal 3 or more times
+equals the field's default, nor in a mapping that a mapping of unknown keys then updates
+(`args.update(json.loads(extra_args))`: a default the user's mapping replaces), nor in a file
+that writes the key as a literal 3 or more times
 (a table of per-model settings in code), nor for another package's function or a method of an
 object of unknown class (they have knobs of their own), nor for a call that builds a
 configuration (`ParallelismConfig(tensor_parallel_degree=8)`: a preset is the setting itself).
@@ -352,6 +354,17 @@ warning (a note under examples/). Only where the launcher's file, or a project f
 (two levels), declares a count of CPU-bound workers in a parser or settings class; not for a
 launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting."""
     VALID = [
+        Example({"hparams/data_args.py": "from dataclasses import dataclass, field\n"
+                                         "@dataclass\n"
+                                         "class DataArguments:\n"
+                                         "    preprocessing_num_workers: int = field(default=None)\n",
+                 "webui/runner.py": "import json\n"
+                                    "from hparams import get_train_args\n"
+                                    "def train(model, extra_args):\n"
+                                    "    args = dict(model=model, preprocessing_num_workers=16)\n"
+                                    "    args.update(json.loads(extra_args))\n"
+                                    "    return get_train_args(args)\n"},
+                "a literal in a mapping that the user's own mapping then updates: a default they can replace"),
         Example({"verify.py": "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\nimport torch\n"
                               "model = torch.load('m').cuda()\n",
                  "demo.py": "import os\nif 'CUDA_VISIBLE_DEVICES' not in os.environ:\n"
@@ -1264,6 +1277,8 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                 continue  # `init_process_group(world_size=1)`: one process on purpose, as for consumers
             if idioms.nothing_configured(d.get("condition")):
                 continue  # `if not config_path: return Store(numjobs=16, ...)`: defaults, no config given
+            if d.get("replaceable_at"):
+                continue  # `args.update(json.loads(extra_args))` later: a default the user's mapping replaces
             callee_q = str(d.get("callee") or "")
             kind = d.get("callee_kind")
             if kind == "method":

@@ -978,19 +978,29 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             if isinstance(arg, ast.Name):
                 other = self.visible_mapping(arg.id)
                 if other is None:
-                    fn.mapkeys.pop(name)
+                    self.replaceable(fn.mapkeys.pop(name), node)
                     return
                 entries.update({k: (tuple(dict.fromkeys((*c, *conds))), v) for k, (c, v) in other.items()})
             elif isinstance(arg, ast.Dict) and all(k is not None and const_str(k) for k in arg.keys):
                 entries.update({const_str(k): (conds, v) for k, v in zip(arg.keys, arg.values)})
             else:
-                fn.mapkeys.pop(name)
+                self.replaceable(fn.mapkeys.pop(name), node)
                 return
         entries.update({k.arg: (conds, k.value) for k in node.keywords if k.arg})
         if any(k.arg is None for k in node.keywords):
-            fn.mapkeys.pop(name)
+            self.replaceable(fn.mapkeys.pop(name), node)
             return
         fn.mapkeys[name] = {**fn.mapkeys[name], **entries}
+
+    def replaceable(self, keys: dict[str, tuple], update: ast.Call) -> None:
+        """`args = dict(..., preprocessing_num_workers=16)` then `args.update(json.loads(extra))`
+        with keys unknown here: each literal keyword of the mapping is a default that the merged
+        mapping may replace (detail ``replaceable_at``, the update's line; QG105)."""
+        at = {(v.lineno, self.src.column(v)) for _, v in keys.values() if isinstance(v, ast.Constant)}
+        for site in self.sites:
+            if site.role == "define" and site.detail.get("via") == "keyword" and \
+                    (site.line, site.column) in at and site.detail.get("function") == self.function().qualname:
+                site.detail["replaceable_at"] = update.lineno
 
     def visible_mapping(self, name: str) -> dict[str, tuple] | None:
         """The keys of the local mapping NAME, from the innermost frame that built one."""
