@@ -1109,6 +1109,25 @@ reads is a note: its settings are not this project's users' to set."""
                              "launch(args, Pool(args.num_workers))\n"},
                 "a parsed namespace handed whole to another package, which may read the flag: a note",
                 expect=[("train.py", 5)], severity="note"),
+        Example({"lightning_base.py": "import argparse\n"
+                                      "import pytorch_lightning as pl\n"
+                                      "def add_generic_args(parser):\n"
+                                      "    parser.add_argument('--n_tpu_cores', dest='tpu_cores', type=int)\n"
+                                      "def generic_train(model, args, logger=True, extra_callbacks=()):\n"
+                                      "    train_params = {'accumulate_grad_batches': 1}\n"
+                                      "    trainer = pl.Trainer.from_argparse_args(args, weights_summary=None, "
+                                      "callbacks=[*extra_callbacks], logger=logger, **train_params)\n"
+                                      "    return trainer.fit(model)\n",
+                 "finetune.py": "import argparse\n"
+                                "from lightning_base import add_generic_args, generic_train\n"
+                                "def main():\n"
+                                "    parser = argparse.ArgumentParser()\n"
+                                "    add_generic_args(parser)\n"
+                                "    parser.add_argument('--num_workers', type=int, default=4)\n"
+                                "    args = parser.parse_args()\n"
+                                "    return generic_train(make_model(args.num_workers), args)\n"},
+                "a namespace handed to a package that reads it by name, in a call too long to quote whole: a note",
+                expect=[("lightning_base.py", 4)], severity="note"),
         Example(_hydra_scripts("DataLoader([], num_workers=2, batch_size=cfg.collector.frames_per_batch)"),
                 "td3.py loads td3/config.yaml, and only impala's code reads collector.num_workers",
                 expect=[("td3/config.yaml", 3)]),
@@ -2593,12 +2612,18 @@ def _namespaces_handed(result) -> set[str]:
             if any(idioms.is_config_name(name) or "parser" in name.lower() for name in _bare_arguments(edge.get("text")))}
 
 
+_LEADING_NAMES = re.compile(r"\(\s*((?:[A-Za-z_]\w*\s*,\s*)*[A-Za-z_]\w*)\s*(?:,|\))(?!\s*=)")
+
+
 def _bare_arguments(call_text) -> list[str]:
     """The arguments of a call's text that are bare names: `launch_simulation(cfg, args)` -> cfg, args."""
     try:
         call = ast.parse(str(call_text or "").strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError):
-        return []
+        # a long call's text is cut (`Trainer.from_argparse_args( args, weights_summary=None, ...`):
+        # its leading positional names still show
+        first = _LEADING_NAMES.search(str(call_text or ""))
+        return [n.strip() for n in first.group(1).split(",")] if first else []
     if not isinstance(call, ast.Call):
         return []
     return [a.id for a in [*call.args, *(k.value for k in call.keywords)] if isinstance(a, ast.Name)]
