@@ -887,6 +887,9 @@ def test_whether_a_parsed_namespace_stays_in_its_file(body, reads):
     # a batch size per device, a sampling method, a local rank a launcher passes: no such setting
     ("p.add_argument('--per_device_train_batch_size', type=int)\np.add_argument('--sampling_method')\n"
      "p.add_argument('--local_rank', type=int)\n", "args = p.parse_args()\n", None),
+    # the CPU chosen over the GPUs (Yi-VL's web demo), but not where optimizer state is kept
+    ("p.add_argument('--cpu-only', action='store_true')\np.add_argument('--zero_cpu_offload', action='store_true')\n"
+     "p.add_argument('--use_cpu_initialization', action='store_true')\n", "args = p.parse_args()\n", ["cpu_only"]),
 ])
 def test_setting_flags_a_script_never_reads(flags, body, unread):
     meta = python_code.extract(_PARSER + flags + body, "cli.py", VOCAB).meta
