@@ -206,6 +206,16 @@ def _where(function: str | None, placed_by: str | None = None) -> str:
     return "the main process (at module level)"
 
 
+# baselines' tf_util: a session of NUM_CPU threads, and a helper that opens one of a single thread
+_TF_UTIL = {"common/tf_util.py": "import tensorflow as tf\n"
+                                 "def make_session(num_cpu):\n"
+                                 "    config = tf.ConfigProto(intra_op_parallelism_threads=num_cpu,\n"
+                                 "                            inter_op_parallelism_threads=num_cpu)\n"
+                                 "    return tf.Session(config=config)\n"
+                                 "def single_threaded_session():\n"
+                                 "    return make_session(1)\n"}
+
+
 class ThreadPinning(Rule):
     CODE = "QG107"
     NAME = "thread-pinning"
@@ -275,14 +285,7 @@ computes the gradients (`loss.backward()` in a function that no worker runs: tor
 monobeast, whose learner threads share the process that set it), it is a note that names that
 function; when the learner is a process of its own, nothing."""
     VALID = [
-        Example({"common/tf_util.py": "import tensorflow as tf\n"
-                                       "def make_session(num_cpu):\n"
-                                       "    config = tf.ConfigProto(intra_op_parallelism_threads=num_cpu,\n"
-                                       "                            inter_op_parallelism_threads=num_cpu)\n"
-                                       "    return tf.Session(config=config)\n"
-                                       "def single_threaded_session():\n"
-                                       "    return make_session(1)\n",
-                 "run_atari.py": "from mpi4py import MPI\n"
+        Example({**_TF_UTIL, "run_atari.py": "from mpi4py import MPI\n"
                                  "from common import tf_util as U\n"
                                  "def train(env_id):\n"
                                  "    rank = MPI.COMM_WORLD.Get_rank()\n"
@@ -415,14 +418,7 @@ function; when the learner is a process of its own, nothing."""
                 "a setup script sourced only by scripts that start several ranks: one thread per rank"),
     ]
     INVALID = [
-        Example({"common/tf_util.py": "import tensorflow as tf\n"
-                                       "def make_session(num_cpu):\n"
-                                       "    config = tf.ConfigProto(intra_op_parallelism_threads=num_cpu,\n"
-                                       "                            inter_op_parallelism_threads=num_cpu)\n"
-                                       "    return tf.Session(config=config)\n"
-                                       "def single_threaded_session():\n"
-                                       "    return make_session(1)\n",
-                 "experiments/train.py": "import argparse\n"
+        Example({**_TF_UTIL, "experiments/train.py": "import argparse\n"
                                              "from common import tf_util as U\n"
                                              "def train(arglist):\n"
                                              "    with U.single_threaded_session():\n"
