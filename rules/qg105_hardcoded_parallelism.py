@@ -311,7 +311,10 @@ calls that pass it pass only literals, is one note, at the parameter: that defau
 literal, is the only count that ever runs; a warning when a caller that omits it is a program
 that reads its settings (it could have passed one). A mapping built with `dict(k=v)` or `{"k":
 v}` and handed on as `**kwargs` passes its keys. A parameter named like no knob counts too
-(`def parquet_to_jsonl(..., ntasks=64)` feeding `LocalPipelineExecutor(tasks=ntasks)`).
+(`def parquet_to_jsonl(..., ntasks=64)` feeding `LocalPipelineExecutor(tasks=ntasks)`). A
+list of counts that a helper walks with `zip()`, one backend per item (`create_loader(datasets,
+..., num_workers=[4, 4, 4])` making one `DataLoader` per dataset), gives each the item: the
+literal when every item is the same.
 
 One GPU pinned in code (`os.environ["CUDA_VISIBLE_DEVICES"] = "0"`, unconditionally) in a file
 whose code spreads its work over every GPU it sees (`device_map="auto"`, `torch.cuda.device_count()`,
@@ -562,6 +565,20 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                 "another script's flag of that name: the scripts do not import each other"),
     ]
     INVALID = [
+        Example({"data/__init__.py": "from torch.utils.data import DataLoader\n"
+                                     "def create_loader(datasets, batch_size, num_workers):\n"
+                                     "    loaders = []\n"
+                                     "    for dataset, bs, n_worker in zip(datasets, batch_size, num_workers):\n"
+                                     "        loaders.append(DataLoader(dataset, batch_size=bs, num_workers=n_worker))\n"
+                                     "    return loaders\n",
+                 "retrieval.py": "import yaml\n"
+                                 "from data import create_loader\n"
+                                 "def main(args, train_ds, val_ds):\n"
+                                 "    config = yaml.safe_load(open(args.config))\n"
+                                 "    bs = [config['batch_size_train'], config['batch_size_test']]\n"
+                                 "    return create_loader([train_ds, val_ds], bs, num_workers=[4, 4])\n"},
+                "a list of literal counts that a helper zips into one loader per dataset (ALBEF, BLIP)",
+                expect=[("retrieval.py", 6)], severity="warning"),
         Example({"example/finetune.py": "import os\n"
                                         "os.environ['CUDA_VISIBLE_DEVICES'] = '0'\n"
                                         "import transformers\n"

@@ -237,3 +237,31 @@ def test_a_caller_of_a_generically_named_helper_is_parsed_through_its_module():
     assert omitted.detail["helper_site"] == "harness/pal_code_exec.py:7"
     assert [(f.code, f.file, f.line, f.severity) for f in r.findings] == [
         ("QG105", "harness/pal_code_exec.py", 6, "note")]
+
+
+def test_a_list_of_counts_zipped_into_one_loader_per_dataset(tmp_path):
+    """ALBEF's and BLIP's `create_loader(datasets, ..., num_workers=[4, 4, 4], ...)`: the helper
+    walks the list with `zip()`, one DataLoader per item, so every loader gets the item; a list
+    whose items differ has no single value."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "__init__.py").write_text(
+        "from torch.utils.data import DataLoader\n"
+        "def create_loader(datasets, batch_size, num_workers):\n"
+        "    loaders = []\n"
+        "    for dataset, bs, n_worker in zip(datasets, batch_size, num_workers):\n"
+        "        loaders.append(DataLoader(dataset, batch_size=bs, num_workers=n_worker))\n"
+        "    return loaders\n")
+    (tmp_path / "train.py").write_text(
+        "from data import create_loader\n"
+        "def main(config, train_ds, val_ds):\n"
+        "    return create_loader([train_ds, val_ds], [config['batch_size']] * 2, [4, 4])\n")
+    (tmp_path / "evaluate.py").write_text(
+        "from data import create_loader\n"
+        "def main(config, test_ds, val_ds):\n"
+        "    return create_loader([test_ds, val_ds], [config['batch_size']] * 2, num_workers=[4, 0])\n")
+    r = scan_and_check(tmp_path)
+    same = consume(r, "train.py", 3)
+    assert same.detail["helper_site"] == "data/__init__.py:5" and same.value == 4
+    assert ("QG105", "train.py", 3) in {(f.code, f.file, f.line) for f in r.findings}
+    differ = consume(r, "evaluate.py", 3)
+    assert differ.value is None and "one item per turn" in differ.detail["effective_why"]

@@ -47,6 +47,7 @@ MAX_DEPTH = 10  # steps followed back from one sink within a file
 EDGE_DEPTH = MAX_DEPTH - 5  # a call argument is followed 5 steps: most are never a helper's
 MAX_CONFIG_VALUES = 400  # config literals kept per file
 TEXT_LIMIT = 90
+MAX_ITEMS = 16  # a literal list of counts longer than this is data, not settings
 CONFIG_ROOT = re.compile(r"cfg|conf|config|args|opt|param|setting|hparam|flags|kwargs|spec", re.IGNORECASE)
 CONFIG_LOADERS = {"load", "safe_load", "full_load", "load_config", "from_file", "fromfile", "create", "merge",
                   "EasyDict", "edict", "ConfigDict", "FrozenConfigDict", "Config", "DictConfig", "parse_args",
@@ -99,6 +100,8 @@ class _Scope:
 
     def _bind(self, target: ast.AST, how: str, value: ast.AST | None, stmt: ast.stmt, branch: bool) -> None:
         end = (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
+        if how == "element":  # (a loop's names hold from its header on, in its body)
+            end = (stmt.iter.end_lineno or stmt.lineno, stmt.iter.end_col_offset or 0)
         if isinstance(target, ast.Name):
             self.defs.setdefault(target.id, []).append((end, how, value, stmt, branch))
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -122,7 +125,12 @@ class _Scope:
             elif isinstance(stmt, ast.AugAssign):
                 self._bind(stmt.target, "aug", stmt.value, stmt, branch)
             elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-                self._bind(stmt.target, "loop", stmt.iter, stmt, True)
+                pairs = _zipped(stmt)
+                if pairs:  # `for ds, n in zip(datasets, num_workers)`: each name an item of its list
+                    for target, seq in pairs:
+                        self._bind(target, "element", seq, stmt, True)
+                else:
+                    self._bind(stmt.target, "loop", stmt.iter, stmt, True)
                 self._index(stmt.body, True)
                 self._index(stmt.orelse, True)
             elif isinstance(stmt, (ast.If, ast.While)):
@@ -288,6 +296,9 @@ class Builder:
         v = literal(expr)
         if v is not NOT_LITERAL and (v is None or isinstance(v, (int, float, str, bool))):
             return self.node("literal", expr, value=v)
+        if isinstance(v, (list, tuple)) and 0 < len(v) <= MAX_ITEMS and all(type(x) is int for x in v):
+            # `create_loader(..., num_workers=[4, 4, 4])`: one count per item of a loop (an element node)
+            return self.node("literal", expr, value=list(v))
         if isinstance(expr, ast.Name):
             return self.trace_name(expr.id, expr, scope, depth)
         if isinstance(expr, (ast.Attribute, ast.Subscript)):
@@ -365,6 +376,8 @@ class Builder:
         _end, how, value, stmt, _branch = d
         if how == "assign":
             return self.node("assign", stmt, name=name, of=[self.trace(value, scope, depth + 1)])
+        if how == "element":
+            return self.node("element", stmt, name=name, of=[self.trace(value, scope, depth + 1)])
         if how == "aug":
             prev = self.trace_name(name, stmt, scope, depth + 1)
             return self.node("arith", stmt, op=type(stmt.op).__name__, of=[prev, self.trace(value, scope, depth + 1)])
@@ -760,6 +773,17 @@ def _edges(b: Builder, calls: list[tuple], sinks: list[dict], keep: set[str] = f
                         helpers.add(n["fn"])
                         changed = True
     return out, helpers
+
+
+def _zipped(stmt: ast.For) -> list[tuple[ast.AST, ast.AST]]:
+    """(loop name, the sequence it walks) for `for a, b in zip(xs, ys):` with one name per
+    sequence; [] for any other loop."""
+    it, target = stmt.iter, stmt.target
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "zip" and not it.keywords
+            and isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(it.args)
+            and not any(isinstance(a, ast.Starred) for a in it.args)):
+        return []
+    return [(t, a) for t, a in zip(target.elts, it.args) if isinstance(t, ast.Name)]
 
 
 def _decorator_name(node: ast.AST) -> str:

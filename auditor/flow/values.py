@@ -143,6 +143,14 @@ def evaluate(tree: dict, lookup: Lookup) -> tuple[bool, Any, str]:
                             f"at {where(tree)} is set by its callers"
     if k in ("assign", "arg", "returns") and kids:
         return evaluate(kids[0], lookup)
+    if k == "element" and kids:
+        # an item of a list walked in a loop (`for n in zip(..., num_workers)`): known when every
+        # item is the same
+        known, v, why = evaluate(kids[0], lookup)
+        if known and isinstance(v, (list, tuple)) and v and all(x == v[0] for x in v):
+            return True, v[0], why
+        return False, None, f"unknown: {tree['text']} at {where(tree)} walks {kids[0].get('text', '?')}, " \
+                            f"one item per turn"
     if k == "cast" and kids:
         known, v, why = evaluate(kids[0], lookup)
         if known:
