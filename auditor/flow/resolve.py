@@ -715,7 +715,8 @@ def wanted_words(metas, memo: dict | None = None) -> tuple[set[str], set[str]]:
                 continue
             for arg in [*edge["args"], *edge["kwargs"].values()]:
                 for n in values.leaves(arg):
-                    if n["k"] == "literal" and n.get("value") == 1 and edge["fn"] not in helpers \
+                    if n["k"] == "literal" and type(n.get("value")) is int and n["value"] == 1 \
+                            and edge["fn"] not in helpers \
                             and edge["fn"].rsplit(".", 1)[-1] != "<module>":
                         # `def single_threaded_session(): return make_session(1)`: a helper of one
                         # worker or thread, whose callers decide which process it pins (QG107)
