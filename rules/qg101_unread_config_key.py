@@ -384,10 +384,10 @@ the same) and that never reads the flag it adds (`--num-gpus` in LLaVA's serve/c
 read under that name: a warning. Not when the namespace goes anywhere else (another module's
 function, a method, `vars(args)`, an attribute, a container, a return), nor when the script
 passes its command line on, nor for the flags a library's helper adds (DeepSpeed's
-`--deepspeed_config`: judged below). A flag added by a function no scanned file calls (`def add_model_args(parser)`,
-vendored from another project), and set by no launch script or config, is a note: no command
-line may accept it. A flag known as a count
-by its help text alone is not declared unread: its reads in other files (`FLAGS.env_batch_size`) are not seen as a knob's.
+`--deepspeed_config`: judged below). A flag added by a function no scanned file calls
+(`def add_model_args(parser)`, vendored from another project), and set by no launch script or
+config, is a note: no command line may accept it. A flag known as a count by its help text alone
+is not declared unread: its reads in other files (`FLAGS.env_batch_size`) are not seen as a knob's.
 Such a script's flags that count nothing but choose where or how the work runs (`--gpu`, help
 "gpu id"; `--start_method`; `--target_tp`, help "Target TP degree"; `--allreduce_degree`;
 rules/knobs.yaml `setting_flags`) are held to the same test: one the script never reads drops

@@ -976,7 +976,7 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                 continue
             yield self.finding(site, knob="CUDA_VISIBLE_DEVICES", related=[site],
                                backend=f"`{spread['text']}` (line {spread['line']})",
-                               what=f"one GPU", why=f": `CUDA_VISIBLE_DEVICES` is pinned to {str(site.value).strip()} "
+                               what="one GPU", why=f": `CUDA_VISIBLE_DEVICES` is pinned to {str(site.value).strip()} "
                                                    f"here, replacing the GPUs the user exported (set it only when it is "
                                                    f"unset, or take a flag)",
                                severity="note", confidence="medium")

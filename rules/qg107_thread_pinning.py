@@ -159,7 +159,7 @@ def _direct_callers(result) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
-def _learner_caller(site, callers, meta, result, spawning) -> str | None:
+def _learner_caller(site, callers, result, spawning) -> str | None:
     """`SLDataloader.__init__` pins torch, and `SLLearner._setup_dataloader` builds the
     SLDataloader: the pin runs in the learner, which does the math. The one caller that
     places it (learner / trainer by its name, no worker), if every caller is such a one, in a
@@ -168,6 +168,7 @@ def _learner_caller(site, callers, meta, result, spawning) -> str | None:
     if site.role != "consume" or site.detail.get("backend") not in _pin_backends() or site.detail.get("condition"):
         return None
     function = str(site.detail.get("function") or "")
+    meta = result.meta.get(site.file)
     flow = meta.get("flow") if isinstance(meta, dict) else None
     module = str(flow.get("module") or "") if isinstance(flow, dict) else ""
     if not function or not module:
@@ -195,7 +196,7 @@ def _thread_value(site) -> str:
 
 def _where(function: str | None, placed_by: str | None = None) -> str:
     if placed_by:
-        function = _class_and_function(function or "") if "." in (function or "") else function
+        function = _class_and_function(function or "")
         return (f"the learner's process (in {function}(), which {_class_and_function(placed_by)}() calls), "
                 f"which does the model's math,")
     m = _MATH_PROCESS.search(function or "")
@@ -597,7 +598,7 @@ function; when the learner is a process of its own, nothing."""
             if site.kind == "python" and not _in_main_process(site):
                 if callers is None:
                     callers = _direct_callers(result)
-                placed_by = _learner_caller(site, callers, result.meta.get(site.file), result, spawning)
+                placed_by = _learner_caller(site, callers, result, spawning)
                 if placed_by is None:
                     continue
             backend = site.detail.get("backend") or ""

@@ -997,9 +997,10 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         with keys unknown here: each literal keyword of the mapping is a default that the merged
         mapping may replace (detail ``replaceable_at``, the update's line; QG105)."""
         at = {(v.lineno, self.src.column(v)) for _, v in keys.values() if isinstance(v, ast.Constant)}
+        function = self.function().qualname
         for site in self.sites:
             if site.role == "define" and site.detail.get("via") == "keyword" and \
-                    (site.line, site.column) in at and site.detail.get("function") == self.function().qualname:
+                    (site.line, site.column) in at and site.detail.get("function") == function:
                 site.detail["replaceable_at"] = update.lineno
 
     def visible_mapping(self, name: str) -> dict[str, tuple] | None:
