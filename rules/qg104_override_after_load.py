@@ -5,8 +5,8 @@ import re
 from auditor import vocab as vocab_mod
 from auditor.keys import CONFIG_CLASS
 from auditor.lint import idioms
-from auditor.lint.base import (CONFIG_KINDS, Example, Rule, as_number, environment_writes, in_examples, is_config_define,
-                               is_test_file, show, where)
+from auditor.lint.base import (CONFIG_KINDS, Example, ImportNeighbours, Rule, as_number, environment_writes, in_examples,
+                               is_config_define, is_test_file, show, where)
 
 _AUGMENTED = re.compile(r"^\s*[\w.\[\]'\"]+\s*(\*\*|//|[-+*/%])=")
 _CONVERSION = re.compile(r"^\s*(int|float|str|bool)\(\s*[\w.\[\]'\"]+\s*\)\s*$")
@@ -91,9 +91,10 @@ None: ...num_envs...`) is a warning at the parameter: a caller passing both lose
 a default, a note. A backend switch (vec_env_class) replaced under a condition by another
 reference is a note. A field users set with a flag or dataclass field, recomputed afterwards
 from other fields (`args.num_envs = args.local_num_envs * world_size`), is a warning, unless its
-help says it is computed at run time, or the value is read from a variable a launcher sets for
-the programs it starts (`int(os.environ["WORLD_SIZE"])` under torch.distributed.launch: the
-launcher's count). So is a field a settings class's own post-init replaces by
+help says it is computed at run time. A value read from a variable a launcher sets for
+the programs it starts (`args.world_size = int(os.environ["WORLD_SIZE"])` under
+torch.distributed.launch) is the launcher's count and the right one, but the flag users set
+(`--world_size`, 'number of distributed processes') then changes nothing: a note. So is a field a settings class's own post-init replaces by
 another field (`self.fsdp_size, self.num_replica = self.num_gpu, 1`: each name of a tuple
 assignment gets its own value), unless it is declared `field(init=False)` (state the class
 computes) or hidden from the command line (`tyro.conf.Suppress[int]`: trl's `PPOConfig.world_size`,
@@ -219,13 +220,6 @@ every GPU it sees is QG105's)."""
                               "def world():\n"
                               "    return int(os.environ.get('WORLD_SIZE', 1))\n"},
                 "an environment variable with a literal fallback: no setting is lost"),
-        Example({"dist.py": "import argparse, os\n"
-                            "p = argparse.ArgumentParser()\n"
-                            "p.add_argument('--distributed-world-size', type=int, default=1)\n"
-                            "args = p.parse_args()\n"
-                            "def torch_launch_init(args):\n"
-                            "    args.distributed_world_size = int(os.environ['WORLD_SIZE'])\n"},
-                "a world size taken from the variable the launcher sets: the launcher's count, not a fallback"),
         Example({"train.py": "import argparse\n"
                              "p = argparse.ArgumentParser()\n"
                              "p.add_argument('--num-envs', type=int, default=8)\n"
@@ -464,6 +458,15 @@ every GPU it sees is QG105's)."""
                 "a rank's GPU picked only when none was exported, or modulo the GPUs the node has"),
     ]
     INVALID = [
+        Example({"dist.py": "import argparse, os\n"
+                            "p = argparse.ArgumentParser()\n"
+                            "p.add_argument('--world_size', type=int, default=1, help='number of distributed processes')\n"
+                            "args = p.parse_args()\n"
+                            "def init_distributed_mode(args):\n"
+                            "    if 'RANK' in os.environ and 'WORLD_SIZE' in os.environ:\n"
+                            "        args.world_size = int(os.environ['WORLD_SIZE'])\n"},
+                "a flag users set replaced by the count the launcher sets: the launcher's count is right, "
+                "the flag changes nothing (a note)", expect=[("dist.py", 7)], severity="note"),
         Example({"tests/trace_tests.py": "import argparse\nimport subprocess\n"
                                          "def main(args):\n"
                                          "    procs = [subprocess.Popen(['run']) for _ in range(args.max_threads)]\n"
@@ -797,6 +800,7 @@ every GPU it sees is QG105's)."""
         parser_flags = {(rel, fn): {str(d).lower() for d in dests}
                         for rel, m in result.meta.items() if isinstance(m, dict)
                         for fn, dests in (m.get("parser_flags") or {}).items()}
+        neighbours = ImportNeighbours(result)  # (a flag of a script that does not import the file is another's)
         for knob in result.knobs:
             configured = [s for s in knob.sites if is_config_define(s) and s.value is not None]
             for site in knob.sites:
@@ -832,6 +836,18 @@ every GPU it sees is QG105's)."""
                     recomputed = None  # `args.world_size = ...` on its own parser's namespace, which has no such flag
                 if recomputed is not None:
                     yield recomputed_finding(self, site, knob, recomputed)
+                    continue
+                flag = _replaced_by_launcher(site, knob, lambda flag: _flag_of_this_program(flag, site, parser_flags,
+                                                                                             neighbours))
+                if flag is not None:
+                    cond = site.detail.get("condition")
+                    var = _ENV_READ.search(str(site.detail.get("expr") or "")).group(1)
+                    yield self.finding(site, knob=knob.name, related=[flag, site], alias="",
+                                       effect=f"taken from the launcher's {var}",
+                                       condition=f" when `{idioms.short_condition(cond)}`" if cond else "",
+                                       configured=f": the value users pass for it ({where(flag)}) changes nothing "
+                                                  f"under a launcher, which sets the count itself",
+                                       severity="note", confidence="medium")
                     continue
                 if _replaces_argument(site):
                     yield self._argument_replaced(site, knob)
@@ -1275,15 +1291,52 @@ def _recomputed_field(site, knob):
         return None
     if any(idioms.set_for_programs(v) for v in _ENV_READ.findall(str(d.get("expr") or ""))):
         return None  # `cfg.distributed_world_size = int(os.environ["WORLD_SIZE"])`: the launcher's count
-    # the script's own declaration first: another script may declare a field of the same name
+    return _declared_flag(site, knob, own_class)
+
+
+def _declared_flag(site, knob, own_class=None):
+    """The flag or settings field users set for SITE's knob (the script's own declaration
+    first: another script may declare a field of the same name), or None."""
+    return next(_declared_flags(site, knob, own_class), None)
+
+
+def _declared_flags(site, knob, own_class=None):
     for s in sorted(knob.sites, key=lambda s: s.file != site.file):
         if s.role == "define" and s.kind == "python" and s.detail.get("via") in ("argparse", "dataclass") \
                 and s.leaf.lower() == site.leaf.lower() and not _DERIVED_HELP.search(s.detail.get("help") or "") \
                 and not s.detail.get("not_init") \
                 and (own_class is None or s.detail.get("owner") == own_class) \
                 and (s.detail.get("via") == "argparse" or CONFIG_CLASS.search(str(s.detail.get("owner") or ""))):
-            return s  # a dataclass of state (`_ProcessGroupState.world_size`) is no setting users pass
-    return None
+            yield s  # a dataclass of state (`_ProcessGroupState.world_size`) is no setting users pass
+
+
+def _replaced_by_launcher(site, knob, of_this_program):
+    """`args.world_size = int(os.environ["WORLD_SIZE"])` on a flag users set (`--world_size`,
+    'number of distributed processes'): under a launcher its count runs and the flag does
+    nothing. The launcher's count is the right one, so a note: the flag only misleads. The
+    declaration (the first that OF_THIS_PROGRAM accepts), or None."""
+    d = site.detail
+    target = str(d.get("target") or "")
+    if d.get("how") not in ("expression", "reference") or "." not in target \
+            or not idioms.is_config_name(target.split(".", 1)[0]) or _mentions(d.get("expr") or "", site.leaf):
+        return None
+    if not any(idioms.set_for_programs(v) for v in _ENV_READ.findall(str(d.get("expr") or ""))):
+        return None
+    if idioms.fills_a_missing_value(str(d.get("condition") or ""), target):
+        return None  # `if args.world_size == -1: args.world_size = int(os.environ["WORLD_SIZE"])`: left unset
+    return next((flag for flag in _declared_flags(site, knob) if of_this_program(flag)), None)
+
+
+def _flag_of_this_program(flag, site, parser_flags, neighbours) -> bool:
+    """Is FLAG one the program that runs SITE parses: in SITE's file, or in a script whose
+    folder holds SITE's file (`main.py` and `util/misc.py`, whatever the imports resolve to) or
+    that SITE's file imports, while SITE's file builds no parser of its own?"""
+    if flag.file == site.file:
+        return True
+    if any(rel == site.file for rel, _ in parser_flags):
+        return False
+    folder = flag.file.rsplit("/", 1)[0] + "/" if "/" in flag.file else ""
+    return site.file.startswith(folder) or neighbours.either(flag.file, site.file)
 
 
 def recomputed_finding(rule, site, knob, declared):
