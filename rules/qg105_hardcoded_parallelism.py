@@ -7,9 +7,10 @@ from functools import lru_cache
 from auditor.flow.values import reads_configuration
 from auditor.keys import holder_of
 from auditor.lint import idioms
-from auditor.lint.base import (CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, as_number, backend_kind, commented_out,
-                               environment_writes, in_examples, ImportNeighbours, is_config_define, is_test_file, is_test_site,
-                               modules_to_files, near_files, project_packages, show, steps_envs, where)
+from auditor.lint.base import (CONFIG_KINDS, SETTINGS_VIAS, Example, Rule, as_number, backend_entry, backend_kind,
+                               commented_out, environment_writes, in_examples, ImportNeighbours, is_config_define,
+                               is_test_file, is_test_site, modules_to_files, near_files, project_packages, show,
+                               steps_envs, where)
 
 # a loader over an empty literal (`DataLoader([])`, `DataLoader(dataset=())`): no work to split
 _EMPTY_DATA = re.compile(r"\b\w+\(\s*(?:\w+\s*=\s*)?(?:\[\s*\]|\(\s*\))\s*[,)]")
@@ -30,6 +31,7 @@ _SKIP_BACKENDS = ("torch.set_num_threads", "torch.set_num_interop_threads", "thr
 # `configure_train_module` in a recipe script, which is itself the configuration)
 CONSTRUCTS_CONFIG = re.compile(r"(Config|Configs|Args|Arguments|Spec|Settings|Options|Params)$"
                                r"|_(config|configs|args|settings|options|params|spec)$|^configure_")
+STATEMENT_LINES = 10  # lines of one call statement, from its first line to a keyword's
 TABLE = 3  # literal defines of one key in one file: a table of settings written in code
 SETTINGS_KEYWORDS_MIN = 3  # keywords of one call read from the user's settings before a literal beside them stands out
 SIBLINGS_MIN = 3  # configs routing the key before a literal among them stands out
@@ -43,6 +45,12 @@ _GENERIC_HOLDERS = frozenset({"args", "cfg", "config", "conf", "opt", "opts", "o
 
 # a launcher flag that counts something: nodes, processes, GPUs
 _COUNT_FLAG = re.compile(r"n(um_?)?nodes|nproc|num_?proc|gpus|np$|ntasks", re.IGNORECASE)
+
+
+def _shards(site, param) -> bool:
+    """Does PARAM split one model over devices (rules/consumers.yaml `shards`: vLLM's
+    tensor_parallel_size)?"""
+    return any(c.get("param") == param and c.get("shards") for c in backend_entry(site).get("counts") or ())
 
 
 def _int(value):
@@ -318,11 +326,17 @@ literal when every item is the same.
 
 One GPU pinned in code (`os.environ["CUDA_VISIBLE_DEVICES"] = "0"`, unconditionally) in a file
 whose code spreads its work over every GPU it sees (`device_map="auto"`, `torch.cuda.device_count()`,
-`DataParallel(`, a `Trainer(`) gives that code one GPU, whatever the user exported: a note.
+`DataParallel(`, a `Trainer(`) gives that code one GPU, whatever the user exported: a note. So
+does a flag whose default is one GPU written there (`os.environ["CUDA_VISIBLE_DEVICES"] =
+args.gpus` with `--gpus` defaulting to "0"): unless the flag is given, its default replaces the
+exported set.
 
 One worker process frozen in code (`DataLoader(ds, num_workers=1)`, `Pool(1)`, a process or
 env backend given the literal 1) that no configuration reaches is a note: 0 is the usual
-deliberate choice (the main process loads), 1 a count nobody can raise. Not inside a worker,
+deliberate choice (the main process loads), 1 a count nobody can raise. So is a model held on
+one GPU (`LLM(path, tensor_parallel_size=1)`, a count rules/consumers.yaml marks `shards`): a
+bigger model cannot be spread over the GPUs the machine has; not when a comment on its line
+gives the reason. Not inside a worker,
 nor for a pool kept for I/O or starting processes.
 
 A literal given to a project helper whose other calls pass the user's value reached under
@@ -586,6 +600,15 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                                         "trainer = transformers.Trainer(model=model)\n"},
                 "one GPU pinned at import in a script whose model is spread over every visible GPU",
                 expect=[("example/finetune.py", 2)], severity="note"),
+        Example({"inference.py": "import argparse, os\n"
+                                 "p = argparse.ArgumentParser()\n"
+                                 "p.add_argument('--gpus', default='0', type=str)\n"
+                                 "args = p.parse_args()\n"
+                                 "os.environ['CUDA_VISIBLE_DEVICES'] = args.gpus\n"
+                                 "import transformers\n"
+                                 "model = transformers.AutoModelForCausalLM.from_pretrained('m', device_map='auto')\n"},
+                "a flag whose default pins one GPU written over the exported set, in a script that spreads its model",
+                expect=[("inference.py", 5)], severity="note"),
         Example(_code_eval(_STARTS_PROCESS, "evaluate_functional_correctness(samples, n_workers=8)"),
                 "a literal count for a thread pool whose task, in another file, runs each program in a process",
                 expect=[("eval_instruct.py", 5)], severity="note"),
@@ -703,6 +726,11 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                              "    args = p.parse_args()\n"
                              "    return DataLoader(ds, batch_size=8, num_workers=1)\n"},
                 "one loader worker frozen in code (a note)", expect=[("train.py", 7)], severity="note"),
+        Example({"demo.py": "import os\nfrom vllm import LLM\n"
+                            "MODEL_PATH = os.environ.get('MODEL_PATH', 'THUDM/glm-4-9b-chat')\n"
+                            "def load():\n"
+                            "    return LLM(model=MODEL_PATH, tensor_parallel_size=1, trust_remote_code=True)\n"},
+                "a model held on one GPU in code (a note)", expect=[("demo.py", 5)], severity="note"),
         Example({"pkg/__init__.py": "",
                  "pkg/utils/__init__.py": "from .mp_util import track\n",
                  "pkg/utils/mp_util.py": "from multiprocessing import Pool\n"
@@ -969,17 +997,30 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
         its work over every GPU the process sees (`device_map="auto"`, `torch.cuda.device_count()`,
         `DataParallel(`, a `Trainer(`; the extractor's `spreads_devices`): that code gets one GPU,
         whatever the user exported. A note: a script may mean to run on one GPU."""
+        one_gpu = re.compile(r"\s*\d+\s*")
+        flags = {(s.file, s.leaf): s for s in result.sites
+                 if s.role == "define" and s.kind == "python" and s.detail.get("via") == "argparse"}
         for site, _var in environment_writes(result):
             spread = (result.meta.get(site.file) or {}).get("spreads_devices")
-            if not spread or site.key != "CUDA_VISIBLE_DEVICES" or site.detail.get("condition") \
-                    or not re.fullmatch(r"\s*\d+\s*", str(site.value)):
+            if not spread or site.key != "CUDA_VISIBLE_DEVICES" or site.detail.get("condition"):
+                continue
+            # `os.environ["CUDA_VISIBLE_DEVICES"] = args.gpus` with `--gpus` defaulting to "0":
+            # the default pins one GPU unless the flag is given
+            expr = str(site.detail.get("expr") or "")
+            flag = flags.get((site.file, expr.rsplit(".", 1)[-1])) if site.value is None \
+                and re.fullmatch(r"args\.\w+", expr) else None
+            if flag is not None and one_gpu.fullmatch(str(flag.value)):
+                why = (f": `CUDA_VISIBLE_DEVICES` is set here from {expr}, whose default {str(flag.value).strip()} "
+                       f"({where(flag)}) replaces the GPUs the user exported unless the flag is given (set it only "
+                       f"when the flag is given)")
+            elif one_gpu.fullmatch(str(site.value)):
+                why = (f": `CUDA_VISIBLE_DEVICES` is pinned to {str(site.value).strip()} here, replacing the GPUs the "
+                       f"user exported (set it only when it is unset, or take a flag)")
+            else:
                 continue
             yield self.finding(site, knob="CUDA_VISIBLE_DEVICES", related=[site],
                                backend=f"`{spread['text']}` (line {spread['line']})",
-                               what="one GPU", why=f": `CUDA_VISIBLE_DEVICES` is pinned to {str(site.value).strip()} "
-                                                   f"here, replacing the GPUs the user exported (set it only when it is "
-                                                   f"unset, or take a flag)",
-                               severity="note", confidence="medium")
+                               what="one GPU", why=why, severity="note", confidence="medium")
 
     def _findings(self, result, unconfigured: set):
         configured = _configured_by_leaf(result)
@@ -1100,14 +1141,18 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                                        what=what, why=why,
                                        **({} if same_file and not probe and not worker
                                           else {"severity": "note", "confidence": "medium"}))
-                elif not defaulted and value == 1 and backend_kind(site) in ("processes", "envs") \
+                elif not defaulted and value == 1 and (backend_kind(site) in ("processes", "envs")
+                                                       or _shards(site, param) and "#" not in site.source) \
                         and not worker and d.get("pool_use") not in ("io", "process-start"):
                     # one worker process that no setting can raise (`DataLoader(ds, num_workers=1)`,
                     # `Pool(processes=1)`): 0 is the usual deliberate choice, 1 a count frozen in
-                    # code; a note, as nothing promised otherwise
-                    ones.append(self.finding(site, knob=knob.name, related=[site], backend=_short(backend),
-                                             what=what, why=": one worker process, and no configuration reaches it",
-                                             severity="note", confidence="medium"))
+                    # code; a note, as nothing promised otherwise. So is a model held on one GPU
+                    # (`LLM(path, tensor_parallel_size=1)`): a bigger model cannot be spread (unless
+                    # a comment beside it gives the reason: `# one GPU: the model is small`)
+                    one = "one GPU for the model" if _shards(site, param) else "one worker process"
+                    ones.append((self.finding(site, knob=knob.name, related=[site], backend=_short(backend),
+                                              what=what, why=f": {one}, and no configuration reaches it",
+                                              severity="note", confidence="medium"), param))
                 elif not defaulted and value > 1:
                     # a pool kept for timeouts or I/O, or a loader default filled in when the
                     # user gave none (`if loader_kwargs is None: ...`), is no lost setting
@@ -1126,7 +1171,11 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
         yield from self._serial_beside_routed(result, reported)
         yield from self._machine_beside_setting(result, reported)
         # (after the siblings' check: a 1 beside the count its siblings route is that warning)
-        yield from (f for f in ones if (f.file, f.line) not in reported)
+        # (a 1 whose computation is commented out beside it is that finding: the fact sits at
+        # the statement's first line, the site at its keyword's)
+        frozen = {(rel, fact["param"]): fact["line"] for rel, fact in commented_out(result, "count")}
+        yield from (f for f, param in ones if (f.file, f.line) not in reported
+                    and not 0 <= f.line - frozen.get((f.file, param), -99) <= STATEMENT_LINES)
         yield from self._launch_commands(result)
         yield from self._fixed_cpus_per_task(result)
 
