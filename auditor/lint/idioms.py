@@ -66,13 +66,19 @@ def fills_a_missing_value(cond: str, name: str) -> bool:
     """`if num_workers is None: num_workers = 1`, or the last branch of a default chain:
     `if "OMP_NUM_THREADS" in os.environ: ... elif ...: n = 1` sets a default for a missing value;
     so does `if num_cpu == "auto": num_cpu = cpu_count()`, where the user asked for it, and
-    `if self.tp_size == -1: self.tp_size = 1`, where -1 marks a field left unset."""
+    `if self.tp_size == -1: self.tp_size = 1`, where -1 marks a field left unset. Not the
+    else branch of such a test (`not (max_workers is None)`): there the user gave a value."""
     leaf = name.rsplit(".", 1)[-1]
     # Every form names the leaf: without it (checked exactly only in ASCII, where IGNORECASE
     # is plain lower-casing) there is no regex to build, the dearest step of the rules.
     if cond.isascii() and leaf.isascii() and leaf.lower() not in cond.lower():
         return False
-    return bool(_missing_value_regex(leaf).search(cond))
+    return bool(_missing_value_regex(leaf).search(_given_value_regex(leaf).sub("", cond)))
+
+
+@lru_cache(maxsize=256)
+def _given_value_regex(leaf: str) -> re.Pattern:
+    return re.compile(rf"not\s*\(\s*[\w.]*\b{re.escape(leaf)}\s+is\s+None\s*\)", re.IGNORECASE)
 
 
 @lru_cache(maxsize=256)
