@@ -37,6 +37,11 @@ def _is_own_param(value, keyword: str, fn: str) -> bool:
     return value.get("k") == "oneof" and any(_is_own_param(v, keyword, fn) for v in value.get("of") or ())
 
 
+def _negative_marker(value) -> bool:
+    number = as_number(value)
+    return isinstance(number, int) and not isinstance(number, bool) and number < 0
+
+
 def _default_of(site):
     expr = str(site.detail.get("expr") or "")
     if site.role == "read" and site.kind == "python" and site.default is None and site.detail.get("via") != "param" \
@@ -85,7 +90,9 @@ where configs set 8, 16 and 64): the same note. Not for a parameter's default, n
 value (0, 1, `False`: a size of 1 or a switch left off is what some config always chooses). An
 empty-string, "none" or "auto" fallback (`os.getenv("WORLD_SIZE", "")`) is a sentinel for
 "absent" or "compute it" and is not compared, and so is a fallback that an `assert` right
-after the read rejects (`assert n_gpus > 0`): a missing key then fails loudly. A function parameter's default matched to a
+after the read rejects (`assert n_gpus > 0`): a missing key then fails loudly. Nor is a
+negative configured count (`tensor_model_parallel_size: -1`, "take it from the checkpoint"): a
+marker, not a count the fallback drops. A function parameter's default matched to a
 nested configuration key by its name alone is a note: nothing shows the two are one setting. So
 is a key one config sets where three times as many sibling configs of its folder have the
 section but leave the key out: the fallback is their value, by design. A call of a helper that
@@ -249,6 +256,11 @@ GPU"), when the default is 0 or -1 against "all CPUs" (the usual markers), or wh
         Example({"comm.py": "import os\nsize = int(os.getenv('WORLD_SIZE', '-1'))\n",
                  "partition.py": "import os\nlauncher = int(os.environ.get('WORLD_SIZE', '0') or '0')\n"},
                 "two code paths that mark 'unset' differently (-1 and 0)"),
+        Example({"conf/serve.yaml": "tensor_model_parallel_size: -1\n",
+                 "utils.py": "def reduce(model):\n"
+                             "    if model.cfg.get('tensor_model_parallel_size', 1) > 1:\n"
+                             "        model.allreduce()\n"},
+                "a configured -1 (taken from the checkpoint) beside a fallback of 1: a marker, no count"),
         Example({"conf.yaml": "teacher:\n  n_gpus_per_node: 8\n",
                  "teacher.py": "def pool(cfg):\n"
                                "    n_gpus = cfg.teacher.get('n_gpus_per_node', 0)\n"
@@ -483,8 +495,10 @@ GPU"), when the default is 0 or -1 against "all CPUs" (the usual markers), or wh
         target_args = {(s.file, s.line) for s in result.sites if s.role == "consume" and s.detail.get("via") == "_target_"}
         calls = self._calls
         for knob in result.knobs:
+            # (a negative count, `tensor_model_parallel_size: -1`, is the usual marker for "take
+            # it from the checkpoint / all of them": no count a fallback of 1 disagrees with)
             configured = [s for s in knob.sites if is_config_define(s) and is_literal(s.value)
-                          and not s.detail.get("reference")]
+                          and not s.detail.get("reference") and not _negative_marker(s.value)]
             reads = [(s, _default_of(s)) for s in knob.sites]
             reads = [(s, d) for s, d in reads if d is not None]
             # a parameter default joined by name says less than a .get() fallback: it is

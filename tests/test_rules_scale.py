@@ -50,7 +50,7 @@ def pairwise_qg103(rule, result) -> list[tuple]:
     includes = join_mod.hydra_includes(result)
     for knob in result.knobs:
         configured = [s for s in knob.sites if is_config_define(s) and is_literal(s.value)
-                      and not s.detail.get("reference")]
+                      and not s.detail.get("reference") and not qg103._negative_marker(s.value)]
         reads = [(s, qg103._default_of(s)) for s in knob.sites]
         reads = [(s, d) for s, d in reads if d is not None and s.detail.get("via") != "param"]
         for site, default in reads:
