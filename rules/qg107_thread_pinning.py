@@ -110,13 +110,36 @@ def _multi_process_launches(sites, meta: dict) -> set[str]:
     source it (`LAUNCH_SCRIPT="torchrun --nproc_per_node=$((TP * DP))"`)."""
     out = {rel for rel, m in meta.items() if isinstance(m, dict) and isinstance(m.get("shell_vars"), dict)
            and m["shell_vars"].get("launchers")}
+    counts, several = _launcher_counts()
+    counted = set()  # (file, command line) of launches given a rank count
     for s in sites:
         if s.kind == "shell" and s.detail.get("launcher") and s.detail.get("launcher_option"):
+            if f"--{s.leaf}" in counts or f"-{s.leaf}" in counts:
+                counted.add((s.file, s.detail.get("command_line")))
             n = as_number(s.value)
             # `$NGPUS`, `auto`: a count decided at run time, as a rule several
             if not isinstance(n, (int, float)) or (not isinstance(n, bool) and n > 1):
                 out.add(s.file)
+    # `accelerate launch --config_file zero2.yaml train.py`, `deepspeed train.py`: no count on the
+    # command, and the launcher starts as many ranks as its config or the GPUs say
+    for rel, m in meta.items():
+        for line, name in (m.get("launches") or ()) if isinstance(m, dict) else ():
+            if _LAUNCHER_ALIASES.get(name, name) in several and (rel, line) not in counted:
+                out.add(rel)
     return out
+
+
+# the launcher names of launch scripts (auditor/extract/shell_script.py) as rules/workers.yaml names them
+_LAUNCHER_ALIASES = {"mpiexec": "mpirun", "torch.distributed.run": "torchrun", "torch.distributed.launch": "torchrun"}
+
+
+@lru_cache(maxsize=1)
+def _launcher_counts() -> tuple[frozenset, frozenset]:
+    """(every launcher's rank-count flags, the launchers that start several ranks when a command
+    gives no count: rules/workers.yaml `several_by_default`)."""
+    rules = [r for r in catalogue.data("workers.yaml").get("rules", []) if r.get("launcher")]
+    return (frozenset(f for r in rules for f in r.get("count_flags") or ()),
+            frozenset(r["launcher"] for r in rules if r.get("several_by_default")))
 
 
 def _sourced_by(meta: dict) -> dict[str, set[str]]:
@@ -271,7 +294,9 @@ A learner or inference process is the math, whatever else its name says (sample-
 (an inference loop per env) is one of N busy workers; a function named for the GPU
 (`_gpu_inference_loop`) runs its math there.
 A launch script that exports it and then starts several ranks with a launcher (`torchrun
---nproc_per_node=8`, `deepspeed`, `mpirun -np 4`) gives each rank one thread, torchrun's own
+--nproc_per_node=8`, `deepspeed`, `mpirun -np 4`; also `accelerate launch --config_file ...` or
+`deepspeed train.py` with no count on the command, which start as many ranks as their config or
+the GPUs say: rules/workers.yaml `several_by_default`) gives each rank one thread, torchrun's own
 default for several ranks: not reported; nor is a setup script that only such scripts
 `source` (VILA's scripts/setups/train.sh; of the scripts the scan reads, which hold a
 parallelism word), nor one that holds such a launcher command in a variable for the scripts
@@ -385,6 +410,10 @@ function; when the learner is a process of its own, nothing."""
                                 "torchrun --standalone --nproc_per_node=8 -m scripts.base_train\n"
                                 "torchrun --nproc_per_node=auto -m scripts.base_eval\n"},
                 "one thread for each of the ranks a launcher starts (torchrun's own default for several ranks)"),
+        Example({"train.sh": "#!/bin/bash\nexport OMP_NUM_THREADS=1\n"
+                             "accelerate launch \\\n    --config_file configs/zero2.yaml \\\n    train.py --lr 1e-4\n",
+                 "finetune.sh": "export OMP_NUM_THREADS=1\ndeepspeed finetune.py --deepspeed ds.json\n"},
+                "launchers that start as many ranks as their config or the GPUs say, with no count on the command"),
         Example({"local_search.py": "import os\nfrom numba import set_num_threads\n"
                                     "def main(num_threads=None):\n"
                                     "    set_num_threads(num_threads or min(os.cpu_count(), 32))\n"},
