@@ -91,15 +91,16 @@ None: ...num_envs...`) is a warning at the parameter: a caller passing both lose
 a default, a note. A backend switch (vec_env_class) replaced under a condition by another
 reference is a note. A field users set with a flag or dataclass field, recomputed afterwards
 from other fields (`args.num_envs = args.local_num_envs * world_size`), is a warning, unless its
-help says it is computed at run time. A value read from a variable a launcher sets for
-the programs it starts (`args.world_size = int(os.environ["WORLD_SIZE"])` under
-torch.distributed.launch) is the launcher's count and the right one, but the flag users set
-(`--world_size`, 'number of distributed processes') then changes nothing: a note. So is a field a settings class's own post-init replaces by
+help says it is computed at run time. So is a field a settings class's own post-init replaces by
 another field (`self.fsdp_size, self.num_replica = self.num_gpu, 1`: each name of a tuple
 assignment gets its own value), unless it is declared `field(init=False)` (state the class
 computes) or hidden from the command line (`tyro.conf.Suppress[int]`: trl's `PPOConfig.world_size`,
 which the trainer fills from accelerate) or its help (also `metadata={"help": ...}`) says it is computed; an `isinstance(self,
-...)` test that picks the subclass is no condition on the value. A setting used only as the fallback of an environment
+...)` test that picks the subclass is no condition on the value. A value read from a variable a
+launcher sets for the programs it starts (`args.world_size = int(os.environ["WORLD_SIZE"])`
+under torch.distributed.launch) is the launcher's count and the right one, but the flag users
+set (`--world_size`, 'number of distributed processes') then changes nothing: a note, unless the
+write only fills a value left unset (`if args.world_size == -1:`). A setting used only as the fallback of an environment
 variable (`os.environ.get("CUDA_VISIBLE_DEVICES", ",".join(map(str, range(args.gpus))))`) is
 replaced whenever a scheduler or launcher sets that variable: a note. A function given both the
 parsed settings and a same-named parameter with a literal default that writes the parameter
