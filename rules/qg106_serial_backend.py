@@ -222,7 +222,11 @@ when a caller asks for it: not reported (with the serial one as default, it is: 
 backend's call, or at the switch when the serial side is a project class, `if single_process:
 wrapper = LoopEnvs`). The same for a parser flag of that name whose default picks the parallel
 branch (`--no-subproc` with `parser.set_defaults(subproc=True)`, beside `if not args.subproc:
-DummyVecEnv(...)`; `set_defaults` wins over the flags' own defaults). Joblib's thread backend
+DummyVecEnv(...)`; `set_defaults` wins over the flags' own defaults), and for a class picked
+into a variable (`env_cls = AsyncVectorEnv if (use_async_envs and n_envs > 1) else
+SyncVectorEnv`) when every flag or settings field of the switch's name defaults to the parallel
+side (`use_async_envs: bool = True` in the evaluation config, whatever the helper's own default
+says). Joblib's thread backend
 (`prefer="threads"`, `backend="threading"`) is a thread pool, not a serial backend; only
 `backend="sequential"` runs its jobs one by one.
 A branch may build its backend in up to four statements (train and eval envs, each a list
@@ -298,6 +302,13 @@ worker: a warning at the write, from the project's call graph (a method called o
 unknown class reaches every project method of that name). A note when the path passes through
 files the scan did not read (they hold no knob word, but may call one that reads it)."""
     VALID = [
+        Example({"configs.py": "from dataclasses import dataclass\nimport gymnasium as gym\n"
+                               "@dataclass\nclass EvalConfig:\n    batch_size: int = 8\n    use_async_envs: bool = True\n"
+                               "def create_envs(make, n_envs, use_async_envs=False):\n"
+                               "    env_cls = gym.vector.AsyncVectorEnv if (use_async_envs and n_envs > 1) "
+                               "else gym.vector.SyncVectorEnv\n"
+                               "    return env_cls([make for _ in range(n_envs)])\n"},
+                "a vector class picked into a variable by a switch whose settings field defaults to the parallel side"),
         Example({"engines/torch.py": "import torch\nimport torch.multiprocessing as mp\n"
                                      "class DataParallelEngine:\n"
                                      "    def prepare(self, model):\n"
@@ -477,6 +488,14 @@ files the scan did not read (they hold no knob word, but may call one that reads
                 "the serial manager built by a script that loads no config picking another"),
     ]
     INVALID = [
+        Example({"configs.py": "from dataclasses import dataclass\nimport gymnasium as gym\n"
+                               "@dataclass\nclass EvalConfig:\n    batch_size: int = 8\n    use_async_envs: bool = False\n"
+                               "def create_envs(make, n_envs, use_async_envs=False):\n"
+                               "    env_cls = gym.vector.AsyncVectorEnv if (use_async_envs and n_envs > 1) "
+                               "else gym.vector.SyncVectorEnv\n"
+                               "    return env_cls([make for _ in range(n_envs)])\n"},
+                "a vector class picked into a variable by a switch whose settings field defaults to the serial side",
+                expect=[("configs.py", 9)]),
         Example({"examples/instrument.py": "import ray\n"
                                           "def run_example_debug(args):\n"
                                           "    ray.init(num_cpus=args.cpus, num_gpus=args.gpus, local_mode=True)\n"},
@@ -672,6 +691,8 @@ files the scan did not read (they hold no knob word, but may call one that reads
                 continue  # one environment, or asserted to be one: serial is fine
             if _configured_switch(site, result.meta, switch_defines):
                 continue  # a branch of a switch some config sets: judged there (_switches_in_code)
+            if _variable_switch_on(site, switch_defines):
+                continue  # `env_cls = Async if use_async_envs else Sync` with the setting on by default
             key = (site.file, site.line, site.detail.get("backend"))
             if key in seen:
                 continue
@@ -1117,6 +1138,26 @@ def _promised_parallel(knob, site) -> bool:
     promise, whatever the environment costs."""
     return knob is not None and any(s.role == "define" and s.file == site.file
                                     and _PARALLEL.search(str(s.detail.get("help") or "")) for s in knob.sites)
+
+
+def _variable_switch_on(site, defines) -> bool:
+    """`env_cls = AsyncVectorEnv if (use_async_envs and n_envs > 1) else SyncVectorEnv`, then
+    `env_cls(fns)`: the serial class runs when the switch is off, and every flag or settings
+    field of that name defaults it on (`use_async_envs: bool = True` in the evaluation config,
+    whatever the helper's own `use_async_envs=False` says): the serial class runs when the user
+    turns it off, or for one env."""
+    cond = str(site.detail.get("backend_condition") or "")
+    if not site.detail.get("via_variable") or not cond or " or " in cond:
+        return False
+    negated = cond.startswith("not (") and cond.endswith(")")
+    clauses = [c.strip() for c in (cond[5:-1] if negated else cond).split(" and ")]
+    switches = [c.rsplit(".", 1)[-1].lower() for c in clauses if re.fullmatch(r"[A-Za-z_][\w.]*", c)]
+    for leaf in switches:
+        mine = [s for s in defines if s.leaf.lower() == leaf and is_config_define(s) and not is_test_file(s.file)]
+        # serial under `not (flag and ...)`: the flag on picks the parallel class; under `flag`, off
+        if mine and all(s.value is negated for s in mine):
+            return True
+    return False
 
 
 def _configured_switch(site, meta, defines=()) -> bool:
