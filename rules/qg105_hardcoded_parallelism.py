@@ -691,6 +691,17 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                              "        )  # torch.cuda.device_count())\n"},
                 "a literal count whose computation is commented out beside it",
                 expect=[("bench.py", 4)], severity="warning"),
+        Example({"tokenize.py": "import os\nfrom multiprocessing import Pool\n"
+                                "def train_split(rows):\n"
+                                "    # with Pool(processes=min(len(rows), os.cpu_count())) as pool:\n"
+                                "    with Pool(processes=1) as pool:\n"
+                                "        return pool.map(str, rows)\n"
+                                "def eval_split(rows):\n"
+                                "    # with Pool(processes=min(len(rows), os.cpu_count())) as pool:\n"
+                                "    with Pool(processes=1) as pool:\n"
+                                "        return pool.map(str, rows)\n"},
+                "two frozen pools of one file, each beside its commented-out computation: those warnings only",
+                expect=[("tokenize.py", 5), ("tokenize.py", 9)], severity="warning"),
         Example({"executor.py": "import os\nfrom pebble import ProcessPool\n"
                                 "def run(snippets, execute):\n"
                                 "    # with ProcessPool(max_workers=min(len(snippets), os.cpu_count())) as pool:\n"
@@ -1173,9 +1184,11 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
         # (after the siblings' check: a 1 beside the count its siblings route is that warning)
         # (a 1 whose computation is commented out beside it is that finding: the fact sits at
         # the statement's first line, the site at its keyword's)
-        frozen = {(rel, fact["param"]): fact["line"] for rel, fact in commented_out(result, "count")}
+        frozen: dict[tuple, list[int]] = {}  # (file, param) -> first lines of statements with such a fact
+        for rel, fact in commented_out(result, "count"):
+            frozen.setdefault((rel, fact["param"]), []).append(fact["line"])
         yield from (f for f, param in ones if (f.file, f.line) not in reported
-                    and not 0 <= f.line - frozen.get((f.file, param), -99) <= STATEMENT_LINES)
+                    and not any(0 <= f.line - line <= STATEMENT_LINES for line in frozen.get((f.file, param), ())))
         yield from self._launch_commands(result)
         yield from self._fixed_cpus_per_task(result)
 
