@@ -124,13 +124,9 @@ def _multi_process_launches(sites, meta: dict) -> set[str]:
     # command, and the launcher starts as many ranks as its config or the GPUs say
     for rel, m in meta.items():
         for line, name in (m.get("launches") or ()) if isinstance(m, dict) else ():
-            if _LAUNCHER_ALIASES.get(name, name) in several and (rel, line) not in counted:
+            if name in several and (rel, line) not in counted:
                 out.add(rel)
     return out
-
-
-# the launcher names of launch scripts (auditor/extract/shell_script.py) as rules/workers.yaml names them
-_LAUNCHER_ALIASES = {"mpiexec": "mpirun", "torch.distributed.run": "torchrun", "torch.distributed.launch": "torchrun"}
 
 
 @lru_cache(maxsize=1)
@@ -448,6 +444,8 @@ function; when the learner is a process of its own, nothing."""
                 "a setup script sourced only by scripts that start several ranks: one thread per rank"),
     ]
     INVALID = [
+        Example({"run.sh": "export OMP_NUM_THREADS=1\nmpirun -n 1 python train.py\n"},
+                "one MPI rank, the learner, pinned by its launch script", expect=[("run.sh", 1)]),
         Example({**_TF_UTIL, "experiments/train.py": "import argparse\n"
                                              "from common import tf_util as U\n"
                                              "def train(arglist):\n"
