@@ -801,6 +801,7 @@ every GPU it sees is QG105's)."""
         parser_flags = {(rel, fn): {str(d).lower() for d in dests}
                         for rel, m in result.meta.items() if isinstance(m, dict)
                         for fn, dests in (m.get("parser_flags") or {}).items()}
+        parsing = {rel for rel, _fn in parser_flags}  # files that build a parser of their own
         neighbours = ImportNeighbours(result)  # (a flag of a script that does not import the file is another's)
         for knob in result.knobs:
             configured = [s for s in knob.sites if is_config_define(s) and s.value is not None]
@@ -832,13 +833,12 @@ every GPU it sees is QG105's)."""
                                        severity="note", confidence="medium")
                     continue
                 recomputed = _recomputed_field(site, knob)
-                if recomputed is not None and recomputed.file != site.file and \
-                        any(rel == site.file for rel, _ in parser_flags):
+                if recomputed is not None and recomputed.file != site.file and site.file in parsing:
                     recomputed = None  # `args.world_size = ...` on its own parser's namespace, which has no such flag
                 if recomputed is not None:
                     yield recomputed_finding(self, site, knob, recomputed)
                     continue
-                flag = _replaced_by_launcher(site, knob, lambda flag: _flag_of_this_program(flag, site, parser_flags,
+                flag = _replaced_by_launcher(site, knob, lambda flag: _flag_of_this_program(flag, site, parsing,
                                                                                              neighbours))
                 if flag is not None:
                     cond = site.detail.get("condition")
@@ -1328,13 +1328,13 @@ def _replaced_by_launcher(site, knob, of_this_program):
     return next((flag for flag in _declared_flags(site, knob) if of_this_program(flag)), None)
 
 
-def _flag_of_this_program(flag, site, parser_flags, neighbours) -> bool:
+def _flag_of_this_program(flag, site, parsing, neighbours) -> bool:
     """Is FLAG one the program that runs SITE parses: in SITE's file, or in a script whose
     folder holds SITE's file (`main.py` and `util/misc.py`, whatever the imports resolve to) or
     that SITE's file imports, while SITE's file builds no parser of its own?"""
     if flag.file == site.file:
         return True
-    if any(rel == site.file for rel, _ in parser_flags):
+    if site.file in parsing:
         return False
     folder = flag.file.rsplit("/", 1)[0] + "/" if "/" in flag.file else ""
     return site.file.startswith(folder) or neighbours.either(flag.file, site.file)
