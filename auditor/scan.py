@@ -30,6 +30,7 @@ from typing import Callable
 from auditor.exitcodes import UsageError
 from auditor.extract import ParseError, extractor
 from auditor.extract.shell_shards import SHARD_HINT
+from auditor.extract import tool_threads
 from auditor.keys import one_typo
 from auditor.model import FileError, ScanResult
 from auditor.walk import (  # noqa: F401 - scan's API
@@ -176,7 +177,8 @@ class Prefilter:
     def _keeps(self, data: bytes, groups) -> bool:
         folded = data.translate(_FOLD)
         return self._match(data, folded, groups) or self._structural(folded) or (
-            b"add_argument" in data and _setting_flag().search(data) is not None)
+            b"add_argument" in data and _setting_flag().search(data) is not None) or \
+            tool_threads.mention_bytes().search(data) is not None  # `"--cpu", "8"` (QG105)
 
     def _structural(self, folded: bytes) -> bool:
         """Knob names built from a count word and a unit (collector_env_num, numEnvs): read

@@ -369,8 +369,26 @@ main_pretrain.py and its `--num_workers`) gives every task that many CPUs whatev
 asks: a larger count runs its workers on them, and the launcher has no flag to change it. A
 warning (a note under examples/). Only where the launcher's file, or a project file it imports
 (two levels), declares a count of CPU-bound workers in a parser or settings class; not for a
-launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting."""
+launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.
+
+A program the project starts with a pool of its own, sized by an option of its own, given a
+literal there (rules/commands.yaml: ffmpeg's `-threads`, nvcc's `--threads`, hmmsearch's `--cpu`,
+GNU parallel's `-j`, llama.cpp's `-t`, pyserini's `--threads`) is a note: `["ffmpeg", "-nostdin",
+"-threads", "0", "-i", path]` in an audio loader whose CLI's `--threads` only sizes torch's pool,
+`nvcc_args + ["--threads", "4"]` in a setup.py, `parallel -j 4 ...` in a job script. The count
+may suit the program, but no setting of the project reaches it. A command whose program is
+computed (`[self.binary_path, "--cpu", "8"]`) or absent (a list of arguments) is read for the
+options that name a thread count in any program (`--threads`, `--cpu`); a Python script's own
+flags (`[sys.executable, "train.py", "--threads", "2"]`) are that script's settings, and a
+string is read only when it starts with a program the catalogue names."""
     VALID = [
+        Example({"audio.py": "import subprocess\n"
+                             "def load_audio(path, threads):\n"
+                             "    cmd = ['ffmpeg', '-nostdin', '-threads', str(threads), '-i', path, '-']\n"
+                             "    return subprocess.run(cmd, capture_output=True).stdout\n",
+                 "child.py": "import subprocess, sys\n"
+                             "subprocess.run([sys.executable, 'train.py', '--threads', '2'])\n"},
+                "ffmpeg's thread count comes from the caller; a Python script's own flag is its setting"),
         Example({"hparams/data_args.py": "from dataclasses import dataclass, field\n"
                                          "@dataclass\n"
                                          "class DataArguments:\n"
@@ -579,6 +597,12 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                 "another script's flag of that name: the scripts do not import each other"),
     ]
     INVALID = [
+        Example({"audio.py": "import subprocess\n"
+                             "def load_audio(path):\n"
+                             "    cmd = ['ffmpeg', '-nostdin', '-threads', '0', '-i', path, '-']\n"
+                             "    return subprocess.run(cmd, capture_output=True).stdout\n"},
+                "ffmpeg's own thread count written into the command: no setting reaches it (a note)",
+                expect=[("audio.py", 3)], severity="note"),
         Example({"data/__init__.py": "from torch.utils.data import DataLoader\n"
                                      "def create_loader(datasets, batch_size, num_workers):\n"
                                      "    loaders = []\n"
@@ -1191,6 +1215,29 @@ launch script's `#SBATCH --cpus-per-task=10`, which is the user's own setting.""
                     and not any(0 <= f.line - line <= STATEMENT_LINES for line in frozen.get((f.file, param), ())))
         yield from self._launch_commands(result)
         yield from self._fixed_cpus_per_task(result)
+        yield from self._tool_threads(result)
+
+    def _tool_threads(self, result):
+        """`["ffmpeg", "-threads", "0", ...]`, `nvcc_args + ["--threads", "4"]`, `parallel -j 4` in a
+        shell script: a program the project starts sizes a pool of its own by an option of its
+        own (rules/commands.yaml, read by auditor/extract/tool_threads.py), and the project fixes
+        it with a literal: no setting reaches that count. A note: the number may be the right
+        one for the program, but it does not follow the machine or the user."""
+        for rel, meta in sorted(result.meta.items()):
+            facts = meta.get("tool_threads") if isinstance(meta, dict) else None
+            if not facts or is_test_file(rel):
+                continue
+            for fact in facts:
+                program, flag, value = fact["program"], fact["flag"], fact["value"]
+                auto = f" ({value}: {program} picks the count itself, usually every core)" \
+                    if value == fact.get("auto") else ""
+                yield self.finding(None, file=rel, line=fact["line"], column=fact.get("col", 1),
+                                   knob=flag.lstrip("-"),
+                                   backend=(program if program.startswith("`") else f"`{program}`") if program
+                                   else "The program this command starts",
+                                   what=f"the literal `{flag} {value}`{auto}",
+                                   why=", a count of its own pool that no setting of the project reaches",
+                                   severity="note", confidence="medium")
 
     def _fixed_cpus_per_task(self, result):
         """`executor.update_parameters(cpus_per_task=10, ...)` (submitit) or `"--cpus-per-task": 10`

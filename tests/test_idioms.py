@@ -434,3 +434,12 @@ def test_test_folders_by_name():
         assert is_test_file(path), path
     for path in ("contest/x.py", "latest/model.py", "src/pkg/a.py", "protests.py"):
         assert not is_test_file(path), path
+
+
+def test_thread_counts_written_into_external_programs_commands():
+    found = findings("tool_threads", "QG105")
+    assert found == [("audio/decode.py", 11, "QG105", "note"),  # ffmpeg -threads 0
+                     ("scripts/jobs.sh", 5, "QG105", "note"),  # parallel -j 4 (not -j "$NJOBS", not make -j8)
+                     ("scripts/jobs.sh", 8, "QG105", "note"),  # llama.cpp's ./main -t 8
+                     ("search/index.py", 10, "QG105", "note"),  # a computed program's --cpu 8 (not train.py's flag)
+                     ("setup.py", 5, "QG105", "note")]  # nvcc arguments with no program; tests/ quiet

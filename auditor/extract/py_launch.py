@@ -50,12 +50,12 @@ def launch_commands(tree: ast.AST, src) -> list[dict]:
     facts: list[dict] = []
     inside: set[int] = set()  # nodes already read as part of a larger command
     lines = [i for i, line in enumerate(src.lines, 1) if mentions_launcher(line)]
-    for node in walk(tree, prune=lambda node: _off_lines(node, lines)):
+    for node in walk(tree, prune=lambda node: off_lines(node, lines)):
         if id(node) in inside or not isinstance(node, (ast.BinOp, ast.List, ast.Tuple, ast.Constant, ast.JoinedStr)):
             continue
         if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.Add):
             continue
-        items = _items(node, src)
+        items = command_words(node, src)
         if not items or items[0][0] == "open":
             continue
         found = _launcher(items)
@@ -73,7 +73,7 @@ def launch_commands(tree: ast.AST, src) -> list[dict]:
     return facts
 
 
-def _off_lines(node: ast.AST, lines: list[int]) -> bool:
+def off_lines(node: ast.AST, lines: list[int]) -> bool:
     """NODE spans none of LINES (sorted): a launcher's word is written on a line of the command
     that names it, so nothing below NODE can be one. A node with decorators is kept (they sit
     above its first line)."""
@@ -84,13 +84,13 @@ def _off_lines(node: ast.AST, lines: list[int]) -> bool:
     return i == len(lines) or lines[i] > (node.end_lineno or start)
 
 
-def _items(node: ast.AST, src) -> list[tuple[str, str, int]] | None:
+def command_words(node: ast.AST, src) -> list[tuple[str, str, int]] | None:
     """The command as (kind, text, line) items: "lit" a literal word, "expr" a computed word,
     "open" a part of unknown length (a list variable, *args). None when NODE is no command."""
     if isinstance(node, ast.BinOp):
         if not isinstance(node.op, ast.Add):
             return None
-        left, right = _items(node.left, src), _items(node.right, src)
+        left, right = command_words(node.left, src), command_words(node.right, src)
         if left is None:
             return None
         return left + (right if right is not None else [("open", src.text(node.right), node.right.lineno)])
@@ -99,7 +99,7 @@ def _items(node: ast.AST, src) -> list[tuple[str, str, int]] | None:
         for elt in node.elts:
             if isinstance(elt, ast.Constant) and isinstance(elt.value, str):
                 out.append(("lit", elt.value, elt.lineno))
-            elif isinstance(elt, ast.JoinedStr) and len(words := _items(elt, src) or []) == 1:
+            elif isinstance(elt, ast.JoinedStr) and len(words := command_words(elt, src) or []) == 1:
                 out.append(words[0])  # f"--nproc_per_node={n}"
             elif isinstance(elt, ast.Starred):
                 out.append(("open", src.text(elt), elt.lineno))

@@ -21,7 +21,7 @@ from auditor.extract.py_consume import ConsumeMixin, pool_name
 from auditor.extract.py_context import Context
 from auditor.extract.py_defines import DefineMixin, absl_flag, help_counted_flags, is_thread_var
 from auditor.extract.py_facts import POOL_METHODS, Facts
-from auditor.extract import py_commented, py_dead, py_launch, py_namespace, py_parts, py_splits
+from auditor.extract import py_commented, py_dead, py_launch, py_namespace, py_parts, py_splits, tool_threads
 from auditor.extract.py_shadow import ShadowMixin
 from auditor.flow import local as flow_local
 from auditor.extract.py_refs import (
@@ -1702,6 +1702,10 @@ def extract(text: str, path: str, vocab) -> FileResult:
         commands = py_launch.launch_commands(tree, ex.src)
         if commands:
             meta["launch_commands"] = commands
+    if tool_threads.mention().search(text):
+        tools = tool_threads.python_facts(tree, ex.src)
+        if tools:
+            meta["tool_threads"] = tools
     if "CUDA_VISIBLE_DEVICES" in text:
         spread = SPREADS_DEVICES.search(text)
         if spread:  # `device_map="auto"` beside `os.environ["CUDA_VISIBLE_DEVICES"] = "0"` (QG105)

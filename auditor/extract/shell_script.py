@@ -34,6 +34,7 @@ from auditor.extract import FileResult
 from auditor.extract.cfg_common import interpolations, is_generated, make_site, type_word
 from auditor.extract.cfg_shell_lex import ASSIGN_START, SINGLE_QUOTED_DOLLAR, Word, lex
 from auditor.extract.shell_shards import sharded_launches
+from auditor.extract import tool_threads
 
 KIND = "shell"
 # $NAME, ${NAME}, ${NAME:-default}, ${NAME-default}, ${NAME:=default}, ${#NAME}, ${NAME[@]}
@@ -347,7 +348,17 @@ class _Script:
         for w in prefix:
             self.assign(w, "assignment" if not words else "env-prefix", persistent=not words)
         if words:
+            self.tool_threads(words)
             self.invocation(self.expand(words))
+
+    def tool_threads(self, words: list[Word]) -> None:
+        """`parallel -j 4 ...`, `./main -m model.gguf -t 8`: a literal count given to a program's
+        own pool (rules/commands.yaml), kept for QG105."""
+        facts = self.result.meta.setdefault("tool_threads", [])
+        if len(facts) >= tool_threads.MAX_FACTS or not tool_threads.mention().search(" ".join(w.text for w in words)):
+            return
+        items = [("expr" if "$" in w.raw or "`" in w.raw else "lit", w.text, self.pos(w.offset)[0]) for w in words]
+        facts.extend({**fact, "col": 1} for fact in tool_threads.counts(items, known_only=True))
 
     def expand(self, words: list[Word]) -> list[tuple[Word, Word, dict]]:
         """(word as the program sees it, word whose position is reported, extra detail)."""
@@ -651,6 +662,8 @@ class _Script:
             self.result.meta["sbatch_nodes"] = sbatch
         if self.generated:
             self.result.meta["generated"] = True
+        if not self.result.meta.get("tool_threads"):
+            self.result.meta.pop("tool_threads", None)
         return self.result
 
 
