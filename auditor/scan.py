@@ -178,7 +178,7 @@ class Prefilter:
         folded = data.translate(_FOLD)
         return self._match(data, folded, groups) or self._structural(folded) or (
             b"add_argument" in data and _setting_flag().search(data) is not None) or \
-            tool_threads.mention_bytes().search(data) is not None  # `"--cpu", "8"` (QG105)
+            tool_threads.mentions(data)  # `"--cpu", "8"` (QG105)
 
     def _structural(self, folded: bytes) -> bool:
         """Knob names built from a count word and a unit (collector_env_num, numEnvs): read

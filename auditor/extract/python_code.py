@@ -1702,7 +1702,7 @@ def extract(text: str, path: str, vocab) -> FileResult:
         commands = py_launch.launch_commands(tree, ex.src)
         if commands:
             meta["launch_commands"] = commands
-    if tool_threads.mention().search(text):
+    if tool_threads.mentions(text):
         tools = tool_threads.python_facts(tree, ex.src)
         if tools:
             meta["tool_threads"] = tools

@@ -355,7 +355,7 @@ class _Script:
         """`parallel -j 4 ...`, `./main -m model.gguf -t 8`: a literal count given to a program's
         own pool (rules/commands.yaml), kept for QG105."""
         facts = self.result.meta.setdefault("tool_threads", [])
-        if len(facts) >= tool_threads.MAX_FACTS or not tool_threads.mention().search(" ".join(w.text for w in words)):
+        if len(facts) >= tool_threads.MAX_FACTS or not tool_threads.mentions(" ".join(w.text for w in words)):
             return
         items = [("expr" if "$" in w.raw or "`" in w.raw else "lit", w.text, self.pos(w.offset)[0]) for w in words]
         facts.extend({**fact, "col": 1} for fact in tool_threads.counts(items, known_only=True))

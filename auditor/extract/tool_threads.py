@@ -40,29 +40,39 @@ def catalogue() -> tuple[tuple[tuple[re.Pattern, tuple[str, ...], str | None], .
 
 
 @lru_cache(maxsize=1)
-def _flags() -> str:
+def _flags() -> tuple[str, ...]:
+    """Every count option of the catalogue, longest first (`--cpus` before `--cpu`)."""
     programs, generic = catalogue()
-    flags = {flag for _, options, _ in programs for flag in options} | set(generic)
-    return "|".join(re.escape(f) for f in sorted(flags, key=len, reverse=True))
+    return tuple(sorted({flag for _, options, _ in programs for flag in options} | set(generic), key=len, reverse=True))
 
 
-@lru_cache(maxsize=1)
-def mention() -> re.Pattern:
-    """An option of the catalogue followed by a number, in a text: `-threads", "0"`, `-j 4`,
-    `--cpu=8`, `-j4` (a cheap test of a file before any walk)."""
-    return re.compile(rf"(?<![\w-])(?:{_flags()})(?:['\"]?\s*,?\s*['\"]?|=|\s+)?\d")
+_VALUE = r"(?:['\"]?\s*,?\s*['\"]?|=|\s+)?\d"  # `-threads", "0"`, `-j 4`, `--cpu=8`, `-j4`
 
 
-@lru_cache(maxsize=1)
-def mention_bytes() -> re.Pattern:
-    """mention() for a file's bytes (the scan's prefilter keeps such a file)."""
-    return re.compile(mention().pattern.encode())
+@lru_cache(maxsize=2)
+def _patterns(kind: type) -> tuple[re.Pattern, re.Pattern]:
+    """(a fast pattern that starts with a literal `-`, which the regex engine scans for; the
+    exact one, with the option as a whole word) for str or bytes."""
+    tails = "|".join(re.escape(f[1:]) for f in _flags())
+    whole = "|".join(re.escape(f) for f in _flags())
+    fast, exact = rf"-(?:{tails}){_VALUE}", rf"(?<![\w-])(?:{whole}){_VALUE}"
+    if kind is bytes:
+        return re.compile(fast.encode()), re.compile(exact.encode())
+    return re.compile(fast), re.compile(exact)
+
+
+def mentions(text: str | bytes) -> bool:
+    """Does TEXT hold an option of the catalogue followed by a number (`-threads", "0"`, `-j 4`,
+    `--cpu=8`, `-j4`)? A cheap test of a file before any walk: the exact pattern, with its
+    look-behind, is 20 times slower over a tree, so it runs only where the fast one matched."""
+    fast, exact = _patterns(type(text))
+    return fast.search(text) is not None and exact.search(text) is not None
 
 
 @lru_cache(maxsize=1)
 def option_word() -> re.Pattern:
     """An option of the catalogue as a word: the lines a command's count may stand on."""
-    return re.compile(rf"(?<![\w-])(?:{_flags()})(?![A-Za-z_-])")
+    return re.compile(rf"(?<![\w-])(?:{'|'.join(re.escape(f) for f in _flags())})(?![A-Za-z_-])")
 
 
 def counts(words: list[tuple[str, str, int]], known_only: bool) -> list[dict]:
