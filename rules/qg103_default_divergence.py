@@ -53,6 +53,8 @@ def _default_of(site):
         return None  # os.getenv("WORLD_SIZE", ""): a marker for "absent", checked before use
     if idioms.fallback_fails_loudly(site):
         return None  # n = cfg.get("n_gpus", 0); assert n > 0: a missing key stops the run
+    if idioms.fallback_tested_for_presence(site):
+        return None  # int(os.getenv("NUM_NODES", 0)) > 0: is it set at all, not how many
     root = str(site.detail.get("root") or "").split(".", 1)[0]
     if site.detail.get("via") == "getattr" and root and root not in ("self", "cls") and not idioms.is_config_name(root):
         return None  # getattr(env, "num_envs", 1): an attribute of an object, no setting's fallback
@@ -132,6 +134,15 @@ expect: a warning. Not when the stated number starts a formula or a rate ("2 * n
 GPU"), when the default is 0 or -1 against "all CPUs" (the usual markers), or when the file's
 `set_defaults()` sets the flag."""
     VALID = [
+        Example({"env.py": "import os\n"
+                           "def num_nodes():\n"
+                           "    return int(os.getenv('DATA_OPTIMIZER_NUM_NODES', 1))\n",
+                 "functions.py": "import os\n"
+                                 "def optimize(num_nodes=None):\n"
+                                 "    if num_nodes is None or int(os.getenv('DATA_OPTIMIZER_NUM_NODES', 0)) > 0:\n"
+                                 "        return 'remote'\n"
+                                 "    return 'local'\n"},
+                "a fallback of 0 compared with 0 tests whether the variable is set; it is no count"),
         Example({"HumanEval/human_eval/evaluation.py": "from concurrent.futures import ProcessPoolExecutor\n"
                                                       "def evaluate_functional_correctness(samples, n_workers=32):\n"
                                                       "    with ProcessPoolExecutor(n_workers) as ex:\n"

@@ -149,6 +149,12 @@ assumes that many GPUs on every node: a warning (a note under examples/), unless
 tests whether the variable is set (one GPU pinned where the file's code spreads its work over
 every GPU it sees is QG105's)."""
     VALID = [
+        Example({"conf/eval.yaml": "eval:\n  num_procs: 20\n  n_eval: 20\n",
+                 "metric.py": "from tianshou.env import SubprocVectorEnv\n"
+                              "def evaluate(cfg, make):\n"
+                              "    env_num = min(cfg.eval.num_procs, cfg.eval.n_eval)\n"
+                              "    return SubprocVectorEnv([make for _ in range(env_num)])\n"},
+                "envs capped by the episodes to run (`n_eval`): never more envs than episodes"),
         Example({"trainer.py": "from torch.utils.data import DataLoader, DistributedSampler\n"
                                "def loader(ds, args):\n"
                                "    sampler = DistributedSampler(ds, num_replicas=args.local_world_size,\n"

@@ -382,6 +382,14 @@ options that name a thread count in any program (`--threads`, `--cpu`); a Python
 flags (`[sys.executable, "train.py", "--threads", "2"]`) are that script's settings, and a
 string is read only when it starts with a program the catalogue names."""
     VALID = [
+        Example({"utils.py": "from torch.utils.data import DataLoader\n"
+                             "def loaders(ds, cfg):\n"
+                             "    return DataLoader(ds, batch_size=cfg.batch_size, num_workers=cfg.num_workers)\n"
+                             "def compute_flops(model, ds):\n"
+                             "    tmp_loader = DataLoader(ds, batch_size=1, num_workers=0)\n"
+                             "    data = next(iter(tmp_loader))\n"
+                             "    return model(data)\n"},
+                "a loader whose name is used only to draw one batch (`next(iter(tmp_loader))`): a probe"),
         Example({"audio.py": "import subprocess\n"
                              "def load_audio(path, threads):\n"
                              "    cmd = ['ffmpeg', '-nostdin', '-threads', str(threads), '-i', path, '-']\n"
@@ -1093,6 +1101,8 @@ string is read only when it starts with a program the catalogue names."""
                     continue  # a count of the project's own serial class: QG106's, not a parallel backend
                 if d.get("per_item"):
                     continue  # as many workers as the items it is given (`inputs=[val_file], num_workers=1`)
+                if d.get("one_batch") and _int(site.value) in (0, 1):
+                    continue  # `loader = DataLoader(ds, num_workers=0)`, then `next(iter(loader))`: a probe
                 condition = d.get("condition") or conditions.get((site.file, site.line))
                 if idioms.is_debug_condition(condition):
                     continue  # `if args.smoke_test: train(num_workers=2)`: a mode the user chose (as QG104)
@@ -1553,7 +1563,7 @@ string is read only when it starts with a program the catalogue names."""
             omitted = bool(d.get("omitted"))
             if not omitted and not (d.get("literal") and _int(site.value) in (0, 1)):
                 continue
-            if _EMPTY_DATA.search(site.source) or _ONE_BATCH.search(site.source):
+            if _EMPTY_DATA.search(site.source) or _ONE_BATCH.search(site.source) or d.get("one_batch"):
                 continue  # `return DataLoader([])`, `next(iter(DataLoader(ds)))`: nothing to split
             if not omitted and _int(site.value) == 1 and backend_kind(site) == "envs" \
                     and idioms.bound_for_evaluation(site):

@@ -302,6 +302,17 @@ worker: a warning at the write, from the project's call graph (a method called o
 unknown class reaches every project method of that name). A note when the path passes through
 files the scan did not read (they hold no knob word, but may call one that reads it)."""
     VALID = [
+        Example({"conf/eval.yaml": "eval:\n  num_procs: 20\n  n_eval: 20\n",
+                 "metric.py": "from tianshou.env import DummyVectorEnv, SubprocVectorEnv\n"
+                              "def evaluate(cfg, make):\n"
+                              "    env_num = min(cfg.eval.num_procs, cfg.eval.n_eval)\n"
+                              "    if env_num == 1:\n"
+                              "        env = DummyVectorEnv([make for _ in range(env_num)])\n"
+                              "    else:\n"
+                              "        env = SubprocVectorEnv([make for _ in range(env_num)])\n"
+                              "    return env\n"},
+                "the serial twin only when the list it is given holds one env (`range(env_num)` under "
+                "`if env_num == 1:`)"),
         Example({"configs.py": "from dataclasses import dataclass\nimport gymnasium as gym\n"
                                "@dataclass\nclass EvalConfig:\n    batch_size: int = 8\n    use_async_envs: bool = True\n"
                                "def create_envs(make, n_envs, use_async_envs=False):\n"

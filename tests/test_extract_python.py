@@ -1057,3 +1057,18 @@ def test_stated_defaults_of_flags_and_docstrings():
     assert sites["workers"].detail["help_default"] == 16
     assert "help_default" not in sites["num_threads"].detail  # a formula, not a default
     assert sites["num_workers"].detail["help_default"] == 12
+
+
+def test_a_section_held_in_an_attribute_is_read_through_it():
+    # `self.jaxcfg = config.jax` (DreamerV3's agent): `self.jaxcfg.assert_num_devices` reads
+    # `jax.assert_num_devices`, not instance state; another class's attribute of that name does not
+    code = ("class Agent:\n"
+            "    def __init__(self, config):\n"
+            "        self.jaxcfg = config.jax\n"
+            "        if self.jaxcfg.assert_num_devices > 0:\n"
+            "            pass\n"
+            "class Other:\n"
+            "    def run(self):\n"
+            "        return self.jaxcfg.assert_num_devices\n")
+    reads = [(s.line, s.key) for s in snippet_sites(code) if s.role == "read"]
+    assert reads == [(4, "jax.assert_num_devices")]

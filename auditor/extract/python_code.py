@@ -153,6 +153,8 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.flow_returns: list[tuple] = []  # (function, returned expression) of helpers that cap a count
         self.class_bases: list[str] = []  # the bases of the class whose body is being visited
         self._assigning: str | None = None  # the name an Assign being visited binds
+        # (class, attribute) -> the section of the configuration it holds (`self.jaxcfg = config.jax`)
+        self.section_attributes: dict[tuple[str, str], str] = {}
         self._binding: str | None = None  # the name or attribute whose value is being visited (`eval_env = ...`)
         self.sections: set[str] = set()  # config sections this file reads keys of (rules cite them)
         self.settings_root: str | None = None  # the first settings object read here (`args`, `self.cfg`)
@@ -397,6 +399,9 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             if not parts:
                 return root.id, root.id
             if root.id in ("self", "cls"):
+                section = self.section_attributes.get((self.function().cls, parts[0])) if len(parts) > 1 else None
+                if section:
+                    return ".".join([section, *parts[1:]]), f"{root.id}.{parts[0]}"
                 return ".".join(strip_handles(parts)), f"{root.id}.{parts[0]}"
             return ".".join(strip_handles(parts)), root.id
         if not parts:
@@ -742,8 +747,24 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             self._assigning = target.id if isinstance(target, ast.Name) else None
             self.assign(target, node.value)
         self._assigning = None
+        self.note_section_attribute(node.targets[0], node.value)
         if isinstance(node.targets[0], ast.Name):
             self.record_copy(node.targets[0].id, node)
+
+    def note_section_attribute(self, target: ast.AST, value: ast.AST) -> None:
+        """`self.jaxcfg = config.jax`: the attribute holds a section of the configuration, so
+        `self.jaxcfg.assert_num_devices` reads `jax.assert_num_devices` (in this class)."""
+        cls = self.function().cls
+        if not (cls and isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                and target.value.id == "self" and isinstance(value, (ast.Attribute, ast.Subscript))):
+            return
+        parts, root = chain(value)
+        key = self.alias_key(value) if isinstance(root, ast.Name) and root.id not in ("self", "cls") \
+            and CONFIG_ROOT.search(root.id) else None
+        if key and not key.startswith("module:") and len(self.section_attributes) < MAX_SECTIONS:
+            self.section_attributes[(cls, target.attr)] = key
+        else:
+            self.section_attributes.pop((cls, target.attr), None)
 
     def _pass_on(self, value: ast.AST) -> None:
         """`runner_cls = SerialRunner if cfg.serial_mode else ParallelRunner`, then
@@ -1277,7 +1298,9 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         # self.num_workers is instance state; self.fsdp_config.fsdp_size reads a configuration
         # the object holds (its name says so), as self.cfg.x does
         skip = isinstance(root, ast.Name) and root.id in ("self", "cls") and parts and not HANDLE.match(parts[0]) \
-            and not (len(parts) > 1 and CONFIG_ATTR.search(parts[0])) and via in ("attribute", "subscript") \
+            and not (len(parts) > 1 and (CONFIG_ATTR.search(parts[0])
+                                         or (self.function().cls, parts[0]) in self.section_attributes)) \
+            and via in ("attribute", "subscript") \
             and not (self.function().kind == "function" and CONFIG_CLASS.search(self.function().cls or ""))
         # (in a method of a settings class, self.vllm.tensor_parallel_size reads the configuration)
         if skip and len(parts) == 1 and len(self.instance_reads) < MAX_SECTIONS and self.match(leaf):
@@ -1738,6 +1761,8 @@ def extract(text: str, path: str, vocab) -> FileResult:
         math = ex.facts.main_process_math(ex.frames[0].calls)
         if math:
             meta["main_process_math"] = math
+    if "next(" in text:
+        _mark_one_batch(ex.sites, text)
     if "parse_known_args" in meta:
         for s in ex.sites:
             if s.detail.get("via") == "argparse":
@@ -1746,6 +1771,19 @@ def extract(text: str, path: str, vocab) -> FileResult:
                                                                        ex.flow_calls, ex.flow_defs, ex.flow_sized,
                                                                        ex.flow_starts, ex.flow_unused,
                                                                        ex.flow_returns))
+
+
+def _mark_one_batch(sites, text: str) -> None:
+    """`loader = DataLoader(ds, num_workers=0)` whose name is used only as `next(iter(loader))`:
+    one batch is drawn for a probe (a FLOPs count, a shape check), there is no work to split."""
+    for s in sites:
+        name = s.detail.get("bound_to")
+        if s.role != "consume" or not isinstance(name, str) or not name.isidentifier():
+            continue
+        word = re.escape(name)
+        draws = len(re.findall(rf"\bnext\(\s*iter\(\s*{word}\s*\)\s*\)", text))
+        if draws and len(re.findall(rf"\b{word}\b", text)) == draws + len(re.findall(rf"\b{word}\s*=(?!=)", text)):
+            s.detail["one_batch"] = True
 
 
 # a string subscript as written (`cfg["num_envs"]`, `cfg[ ("num_envs") ]`): where there is

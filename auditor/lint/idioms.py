@@ -192,6 +192,9 @@ def runs_for_many_by_default(site: Site) -> bool | None:
     return None if got is _UNKNOWN else bool(got)
 
 
+_RANGE_OF = re.compile(r"\brange\(\s*([A-Za-z_][\w.]*)\s*\)")
+
+
 def is_guarded_single(site: Site) -> bool:
     """`assert num_envs == 1` before the serial backend: one environment, on purpose. Also the
     serial branch of a test on the count itself (`if len(envs) > 1: SubprocVecEnv(envs) else:
@@ -203,6 +206,8 @@ def is_guarded_single(site: Site) -> bool:
         return not by_default
     condition = str(site.detail.get("condition") or "")
     names = {str(site.detail.get(k)) for k in ("expr", "ref") if site.detail.get(k)} | {site.leaf}
+    # `DummyVectorEnv([make for _ in range(env_num)])` under `if env_num == 1:`: the list's length
+    names |= set(_RANGE_OF.findall(str(site.detail.get("expr") or "")))
     # `num_env == 1 or not use_subprocess`: the other test lets the serial branch run for many
     return all(any(re.search(rf"not \({counted}\s*(>\s*1|>=\s*2)\)", part) or
                    re.search(rf"{counted}\s*(==\s*1|<=\s*1|<\s*2)(?!\d)", part)
@@ -277,9 +282,11 @@ _PARALLEL_SIZE = re.compile(r"^(dp|tp|pp|cp|ep|sp|\w*_(parallel_size|degree))$",
 
 # a count of the items a pool works on, by its name (`num_clients = len(self.clients)`, then
 # `min(num_clients, self.config.max_workers)`): never more workers than items
+# (or episodes to run: `min(cfg.eval.num_procs, cfg.eval.n_eval)`, never more envs than episodes)
 _WORK_COUNT = re.compile(r"(?:num|n)_(?:clients|files|paths|tasks|items|prompts|samples|queries|requests|examples"
-                         r"|documents|docs|urls|batches|inputs)|(?:clients|files|paths|tasks|items|prompts|samples"
-                         r"|queries|requests|inputs)_(?:num|count|len)", re.IGNORECASE)
+                         r"|documents|docs|urls|batches|inputs|episodes|evals?|eval_episodes|test_episodes|trials)"
+                         r"|(?:clients|files|paths|tasks|items|prompts|samples|queries|requests|inputs|episodes)"
+                         r"_(?:num|count|len)|(?:eval|test)_episodes", re.IGNORECASE)
 
 
 def is_capped_by_work(site: Site) -> bool:
@@ -414,6 +421,16 @@ def is_sentinel_default(value) -> bool:
     `'unset'` of a log line: a marker for "absent" or "compute it", not a count that runs."""
     return isinstance(value, str) and value.strip().strip("'\"<>()").strip().lower() in (
         "", "none", "null", "auto", "unset", "not set", "n/a", "na", "unknown", "?", "-")
+
+
+def fallback_tested_for_presence(site: Site) -> bool:
+    """`int(os.getenv("NUM_NODES", 0)) > 0`, on the read's line or in the condition it stands
+    under: the fallback is compared with itself, a test of whether the value is set at all, not
+    a count (litdata falls back to 0 there and to 1 where it counts nodes)."""
+    fallback = re.escape(str(site.default))
+    read = rf"""\.?(?:getenv|get)\(\s*["']{re.escape(site.leaf)}["']\s*,\s*["']?{fallback}["']?\s*\)"""
+    tested = re.compile(rf"{read}\s*\)?\s*(?:>|!=|==|<=|<|>=)\s*{fallback}(?![\w.])")
+    return any(tested.search(text) for text in (site.source, str(site.detail.get("condition") or "")))
 
 
 def fallback_fails_loudly(site: Site) -> bool:
