@@ -58,6 +58,12 @@ class's user puts `num_cpus` / `num_gpus` (distilabel's `RayPipeline`, rl_games'
 torchrl's `RayLLMCollector`), and they are lost whenever Ray already runs. Not in the
 backend's own package (Ray's client server attaching to the cluster it serves)."""
     VALID = [
+        Example({"rllib.py": "import ray\n"
+                             "def gen_trainer(params):\n"
+                             "    if not ray.is_initialized():\n"
+                             "        init_params = {'ignore_reinit_error': True, 'log_to_driver': params['verbose']}\n"
+                             "        ray.init(**init_params)\n"},
+                "**init_params built just above with no count among its keys"),
         Example({"init.py": "from megatron.core import parallel_state as mpu\n"
                             "def initialize(args):\n"
                             "    if mpu.model_parallel_is_initialized():\n"
@@ -97,6 +103,13 @@ backend's own package (Ray's client server attaching to the cluster it serves)."
                 "the running cluster is checked further down the same function"),
     ]
     INVALID = [
+        Example({"rllib.py": "import ray\n"
+                             "def train(cfg):\n"
+                             "    if not ray.is_initialized():\n"
+                             "        init_params = {'num_cpus': cfg.num_cpus, 'log_to_driver': False}\n"
+                             "        ray.init(**init_params)\n"},
+                "**init_params built just above with a count among its keys",
+                expect=[("rllib.py", 4)]),
         Example({"llama/generation.py": "import os\n"
                                         "from fairscale.nn.model_parallel.initialize import (\n"
                                         "    initialize_model_parallel, model_parallel_is_initialized)\n"
@@ -175,6 +188,8 @@ backend's own package (Ray's client server attaching to the cluster it serves)."
                 continue  # a count the call leaves out is not one it sets and loses
             if d.get("guard_announced"):
                 continue  # the branch taken when it already runs says so (`logger.info("already initialized")`)
+            if d.get("splat") and d.get("mapping_keys") is not None:
+                continue  # `**init_params` built above with its keys: a count among them is a site of its own
             if d.get("checked_after") and not d.get("splat"):
                 continue  # the running backend's resources are read afterwards: checked
             # one call's counts, each on a line of its own, are one finding

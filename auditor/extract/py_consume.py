@@ -178,7 +178,11 @@ class ConsumeMixin:
                     s.detail["omits"] = omits
         for m in splats:
             key = self.ref_key(m) or self.text(m)
-            site(key, m, None, "**", serial, splat=True, expr=self.text(m))
+            # a local mapping built here, key by key (`init_params = {"log_to_driver": v}`): its
+            # keys are known, and those that are counts are sites of their own
+            known = self.visible_mapping(m.id) if isinstance(m, ast.Name) else None
+            site(key, m, None, "**", serial, splat=True, expr=self.text(m),
+                 **({"mapping_keys": sorted(known)[:20]} if known is not None else {}))
         # a knob keyword followed by a **mapping that may carry the same key (QG110)
         order = node.keywords
         for i, k in enumerate(order):
