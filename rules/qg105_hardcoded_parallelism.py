@@ -382,6 +382,18 @@ options that name a thread count in any program (`--threads`, `--cpu`); a Python
 flags (`[sys.executable, "train.py", "--threads", "2"]`) are that script's settings, and a
 string is read only when it starts with a program the catalogue names."""
     VALID = [
+        Example({"runner.py": "import argparse\n"
+                              "def get_args():\n"
+                              "    p = argparse.ArgumentParser()\n"
+                              "    p.add_argument('--num_workers', default=4, type=int)\n"
+                              "    return p.parse_args()\n"
+                              "def submit(config):\n"
+                              "    if config.slurm_args is None:\n"
+                              "        slurm_args = {'cpus_per_task': 4, 'mem': '32G'}\n"
+                              "    else:\n"
+                              "        slurm_args = config.slurm_args\n"
+                              "    return slurm_args\n"},
+                "SLURM options filled in only when the user gave none (`if config.slurm_args is None:`)"),
         Example({"utils.py": "from torch.utils.data import DataLoader\n"
                              "def loaders(ds, cfg):\n"
                              "    return DataLoader(ds, batch_size=cfg.batch_size, num_workers=cfg.num_workers)\n"
@@ -1262,10 +1274,12 @@ string is read only when it starts with a program the catalogue names."""
         from auditor import vocab as vocab_mod
 
         vocab = vocab_mod.load(result.settings or None)
+        # (not the defaults filled in when the user gave no SLURM options: `if
+        # RUNNER_CONFIG.slurm_args is None: raw_slurm_args = {"cpus_per_task": "4", ...}`)
         fixed = [s for s in result.sites
                  if s.role == "define" and s.kind == "python" and not is_test_site(s)
                  and _cpus_per_task(s.leaf) and s.detail.get("via") in ("keyword", "dict")
-                 and isinstance(as_number(s.value), int)]
+                 and isinstance(as_number(s.value), int) and not idioms.nothing_configured(s.detail.get("condition"))]
         if not fixed:
             return
         counts: dict[str, object] = {}  # file -> the first define there of a count of CPU-bound workers
