@@ -50,13 +50,8 @@ def launch_commands(tree: ast.AST, src) -> list[dict]:
     facts: list[dict] = []
     inside: set[int] = set()  # nodes already read as part of a larger command
     lines = [i for i, line in enumerate(src.lines, 1) if mentions_launcher(line)]
-    for node in walk(tree, prune=lambda node: off_lines(node, lines)):
-        if id(node) in inside or not isinstance(node, (ast.BinOp, ast.List, ast.Tuple, ast.Constant, ast.JoinedStr)):
-            continue
-        if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.Add):
-            continue
-        items = command_words(node, src)
-        if not items or items[0][0] == "open":
+    for node, items in commands(tree, src, lines, inside):
+        if items[0][0] == "open":
             continue
         found = _launcher(items)
         if found is None:
@@ -71,6 +66,20 @@ def launch_commands(tree: ast.AST, src) -> list[dict]:
         if len(facts) >= MAX_FACTS:
             break
     return facts
+
+
+def commands(tree: ast.AST, src, lines: list[int], inside: set[int]):
+    """(node, its words) of each node on LINES that may be a command (a list or tuple of words,
+    a sum of them, a one-line string or f-string), outermost first, less the nodes in INSIDE
+    (the caller adds the parts of a command it has read)."""
+    for node in walk(tree, prune=lambda node: off_lines(node, lines)):
+        if id(node) in inside or not isinstance(node, (ast.BinOp, ast.List, ast.Tuple, ast.Constant, ast.JoinedStr)):
+            continue
+        if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.Add):
+            continue
+        words = command_words(node, src)
+        if words:
+            yield node, words
 
 
 def off_lines(node: ast.AST, lines: list[int]) -> bool:

@@ -151,20 +151,12 @@ def python_facts(tree, src) -> list[dict]:
     it starts with a program the catalogue names."""
     import ast
 
-    from auditor.extract.py_launch import command_words, off_lines
-    from auditor.extract.py_refs import walk
+    from auditor.extract.py_launch import commands
 
     lines = [i for i, line in enumerate(src.lines, 1) if option_word().search(line)]
     facts: list[dict] = []
     inside: set[int] = set()  # nodes read as part of a larger command
-    for node in walk(tree, prune=lambda node: off_lines(node, lines)):
-        if id(node) in inside or not isinstance(node, (ast.BinOp, ast.List, ast.Tuple, ast.Constant, ast.JoinedStr)):
-            continue
-        if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.Add):
-            continue
-        words = command_words(node, src)
-        if not words:
-            continue
+    for node, words in commands(tree, src, lines, inside):
         known_only = isinstance(node, (ast.Constant, ast.JoinedStr))
         found = counts(words, known_only)
         if found or isinstance(node, (ast.BinOp, ast.JoinedStr)):  # its parts are this command's
