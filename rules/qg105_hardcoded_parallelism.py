@@ -1255,8 +1255,7 @@ string is read only when it starts with a program the catalogue names."""
                     if value == fact.get("auto") else ""
                 yield self.finding(None, file=rel, line=fact["line"], column=fact.get("col", 1),
                                    knob=flag.lstrip("-"),
-                                   backend=(program if program.startswith("`") else f"`{program}`") if program
-                                   else "The program this command starts",
+                                   backend=f"`{program}`" if program else "The program this command starts",
                                    what=f"the literal `{flag} {value}`{auto}",
                                    why=", a count of its own pool that no setting of the project reaches",
                                    severity="note", confidence="medium")

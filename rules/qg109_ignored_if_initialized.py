@@ -188,7 +188,7 @@ backend's own package (Ray's client server attaching to the cluster it serves)."
                 continue  # a count the call leaves out is not one it sets and loses
             if d.get("guard_announced"):
                 continue  # the branch taken when it already runs says so (`logger.info("already initialized")`)
-            if d.get("splat") and d.get("mapping_keys") is not None:
+            if d.get("splat") and d.get("mapping_known"):
                 continue  # `**init_params` built above with its keys: a count among them is a site of its own
             if d.get("checked_after") and not d.get("splat"):
                 continue  # the running backend's resources are read afterwards: checked

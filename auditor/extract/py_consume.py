@@ -180,9 +180,8 @@ class ConsumeMixin:
             key = self.ref_key(m) or self.text(m)
             # a local mapping built here, key by key (`init_params = {"log_to_driver": v}`): its
             # keys are known, and those that are counts are sites of their own
-            known = self.visible_mapping(m.id) if isinstance(m, ast.Name) else None
-            site(key, m, None, "**", serial, splat=True, expr=self.text(m),
-                 **({"mapping_keys": sorted(known)[:20]} if known is not None else {}))
+            known = isinstance(m, ast.Name) and self.visible_mapping(m.id) is not None
+            site(key, m, None, "**", serial, splat=True, expr=self.text(m), **({"mapping_known": True} if known else {}))
         # a knob keyword followed by a **mapping that may carry the same key (QG110)
         order = node.keywords
         for i, k in enumerate(order):

@@ -127,6 +127,7 @@ class _Script:
         self.exported: dict[str, int] = {}  # export / VAR=v cmd: handed to the programs started
         self.measured: set[str] = set()  # VAR=$(nvidia-smi -L | wc -l): a program's output
         self.launches: list[list] = []  # [line, launcher] for each launcher started
+        self.tool_counts: list[dict] = []  # literal counts given to programs' own pools (QG105)
         self.sources: list[str] = []  # the scripts it sources, as written
         self.reads: dict[str, list[str]] = {}  # WORLD_SIZE=$((GPUS_PER_NODE*NNODES)): the names its value reads
         self.typed: set[str] = set()  # assigned a value written in the script, at least once
@@ -354,11 +355,10 @@ class _Script:
     def tool_threads(self, words: list[Word]) -> None:
         """`parallel -j 4 ...`, `./main -m model.gguf -t 8`: a literal count given to a program's
         own pool (rules/commands.yaml), kept for QG105."""
-        facts = self.result.meta.setdefault("tool_threads", [])
-        if len(facts) >= tool_threads.MAX_FACTS or not tool_threads.mentions(" ".join(w.text for w in words)):
+        if len(self.tool_counts) >= tool_threads.MAX_FACTS or not tool_threads.mentions(" ".join(w.text for w in words)):
             return
         items = [("expr" if "$" in w.raw or "`" in w.raw else "lit", w.text, self.pos(w.offset)[0]) for w in words]
-        facts.extend({**fact, "col": 1} for fact in tool_threads.counts(items, known_only=True))
+        self.tool_counts.extend({**fact, "col": 1} for fact in tool_threads.counts(items, known_only=True))
 
     def expand(self, words: list[Word]) -> list[tuple[Word, Word, dict]]:
         """(word as the program sees it, word whose position is reported, extra detail)."""
@@ -662,8 +662,8 @@ class _Script:
             self.result.meta["sbatch_nodes"] = sbatch
         if self.generated:
             self.result.meta["generated"] = True
-        if not self.result.meta.get("tool_threads"):
-            self.result.meta.pop("tool_threads", None)
+        if self.tool_counts:
+            self.result.meta["tool_threads"] = self.tool_counts
         return self.result
 
 

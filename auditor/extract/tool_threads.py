@@ -8,8 +8,9 @@ data (rules/commands.yaml). Each fact in ``meta["tool_threads"]``::
 
     {"line", "program", "flag", "value", "auto"}
 
-``program`` is the program's name, the expression of a computed one in backquotes
-(```self.binary_path```), or None for arguments with no program (``nvcc_args + [...]``); ``auto`` is the value with which the program picks the count itself.
+``program`` is the program's name, the expression of a computed one (``self.binary_path``), or
+None for arguments with no program (``nvcc_args + [...]``); ``auto`` is the value with which the
+program picks the count itself.
 Commands are given as (kind, text, line) words, kind "lit" (a literal word), "expr" (a computed
 one) or "open" (a part of unknown length), as auditor/extract/py_launch.py reads them.
 """
@@ -88,9 +89,8 @@ def counts(words: list[tuple[str, str, int]], known_only: bool) -> list[dict]:
     while i < len(words):
         kind, text, line = words[i]
         nxt = words[i + 1] if i + 1 < len(words) else None
-        value, width = _value(kind, text, nxt, flags)
+        flag, value, width = _value(kind, text, nxt, flags)
         if value is not None:
-            flag = next(f for f in flags if text == f or text.startswith(f))
             out.append({"line": line, "program": program, "flag": flag, "value": value, "auto": auto})
         i += width
     return out
@@ -126,23 +126,23 @@ def _program(words, known_only: bool):
         return None  # a program the catalogue does not know: its options may mean anything
     if known_only:
         return None
-    return (f"`{text}`" if kind == "expr" else None), 1, generic, None  # a computed program, an open head
+    return (text if kind == "expr" else None), 1, generic, None  # a computed program, an open head
 
 
-def _value(kind: str, text: str, nxt, flags) -> tuple[str | None, int]:
-    """(the literal count this word gives, words it spans)."""
+def _value(kind: str, text: str, nxt, flags) -> tuple[str | None, str | None, int]:
+    """(the option this word names, the literal count it gives, words it spans)."""
     if kind != "lit":
-        return None, 1
+        return None, None, 1
     for flag in flags:
         if text == flag:
             if nxt is not None and nxt[0] == "lit" and DIGITS.fullmatch(nxt[1]):
-                return nxt[1], 2
-            return None, 1
+                return flag, nxt[1], 2
+            return None, None, 1
         if text.startswith(flag + "=") and DIGITS.fullmatch(text[len(flag) + 1:]):
-            return text[len(flag) + 1:], 1
+            return flag, text[len(flag) + 1:], 1
         if len(flag) == 2 and text.startswith(flag) and DIGITS.fullmatch(text[2:]):
-            return text[2:], 1  # `-j4`
-    return None, 1
+            return flag, text[2:], 1  # `-j4`
+    return None, None, 1
 
 
 def python_facts(tree, src) -> list[dict]:
