@@ -546,7 +546,9 @@ class _Wanted:
     """The words the flow layer asks the second pass to look for in one kind of file."""
 
     def __init__(self, words: set[str]):
-        self.words = [w.encode() for w in sorted(words)]
+        # a word may come from a file name of undecodable bytes (a module `\x01A\x80`, read
+        # through os.fsdecode): surrogateescape gives back the bytes a file would hold
+        self.words = [w.encode("utf-8", "surrogateescape") for w in sorted(words)]
         self.set = frozenset(self.words)
 
 

@@ -194,3 +194,19 @@ def test_bad_flags_exit_2(args, says):
 def test_unwritable_output_fails_before_scanning(tmp_path):
     proc = run_cli("scan", str(BAD), "-o", str(tmp_path / "no" / "such" / "dir" / "out.json"))
     assert proc.returncode == 2 and "cannot write" in proc.stderr
+
+
+def test_a_module_named_with_undecodable_bytes_does_not_stop_the_flow_pass(tmp_path):
+    # Hypothesis found it: the flow pass looks for a helper's module name (eight characters or
+    # more, as it looks for none shorter), here spelt with a byte that is no UTF-8 (`\x80`), in
+    # the files the prefilter skipped; encoding that word raised and the whole scan stopped
+    root = os.fsencode(tmp_path / "proj")
+    os.makedirs(root)
+    with open(os.path.join(root, b"\x01.py"), "wb"):
+        pass
+    with open(os.path.join(root, b"\x01\x01\x01\x01\x01\x01A\x80.py"), "wb") as f:
+        f.write(b"from torch.utils.data import DataLoader\n\nfrom conf import DataConfig\n\n\n"
+                b"def make(ds, num_workers):\n    return DataLoader(ds, num_workers=num_workers)\n\n\n"
+                b"def main(cfg: DataConfig, args):\n    print(args.seed)\n    return make(cfg.ds, num_workers=4)\n")
+    result = scan.scan(Path(os.fsdecode(root)), jobs=1)
+    assert any(s.role == "consume" and s.key.endswith("num_workers") for s in result.sites)
