@@ -1,12 +1,13 @@
 """QG101 unread-config-key: a parallelism key is set in configuration but no code reads it."""
 
 import ast
+import posixpath
 import re
 from collections import Counter
 from functools import lru_cache
 
 from auditor import catalogue
-from auditor.flow import values
+from auditor.flow import handoff, values
 from auditor.flow.resolve import CONFIG_FILE
 from auditor.keys import CONFIG_CLASS, one_typo
 from auditor.lint import idioms
@@ -310,7 +311,10 @@ Confidence is medium: code outside the scanned tree (an installed library) may r
 For that reason a key whose section, named as a configuration (`turbo_config`,
 `engine_kwargs`), is handed whole to a function of another package
 (`_dict_to_dataclass(FSDPTurboConfig, self.engine_config.turbo_config)`) is only a note that
-says so: that package may read it, out of sight. Keys under a YAML anchor (`_ppo_meta: &ppo_meta`) are set at every alias's path too (`meta:
+says so: that package may read it, out of sight. So is any key of the config folder of a Hydra
+entry (`@hydra.main(config_path="config")`) whose whole configuration object goes to another
+package's code: `RayPPOTrainer(config)`, or `super().__init__(config, ...)` in a project class
+that extends it, also through the project's own functions and `task.remote(config)`. Keys under a YAML anchor (`_ppo_meta: &ppo_meta`) are set at every alias's path too (`meta:
 *ppo_meta`, `<<: *ppo_meta`), and a read there reads them. A key in a file of which code reads no parallelism key, with no
 near-miss read either, is a note: the file may configure another program (a daemon's YAML
 shipped beside its Python client). A config file of a tool that reads it itself (an
@@ -979,6 +983,31 @@ reads is a note: its settings are not this project's users' to set."""
                               "loader = DataLoader(ds, num_workers=cfg['data']['num_workers'])\n"},
                 "a configuration section handed whole to another package: a note, never a warning",
                 expect=[("conf.yaml", 4)], severity="note"),
+        Example({"conf/main.yaml": "trainer:\n  nnodes: 1\nrollout:\n  tensor_model_parallel_size: 2\n",
+                 "trainer.py": "from verl.trainer.ppo.ray_trainer import RayPPOTrainer\n"
+                               "class Custom(RayPPOTrainer):\n"
+                               "    def __init__(self, config, tokenizer):\n"
+                               "        super().__init__(config, tokenizer)\n",
+                 "train.py": "import hydra, ray\nfrom trainer import Custom\n"
+                             "@ray.remote\ndef task(config):\n"
+                             "    return Custom(config, None), config.trainer.nnodes\n"
+                             "@hydra.main(config_path='conf', config_name='main')\n"
+                             "def main(config):\n    ray.get(task.remote(config))\n"},
+                "a Hydra entry's whole configuration handed, through a subclass's super().__init__, to another "
+                "package's trainer: its unread keys are notes, never warnings",
+                expect=[("conf/main.yaml", 4)], severity="note"),
+        Example({"conf/main.yaml": "trainer:\n  nnodes: 1\nrollout:\n  tensor_model_parallel_size: 2\n",
+                 "trainer.py": "class Base:\n"
+                               "    def __init__(self, config):\n        self.nodes = config.trainer.nnodes\n"
+                               "class Custom(Base):\n"
+                               "    def __init__(self, config, tokenizer):\n"
+                               "        super().__init__(config)\n",
+                 "train.py": "import hydra\nfrom trainer import Custom\n"
+                             "@hydra.main(config_path='conf', config_name='main')\n"
+                             "def main(config):\n    Custom(config, None)\n"},
+                "the same configuration handed through super().__init__ to the project's own base class, "
+                "which never reads the key: a warning",
+                expect=[("conf/main.yaml", 4)], severity="warning"),
         Example({"configs/defaults.yaml": "trainer:\n  params:\n    gpus: 1\n    num_nodes: 1\n"
                                           "training:\n  num_workers: 4\n",
                  "trainers/lightning.py": "from omegaconf import OmegaConf\nfrom pytorch_lightning import Trainer\n"
@@ -1271,6 +1300,7 @@ reads is a note: its settings are not this project's users' to set."""
         unread = [k for k in result.knobs if not _is_read(k, read_keys, splats, ())
                   and not _read_through_alias(k, result.meta, read_keys)]
         handed = _handed_out(result) if unread else {}  # the call edges are many: only when needed
+        whole = _whole_configs_out(result) if unread else {}
         leaving = [k for k in unread if _is_read(k, read_keys, splats, handed)]
         unread = [k for k in unread if not _is_read(k, read_keys, splats, handed)]
         unread_ids = {id(k) for k in unread}
@@ -1324,6 +1354,15 @@ reads is a note: its settings are not this project's users' to set."""
                                        effect="only Hydra and the launcher plugin the run selects read it, out of "
                                               "the scanned tree; whether it takes effect depends on that launcher",
                                        near="", severity="note", confidence="low")
+                    continue
+                out = next((v for folder, v in whole.items() if site.file.startswith(folder)), None)
+                if out is not None:
+                    yield self.finding(site, knob=knob.name, related=[site],
+                                       subject=f"{knob.name} = {show(site.value)} is set here",
+                                       effect="whether it takes effect is decided outside the scanned tree",
+                                       near=f": {out[0]} hands the whole configuration it loads to {out[1]}, "
+                                            f"another package's code, which the scan did not read",
+                                       severity="note", confidence="low")
                     continue
                 if knob.leaf in _expression_reads(result, site.file):
                     continue  # a workflow's `matrix: {num_gpus: 2}`, read by `${{ matrix.num_gpus }}` in the file
@@ -2696,12 +2735,12 @@ def _is_read(knob, read_keys, splats, handed, min_parts: int = 1, reader=_is_rea
 def _foreign_calls(result):
     """(file, call edge) of each call whose callee belongs to another package (the flow layer's
     call edges)."""
-    ours = {m["flow"]["module"].split(".")[0] for m in result.meta.values()
-            if isinstance(m, dict) and isinstance(m.get("flow"), dict) and m["flow"].get("module")}
+    ours = handoff.project_names({rel: m["flow"] for rel, m in result.meta.items()
+                                 if isinstance(m, dict) and isinstance(m.get("flow"), dict)})
     for rel, meta in result.meta.items():
         flow = meta.get("flow") if isinstance(meta, dict) else None
         for edge in (flow or {}).get("calls", ()):
-            if not all(c.split(".")[0] in ours for c in edge.get("callee", ())):
+            if not any(c.split(".")[0] in ours for c in edge.get("callee", ())):
                 yield rel, edge
 
 
@@ -2723,6 +2762,32 @@ def _handed_out(result) -> dict[str, str]:
             for n in leaves(tree):
                 if n.get("k") in ("config", "attr") and n.get("key") and "." in n["key"]:
                     out.setdefault(n["key"].lower(), (edge.get("callee") or ["?"])[0])
+    return out
+
+
+def _whole_configs_out(result) -> dict[str, tuple[str, str]]:
+    """Config folders of `@hydra.main` entries whose configuration object goes whole to another
+    package's code (`RayPPOTrainer(config)`, `super().__init__(config)` in a class extending
+    it, through the project's own functions) -> (entry file, that callee). Any key of such a
+    folder may be read there."""
+    carried = None
+    out: dict[str, tuple[str, str]] = {}
+    for rel, meta in result.meta.items():
+        mains = meta.get("hydra_main") if isinstance(meta, dict) else None
+        module = ((meta.get("flow") or {}).get("module") or "") if mains else ""
+        if not module:
+            continue
+        if carried is None:
+            carried = handoff.carried_out(result, idioms.is_config_name)
+        for entry in mains:
+            path = entry.get("config_path")
+            if not isinstance(path, str) or ":" in path:
+                continue  # `pkg://...`: a package's folder, not the tree's
+            fn = f"{module}.{entry.get('function')}"
+            callee = next((c for (f, _param), c in carried.items() if f == fn), None)
+            folder = posixpath.normpath(posixpath.join(posixpath.dirname(rel), path))
+            if callee is not None and not folder.startswith(".."):
+                out.setdefault("" if folder == "." else f"{folder}/", (rel, callee))
     return out
 
 

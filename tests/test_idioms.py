@@ -443,3 +443,17 @@ def test_thread_counts_written_into_external_programs_commands():
                      ("scripts/jobs.sh", 8, "QG105", "note"),  # llama.cpp's ./main -t 8
                      ("search/index.py", 10, "QG105", "note"),  # a computed program's --cpu 8 (not train.py's flag)
                      ("setup.py", 5, "QG105", "note")]  # nvcc arguments with no program; tests/ quiet
+
+
+def test_a_configuration_handed_whole_to_another_package():
+    found = findings("config_handed_out", "QG101")
+    # examples/ppo/train.py hands its Hydra configuration, through main_task.remote() and a
+    # subclass's super().__init__, to verl's trainer: what nothing here reads may be read there
+    assert ("examples/ppo/config/ppo.yaml", 6, "QG101", "note") in found
+    assert ("examples/ppo/config/ppo.yaml", 8, "QG101", "note") in found
+    assert not any(f == "examples/ppo/config/ppo.yaml" and s == "warning" for f, _l, _c, s in found)
+    # training/train.py keeps its configuration in the tree (`from trainers import SFTTrainer`
+    # is the project's own package): the key nothing reads stays a warning
+    assert ("training/configs/base.yaml", 5, "QG101", "warning") in found
+    assert not any(f == "training/configs/base.yaml" and line != 5 for f, line, _c, _s in found)
+

@@ -548,6 +548,15 @@ class Builder:
             if base in self.imports:
                 target = self.imports[base]
                 return [] if target.split(".", 1)[0] in EXTERNAL else [f"{target}.{func.attr}"]
+            if func.attr == "remote" and (base in self.functions or base in self.classes):
+                return [self.full(base)]  # `main_task.remote(config)` of a `@ray.remote` function
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and scope.cls and \
+                isinstance(func.value.func, ast.Name) and func.value.func.id == "super":
+            # `super().__init__(config, ...)`: the first base's method, this project's or another package's
+            node = self.class_nodes.get(scope.cls)
+            module = self.scopes["<module>"]
+            found = [c for base in (node.bases if node is not None else ()) for c in self.callees(base, module)[:1]]
+            return [f"{found[0]}.{func.attr}"] if found else []
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute):
             dotted = self.dotted(func)  # pufferlib.vector.make(...): a module path through an import
             root = dotted.split(".", 1)[0]
