@@ -983,6 +983,22 @@ reads is a note: its settings are not this project's users' to set."""
                               "loader = DataLoader(ds, num_workers=cfg['data']['num_workers'])\n"},
                 "a configuration section handed whole to another package: a note, never a warning",
                 expect=[("conf.yaml", 4)], severity="note"),
+        Example({"demo/sample.py": "import argparse\nfrom multiprocessing import Pool\n"
+                                   "def main():\n    p = argparse.ArgumentParser()\n"
+                                   "    p.add_argument('--num_gpus', type=int, default=1)\n"
+                                   "    args = p.parse_args()\n    return Pool(args.num_gpus)\n"
+                                   "if __name__ == '__main__':\n    main()\n",
+                 "anagrams/__init__.py": "",
+                 "anagrams/utils.py": "def add_args(parser):\n"
+                                      "    parser.add_argument('--num_samples', type=int, default=4)\n"
+                                      "    parser.add_argument('--num_gpus', type=int, default=1)\n"
+                                      "    return parser\n",
+                 "generate.py": "import argparse\nfrom anagrams.utils import add_args\n"
+                                "args = add_args(argparse.ArgumentParser()).parse_args()\n"
+                                "samples = [i for i in range(args.num_samples)]\n"},
+                "a script that parses at import, with no main guard, through a flag builder it alone runs: "
+                "the flag nothing on its path reads (another script reads its own flag of that name)",
+                expect=[("anagrams/utils.py", 3)], severity="warning"),
         Example({"conf/main.yaml": "trainer:\n  nnodes: 1\nrollout:\n  tensor_model_parallel_size: 2\n",
                  "trainer.py": "from verl.trainer.ppo.ray_trainer import RayPPOTrainer\n"
                                "class Custom(RayPPOTrainer):\n"
@@ -1972,7 +1988,10 @@ reads is a note: its settings are not this project's users' to set."""
                     handed = next((callee for node, callee in handing if node in reached), None)
                     if handed is None and meta.get("forwards_argv"):
                         handed = "the command it runs (with its sys.argv[1:])"
-                at = flag if flag.file == rel else _call_toward(result, graph, rel, flag)
+                # (a builder that one script alone runs is that script's: the flag's own line is
+                # where to fix it; one that several run is told apart by this script's call)
+                shared = sum(1 for fs in surely.values() if any(f is flag for f in fs)) > 1
+                at = _call_toward(result, graph, rel, flag) if flag.file != rel and shared else flag
                 other = reads[0]
                 f = self.finding(flag, knob=flag.key, related=[flag, other], flow=_path(result, flag, None),
                                  subject="", effect="", near="",

@@ -457,3 +457,9 @@ def test_a_configuration_handed_whole_to_another_package():
     assert ("training/configs/base.yaml", 5, "QG101", "warning") in found
     assert not any(f == "training/configs/base.yaml" and line != 5 for f, line, _c, _s in found)
 
+
+def test_a_builder_flag_that_its_one_script_never_reads():
+    found = findings("builder_flag_unread", "QG101")
+    # generate.py parses at import, with no `__main__` guard, through add_args(), which it alone
+    # runs: the flag's own line is where it is accepted and lost (demo/sample.py reads its own)
+    assert found == [("anagrams/anagrams/utils.py", 4, "QG101", "warning")]

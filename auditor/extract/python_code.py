@@ -1700,8 +1700,10 @@ def extract(text: str, path: str, vocab) -> FileResult:
     # node of it (as a file the prefilter or the code gates skip: bench/check_gates.py), but a
     # Hydra entry script, which the prefilter keeps, or any script (`__main__`; the flow pass
     # parses one that calls a function adding knob flags): what it runs decides what it reads;
-    # or a file that starts processes (a pool elsewhere may run its function as a task)
-    if ex.sites or "hydra_main" in ex.meta or "__main__" in text or ex.flow_starts or STARTS_PROCESSES.search(text):
+    # or a file that starts processes (a pool elsewhere may run its function as a task), or a
+    # script that parses its command line at module level, with no `__main__` guard
+    if ex.sites or "hydra_main" in ex.meta or "__main__" in text or ex.flow_starts or STARTS_PROCESSES.search(text) \
+            or "parse_args()" in text:
         if ex.frames[0].reaches:
             ex.reaches["<module>"] = sorted(ex.frames[0].reaches)
         if ex.reaches:
