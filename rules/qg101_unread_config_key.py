@@ -450,6 +450,24 @@ A key of a config under third_party/ or vendor/ (another project's code shipped 
 with the upstream config it was trained with: FastVideo's third_party/synchformer) that nothing
 reads is a note: its settings are not this project's users' to set."""
     VALID = [
+        Example({"common/__init__.py": "",
+                 "common/config.py": "class ConfigValidator:\n"
+                                     "    def __init__(self, description):\n        self.arguments = {}\n"
+                                     "    def add_argument(self, key, **kwargs):\n        self.arguments[key] = kwargs\n"
+                                     "def create_runner_validator():\n"
+                                     "    validator = ConfigValidator(description='runner')\n"
+                                     "    validator.add_argument('world_size', type=int, help='Number of processes')\n"
+                                     "    return validator\n",
+                 "train.py": "import argparse\nfrom multiprocessing import Pool\n"
+                             "def main():\n    p = argparse.ArgumentParser()\n"
+                             "    p.add_argument('--world_size', type=int, default=1)\n"
+                             "    args = p.parse_args()\n    return Pool(args.world_size)\n"
+                             "if __name__ == '__main__':\n    main()\n",
+                 "demo.py": "import argparse\nfrom common.config import create_runner_validator\n"
+                            "p = argparse.ArgumentParser()\np.add_argument('--cfg-path')\nargs = p.parse_args()\n"
+                            "validator = create_runner_validator()\nprint(args.cfg_path)\n"},
+                "a config validator's add_argument (LAVIS's ConfigValidator checks a config file's keys): "
+                "no command-line flag of the script that builds it"),
         Example({"config/defaults.yaml": "defaults:\n  generator_workers: 8\natari:\n  generator_workers: 1\n",
                  "config/minerl.yaml": "minerl:\n  generator_workers: 2\n",
                  "launch.py": "import argparse\nimport yaml\nfrom multiprocessing import Process\n"

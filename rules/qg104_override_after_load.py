@@ -99,7 +99,8 @@ which the trainer fills from accelerate) or its help (also `metadata={"help": ..
 ...)` test that picks the subclass is no condition on the value. A value read from a variable a
 launcher sets for the programs it starts (`args.world_size = int(os.environ["WORLD_SIZE"])`
 under torch.distributed.launch) is the launcher's count and the right one, but the flag users
-set (`--world_size`, 'number of distributed processes') then changes nothing: a note, unless the
+set (`--world_size`, 'number of distributed processes'), or with no flag the config files' key
+(`run: {world_size: 1}`), then changes nothing: a note, unless the
 write only fills a value left unset (`if args.world_size == -1:`). A setting used only as the fallback of an environment
 variable (`os.environ.get("CUDA_VISIBLE_DEVICES", ",".join(map(str, range(args.gpus))))`) is
 replaced whenever a scheduler or launcher sets that variable: a note. A function given both the
@@ -474,6 +475,15 @@ every GPU it sees is QG105's)."""
                             "        args.world_size = int(os.environ['WORLD_SIZE'])\n"},
                 "a flag users set replaced by the count the launcher sets: the launcher's count is right, "
                 "the flag changes nothing (a note)", expect=[("dist.py", 7)], severity="note"),
+        Example({"configs/run.yaml": "run:\n  world_size: 1\n  distributed: true\n",
+                 "train.py": "import os\nfrom omegaconf import OmegaConf\n"
+                             "cfg = OmegaConf.load('configs/run.yaml')\n"
+                             "def init_distributed_mode(args):\n"
+                             "    if 'RANK' in os.environ and 'WORLD_SIZE' in os.environ:\n"
+                             "        args.world_size = int(os.environ['WORLD_SIZE'])\n"
+                             "init_distributed_mode(cfg.run)\n"},
+                "a config file's count replaced by the launcher's: the file's value changes nothing under "
+                "a launcher (a note)", expect=[("train.py", 6)], severity="note"),
         Example({"tests/trace_tests.py": "import argparse\nimport subprocess\n"
                                          "def main(args):\n"
                                          "    procs = [subprocess.Popen(['run']) for _ in range(args.max_threads)]\n"
@@ -1331,7 +1341,10 @@ def _replaced_by_launcher(site, knob, of_this_program):
         return None
     if idioms.fills_a_missing_value(str(d.get("condition") or ""), target):
         return None  # `if args.world_size == -1: args.world_size = int(os.environ["WORLD_SIZE"])`: left unset
-    return next((flag for flag in _declared_flags(site, knob) if of_this_program(flag)), None)
+    flag = next((flag for flag in _declared_flags(site, knob) if of_this_program(flag)), None)
+    # (no flag: the config files users edit, which set `run.world_size: 1` for the same key)
+    return flag or next((s for s in knob.sites if s.role == "define" and s.kind in CONFIG_KINDS
+                         and s.value is not None and not s.detail.get("generated") and not is_test_file(s.file)), None)
 
 
 def _flag_of_this_program(flag, site, parsing, neighbours) -> bool:

@@ -1432,7 +1432,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         absl = absl_flag(node, q) if attr.startswith("DEFINE_") else None
         if absl is not None:
             self.absl_define(node, absl)
-        elif attr == "add_argument":
+        elif attr == "add_argument" and not _built_as_no_parser(func, fn):
             self.add_argument(node)
         elif attr == "set_defaults":
             for k in node.keywords:
@@ -1640,6 +1640,17 @@ QUOTED_KEY = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_-]{2,40})["']""")
 ENV_ID = re.compile(r"""["'](?:[\w.-]+/)?([A-Z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*?)-v\d+["']""")
 MAX_ENV_IDS = 50
 MAX_GATED_CALLS = 20  # calls of this file's functions under `if a and b: ... else: ...`, per file
+
+
+def _built_as_no_parser(func: ast.Attribute, fn) -> bool:
+    """`validator = ConfigValidator(...)` then `validator.add_argument("world_size", ...)`: the
+    receiver is an object of a class that names no parser (LAVIS's config validator checks a
+    config file's keys), so what it adds is no command-line flag."""
+    built = fn.instances.get(func.value.id) if isinstance(func.value, ast.Name) else None
+    name = (built.id if isinstance(built, ast.Name) else built.attr) if built is not None else ""
+    return bool(name) and "parse" not in name.lower()
+
+
 # a call that starts a process: a function doing one, submitted to a thread pool, makes the pool's
 # width a count of processes (auditor.flow.resolve)
 STARTS_PROCESSES = re.compile(r"\b(?:Process|Popen)\(|\bsubprocess\.|\bos\.system\(")
