@@ -204,7 +204,9 @@ class SerialBackend(Rule):
 Some backends accept a parallel count but run the work one item after another in the
 calling process: SB3 `DummyVecEnv` (and `make_vec_env` without `vec_env_cls`), gymnasium
 `SyncVectorEnv`, tianshou `DummyVectorEnv`, torchrl `SerialEnv`, `multiprocessing.dummy`
-and thread pools stepping CPU-bound environments under the GIL, `serial_mode` flags, and CLI
+and thread pools stepping CPU-bound environments under the GIL (not environments that run in
+a process of their own, rules/consumers.yaml `service_envs`: CompilerGym, MineRL, Unity ML-Agents,
+...), `serial_mode` flags, and CLI
 choices whose default is the serial backend. `n_envs: 16` then buys batching, not
 parallelism. A backend switch (rules/knobs.yaml `switches`: `vectorize`, `vec_env`, `local_mode`,
 `multi_gpu`, `single_process`, ...) configured to its serial value in the same config section
@@ -426,6 +428,14 @@ files the scan did not read (they hold no knob word, but may call one that reads
                               "with ThreadPoolExecutor(max_workers=args.num_workers) as pool:\n"
                               "    procs = list(pool.map(start, range(args.num_workers)))\n"},
                 "a thread pool that only starts processes"),
+        Example({"analysis.py": "import compiler_gym\nfrom concurrent.futures import ThreadPoolExecutor\n"
+                                "def rewards(benchmark):\n"
+                                "    with compiler_gym.make('llvm-v0', benchmark=benchmark) as env:\n"
+                                "        env.reset()\n        return env.step(env.action_space.sample())\n"
+                                "with ThreadPoolExecutor(max_workers=args.nproc) as pool:\n"
+                                "    results = list(pool.map(rewards, benchmarks))\n"},
+                "a thread pool stepping environments that run in a process of their own (a compiler "
+                "service): the threads wait on it (rules/consumers.yaml service_envs)"),
         Example({"play.py": "import gymnasium as gym\n"
                             "def make(num_envs):\n"
                             "    assert num_envs == 1, 'rendering needs one env'\n"

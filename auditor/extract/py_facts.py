@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from functools import lru_cache
+
+from auditor import catalogue
 
 ENV_STEP = {"step", "reset", "step_async", "step_wait", "rollout", "render"}
 PROCESS_START = {"subprocess.run", "subprocess.Popen", "subprocess.call", "subprocess.check_call",
@@ -142,6 +145,8 @@ class Facts:
             for q in candidates(scope, cls, fn_node):
                 names |= self.calls.get(q, set())
         leaves = {n.rsplit(".", 1)[-1] for n in names}
+        if any(n.split(".", 1)[0] in _service_envs() for n in names):
+            return "io"  # `with compiler_gym.make(...) as env: env.step(a)`: the env's own process works
         if leaves & ENV_STEP:
             return "env-step"
         if names & PROCESS_START or any(n.startswith("subprocess.") for n in names):
@@ -149,6 +154,12 @@ class Facts:
         if leaves & IO_NAMES or any(n.startswith(IO_PREFIXES) for n in names):
             return "io"
         return "compute" if names else "unknown"
+
+
+@lru_cache(maxsize=None)
+def _service_envs() -> frozenset[str]:
+    """rules/consumers.yaml `service_envs`: packages whose environments run in a process of their own."""
+    return frozenset(catalogue.data("consumers.yaml").get("service_envs") or ())
 
 
 def _computes_gradients(token: str) -> bool:
