@@ -1391,12 +1391,7 @@ reads is a note: its settings are not this project's users' to set."""
                     continue
                 out = next((v for folder, v in whole.items() if site.file.startswith(folder)), None)
                 if out is not None:
-                    yield self.finding(site, knob=knob.name, related=[site],
-                                       subject=f"{knob.name} = {show(site.value)} is set here",
-                                       effect="whether it takes effect is decided outside the scanned tree",
-                                       near=f": {out[0]} hands the whole configuration it loads to {out[1]}, "
-                                            f"another package's code, which the scan did not read",
-                                       severity="note", confidence="low")
+                    yield self._out_of_sight(site, knob, f"{out[0]} hands the whole configuration it loads to {out[1]}")
                     continue
                 if knob.leaf in _expression_reads(result, site.file):
                     continue  # a workflow's `matrix: {num_gpus: 2}`, read by `${{ matrix.num_gpus }}` in the file
@@ -2084,12 +2079,15 @@ reads is a note: its settings are not this project's users' to set."""
                 if site.role != "define" or site.kind not in CONFIG_KINDS or site.detail.get("generated") \
                         or site.value is None or is_test_file(site.file):
                     continue
-                yield self.finding(site, knob=knob.name, related=[site],
-                                   subject=f"{knob.name} = {show(site.value)} is set here",
-                                   effect="whether it takes effect is decided outside the scanned tree",
-                                   near=f": its section `{section}` is handed to {handed[section]}, another "
-                                        f"package's code, which the scan did not read",
-                                   severity="note", confidence="low")
+                yield self._out_of_sight(site, knob, f"its section `{section}` is handed to {handed[section]}")
+
+    def _out_of_sight(self, site, knob, how: str):
+        """A note on a key that goes, HOW, to another package's code, which may read it."""
+        return self.finding(site, knob=knob.name, related=[site],
+                            subject=f"{knob.name} = {show(site.value)} is set here",
+                            effect="whether it takes effect is decided outside the scanned tree",
+                            near=f": {how}, another package's code, which the scan did not read",
+                            severity="note", confidence="low")
 
     def _read_for_other_sections(self, result, knobs):
         """`actor_rollout_ref.ref.megatron.tensor_model_parallel_size`, joined to no read, whose
