@@ -2682,7 +2682,7 @@ def _settings_field(site) -> bool:
 def _namespaces_handed(result) -> set[str]:
     """Files that pass a settings variable whole (`args`, `cfg`, no attribute of it) or a parser
     to a callee of another package."""
-    return {rel for rel, edge in _foreign_calls(result)
+    return {rel for rel, edge in handoff.foreign_calls(result)
             if any(idioms.is_config_name(name) or "parser" in name.lower() for name in _bare_arguments(edge.get("text")))}
 
 
@@ -2767,18 +2767,6 @@ def _is_read(knob, read_keys, splats, handed, min_parts: int = 1, reader=_is_rea
     return any(_covers(s.key, knob.name) for s in splats) or any(_within(key, parts) for key in handed)
 
 
-def _foreign_calls(result):
-    """(file, call edge) of each call whose callee belongs to another package (the flow layer's
-    call edges)."""
-    ours = handoff.project_names({rel: m["flow"] for rel, m in result.meta.items()
-                                 if isinstance(m, dict) and isinstance(m.get("flow"), dict)})
-    for rel, meta in result.meta.items():
-        flow = meta.get("flow") if isinstance(meta, dict) else None
-        for edge in (flow or {}).get("calls", ()):
-            if not any(c.split(".")[0] in ours for c in edge.get("callee", ())):
-                yield rel, edge
-
-
 def _handed_out(result) -> dict[str, str]:
     """Keys of configuration sections passed whole to a callee of another package, with that
     callee: `to_dataclass(cfg.engine.turbo_config)` -> {"engine.turbo_config":
@@ -2786,7 +2774,7 @@ def _handed_out(result) -> dict[str, str]:
     from auditor.flow.values import leaves
 
     out: dict[str, str] = {}
-    for _rel, edge in _foreign_calls(result):
+    for _rel, edge in handoff.foreign_calls(result):
         for arg in [*edge.get("args", ()), *edge.get("kwargs", {}).values()]:
             key = arg.get("key") if arg.get("k") in ("config", "attr") else None
             if key and idioms.is_config_name(key.rsplit(".", 1)[-1]):

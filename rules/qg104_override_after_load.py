@@ -1343,8 +1343,8 @@ def _replaced_by_launcher(site, knob, of_this_program):
         return None  # `if args.world_size == -1: args.world_size = int(os.environ["WORLD_SIZE"])`: left unset
     flag = next((flag for flag in _declared_flags(site, knob) if of_this_program(flag)), None)
     # (no flag: the config files users edit, which set `run.world_size: 1` for the same key)
-    return flag or next((s for s in knob.sites if s.role == "define" and s.kind in CONFIG_KINDS
-                         and s.value is not None and not s.detail.get("generated") and not is_test_file(s.file)), None)
+    return flag or next((s for s in knob.sites if is_config_define(s) and s.kind in CONFIG_KINDS
+                         and s.value is not None and not is_test_file(s.file)), None)
 
 
 def _flag_of_this_program(flag, site, parsing, neighbours) -> bool:

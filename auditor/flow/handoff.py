@@ -1,6 +1,7 @@
 """Configuration objects handed whole to another package's code, over the per-file facts.
 
-    carried_out(result)   # {(function, parameter): the other package's callee it reaches}
+    carried_out(result, holds_config)   # {(function, parameter): the other package's callee it reaches}
+    foreign_calls(result)               # (file, call edge) of each call into another package
 
 `trainer = RayPPOTrainer(config)`, or `super().__init__(config, ...)` in a class that extends
 another package's trainer: every key of that configuration may be read there, out of sight.
@@ -23,13 +24,13 @@ def carried_out(result: ScanResult, holds_config: Callable[[str], bool]) -> dict
     whole, for parameters that HOLDS_CONFIG says hold a configuration by their name (`config`,
     `cfg`: the caller's vocabulary)."""
     facts = _facts(result)
-    ours = project_names(facts)
+    ours = _project_names(facts)
     carried: dict[tuple[str, str], str] = {}
     local: list[tuple[dict, str]] = []  # (edge, its module)
     for f in facts.values():
         for edge in f.get("calls", ()):
             callee = edge.get("callee") or ()
-            if callee and not any(c.split(".")[0] in ours for c in callee):
+            if callee and _foreign(callee, ours):
                 for arg in _arguments(edge):
                     if _param(arg, holds_config):
                         carried.setdefault((edge["fn"], arg["name"]), callee[0].removesuffix(".__init__"))
@@ -38,11 +39,11 @@ def carried_out(result: ScanResult, holds_config: Callable[[str], bool]) -> dict
     if not carried or not local:
         return carried
     functions = _Functions(facts)
-    local = [(edge, target) for edge, module in local
-             if (target := functions.resolve(edge["callee"], near=module)) is not None]
+    resolved = [(edge, target) for edge, module in local
+                if (target := functions.resolve(edge["callee"], near=module)) is not None]
     for _ in range(MAX_ROUNDS):
         grown = False
-        for edge, target in local:
+        for edge, target in resolved:
             params = functions.info[target]["params"]
             for index, arg in enumerate(edge.get("args") or ()):
                 if index < len(params) and _param(arg, holds_config) and (target, params[index]) in carried:
@@ -55,7 +56,21 @@ def carried_out(result: ScanResult, holds_config: Callable[[str], bool]) -> dict
     return carried
 
 
-def project_names(facts: dict[str, dict]) -> set[str]:
+def foreign_calls(result: ScanResult):
+    """(file, call edge) of each call whose callee belongs to another package."""
+    facts = _facts(result)
+    ours = _project_names(facts)
+    for rel, f in facts.items():
+        for edge in f.get("calls", ()):
+            if _foreign(edge.get("callee", ()), ours):
+                yield rel, edge
+
+
+def _foreign(callee, ours: set[str]) -> bool:
+    return not any(c.split(".")[0] in ours for c in callee)
+
+
+def _project_names(facts: dict[str, dict]) -> set[str]:
     """Every dotted name of the project's modules: a call through `from trainers import X`,
     run from the folder above `trainers/`, is the project's as much as one through
     `from training.trainers import X`."""

@@ -555,8 +555,9 @@ class Builder:
             # `super().__init__(config, ...)`: the first base's method, this project's or another package's
             node = self.class_nodes.get(scope.cls)
             module = self.scopes["<module>"]
-            found = [c for base in (node.bases if node is not None else ()) for c in self.callees(base, module)[:1]]
-            return [f"{found[0]}.{func.attr}"] if found else []
+            bases = node.bases if node is not None else ()
+            base = next((c for b in bases for c in self.callees(b, module)[:1]), None)
+            return [f"{base}.{func.attr}"] if base else []
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute):
             dotted = self.dotted(func)  # pufferlib.vector.make(...): a module path through an import
             root = dotted.split(".", 1)[0]
