@@ -304,6 +304,19 @@ worker: a warning at the write, from the project's call graph (a method called o
 unknown class reaches every project method of that name). A note when the path passes through
 files the scan did not read (they hold no knob word, but may call one that reads it)."""
     VALID = [
+        Example({"parallelizer.py": "import contextvars\nfrom concurrent.futures import ThreadPoolExecutor\n"
+                                    "overrides = contextvars.ContextVar('overrides', default={})\n"
+                                    "class ParallelExecutor:\n"
+                                    "    def __init__(self, num_threads=8):\n        self.num_threads = num_threads\n"
+                                    "    def execute(self, function, items):\n"
+                                    "        def worker(item):\n"
+                                    "            token = overrides.set({})\n"
+                                    "            try:\n                return function(item)\n"
+                                    "            finally:\n                overrides.reset(token)\n"
+                                    "        with ThreadPoolExecutor(max_workers=self.num_threads) as pool:\n"
+                                    "            return list(pool.map(worker, items))\n"},
+                "a thread pool whose task resets a context variable (`ContextVar.reset`, no env's reset): "
+                "not an env-stepping pool"),
         Example({"conf/eval.yaml": "eval:\n  num_procs: 20\n  n_eval: 20\n",
                  "metric.py": "from tianshou.env import DummyVectorEnv, SubprocVectorEnv\n"
                               "def evaluate(cfg, make):\n"

@@ -13,6 +13,8 @@ from functools import lru_cache
 from auditor import catalogue
 
 ENV_STEP = {"step", "reset", "step_async", "step_wait", "rollout", "render"}
+# names other objects share (`ContextVar.reset(token)`): an env's only when the receiver says env
+ENV_RESET = {"reset", "render"}
 PROCESS_START = {"subprocess.run", "subprocess.Popen", "subprocess.call", "subprocess.check_call",
                  "subprocess.check_output", "os.system", "os.popen", "asyncio.create_subprocess_exec",
                  "asyncio.create_subprocess_shell", "multiprocessing.Process", "Popen"}
@@ -147,7 +149,8 @@ class Facts:
         leaves = {n.rsplit(".", 1)[-1] for n in names}
         if any(n.split(".", 1)[0] in _service_envs() for n in names):
             return "io"  # `with compiler_gym.make(...) as env: env.step(a)`: the env's own process works
-        if leaves & ENV_STEP:
+        if any(n.rsplit(".", 1)[-1] in ENV_STEP and (n.rsplit(".", 1)[-1] not in ENV_RESET or "env" in n.lower())
+               for n in names):
             return "env-step"
         if names & PROCESS_START or any(n.startswith("subprocess.") for n in names):
             return "process-start"
