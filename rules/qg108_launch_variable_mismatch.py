@@ -200,6 +200,14 @@ with `--my_world_size ${my_world_size}`) starts the literal count whatever the v
 set it to 4 and eight processes split the work four ways, each shard twice; to 16 and half the
 shards never run. A loop over `$(seq 0 $((CHUNKS-1)))` follows the variable."""
     VALID = [
+        Example({"start.sh": "#!/bin/bash\nNUM_WORKERS=${NUM_WORKERS:-4}\n"
+                             "awk -v upstream_file=\"$UPSTREAM_FILE\" '\n"
+                             "/UPSTREAM/ {\n    while ((getline line < upstream_file) > 0) {\n        print line\n"
+                             "    }\n    next\n}\n{ print }' /tmp/nginx.conf\n"
+                             "for i in $(seq 1 $NUM_WORKERS); do\n    uwsgi --socket /tmp/worker${i}.sock &\ndone\n"
+                             "(( NUM_WORKERS > 1 )) && echo \"$NUM_WORKERS workers started\"\n"},
+                "`((` inside an awk program is no arithmetic command: the words up to a `))` lines later are "
+                "not variables"),
         Example({"train.sh": "#!/bin/bash\nVENV_PREFIX=\"\"\nGPUS_PER_NODE=8\nNUM_NODES=1\n"
                              "WORLD_SIZE=$(($GPUS_PER_NODE*$NUM_NODES))\n"
                              "$VENV_PREFIX python -m torch.distributed.run --nproc_per_node $GPUS_PER_NODE "

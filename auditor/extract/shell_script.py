@@ -44,8 +44,9 @@ EXPANSION = re.compile(
     r"|(?P<name>[A-Za-z_]\w*))"
 )
 ARITH_NAME = re.compile(r"\b([A-Za-z_]\w*)\b")
-# an arithmetic command or for-loop header, not a `$((...))` expansion (resolved with its words)
-ARITH_COMMAND = re.compile(r"(?<![$\w])\(\((.*?)\)\)", re.DOTALL)
+# an arithmetic command or for-loop header, not a `$((...))` expansion (resolved with its words),
+# on one line: `((` in an awk program (`while ((getline line < f) > 0)`) must not reach a `))` lines on
+ARITH_COMMAND = re.compile(r"(?<![$\w])\(\(([^\n]*?)\)\)")
 QUOTED_HEREDOC = re.compile(r"<<-?[ \t]*(['\"])(?P<delim>\w+)\1.*?^[ \t]*(?P=delim)[ \t]*$", re.DOTALL | re.MULTILINE)
 FLAG = re.compile(r"^(--?)([A-Za-z][\w.\-]*)(?:=(.*))?$", re.DOTALL)
 OVERRIDE = re.compile(r"^(~|\+\+|\+)?([A-Za-z_][\w\-]*(?:[./][\w\-]+)*)(?:@([\w.\-]+))?(?:=(.*))?$", re.DOTALL)
