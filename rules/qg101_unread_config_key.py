@@ -52,6 +52,24 @@ def _phases(name: str) -> set:
     return set() if words & _CHECKED else words & _PHASES
 
 
+_ACTOR_TRAINER = ("from dataclasses import dataclass, field\nfrom multiprocessing import Pool\n"
+                  "from torchtitan.config import Parallelism\n"
+                  "@dataclass\nclass Trainer:\n"
+                  "    parallelism: Parallelism = field(default_factory=Parallelism)\n"
+                  "    num_workers: int = 2\n"
+                  "    def setup(self):\n        return Pool(self.num_workers)\n")
+
+
+def _actor_recipe(section: str) -> dict:
+    """A recipe that builds a project dataclass from a config section, through an actor's
+    `.options(...).as_actor(**section)` (Monarch's spelling of Ray's `.options(...).remote()`)."""
+    return {"actors/__init__.py": "", "actors/trainer.py": _ACTOR_TRAINER,
+            "main.py": "import yaml\nfrom actors.trainer import Trainer\n"
+                       "def main(cfg):\n    return Trainer.options(procs=2).as_actor(**cfg['trainer'])\n"
+                       "if __name__ == '__main__':\n    main(yaml.safe_load(open('grpo.yaml')))\n",
+            "grpo.yaml": "trainer:\n" + section}
+
+
 def _held_out_path(bound_to: str, function: str, path: str) -> str | None:
     """How a message names the held-out path a read is on, or None when it is on none. The
     first of the bound name, the function's last name and the file's stem that names a phase
@@ -314,7 +332,14 @@ For that reason a key whose section, named as a configuration (`turbo_config`,
 says so: that package may read it, out of sight. So is any key of the config folder of a Hydra
 entry (`@hydra.main(config_path="config")`) whose whole configuration object goes to another
 package's code: `RayPPOTrainer(config)`, or `super().__init__(config, ...)` in a project class
-that extends it, also through the project's own functions and `task.remote(config)`. Keys under a YAML anchor (`_ppo_meta: &ppo_meta`) are set at every alias's path too (`meta:
+that extends it, also through the project's own functions and `task.remote(config)`; the same
+for a config file a script names (`os.path.join(here, "configs", "grpo.yaml")`, `--config
+apps/sft/llama3_8b.yaml` in its usage text) and whose loaded object it hands whole to another
+package (`setup(config)` of NeMo-RL). A section splatted into a project dataclass
+(`Trainer(**cfg.trainer)`, `Trainer.options(...).as_actor(**cfg.trainer)`, `.remote(...)`) fills its
+fields: a key whose field code reads is read, a key under a field typed as another package's
+class (`parallelism: Parallelism` of torchtitan) is a note, and a key that fills no field stays
+a warning. Keys under a YAML anchor (`_ppo_meta: &ppo_meta`) are set at every alias's path too (`meta:
 *ppo_meta`, `<<: *ppo_meta`), and a read there reads them. A key in a file of which code reads no parallelism key, with no
 near-miss read either, is a note: the file may configure another program (a daemon's YAML
 shipped beside its Python client). A config file of a tool that reads it itself (an
@@ -450,6 +475,9 @@ A key of a config under third_party/ or vendor/ (another project's code shipped 
 with the upstream config it was trained with: FastVideo's third_party/synchformer) that nothing
 reads is a note: its settings are not this project's users' to set."""
     VALID = [
+        Example(_actor_recipe("  num_workers: 4\n"),
+                "a section splatted into the project's dataclass, through an actor's options(...).as_actor(): "
+                "the key fills a field the class reads"),
         Example({"common/__init__.py": "",
                  "common/config.py": "class ConfigValidator:\n"
                                      "    def __init__(self, description):\n        self.arguments = {}\n"
@@ -840,6 +868,27 @@ reads is a note: its settings are not this project's users' to set."""
                 "setting (not a copy of it) that nothing uses"),
     ]
     INVALID = [
+        Example(_actor_recipe("  parallelism:\n    tensor_parallel_degree: 2\n"),
+                "a key under a field whose type is another package's class (torchtitan's Parallelism), of a "
+                "dataclass its section is splatted into: a note, never a warning",
+                expect=[("grpo.yaml", 3)], severity="note"),
+        Example(_actor_recipe("  num_workers: 4\n  loader_workers: 4\n"),
+                "a key of a section splatted into the project's dataclass that has no field of that name",
+                expect=[("grpo.yaml", 3)], severity="warning"),
+        Example({"nemo_kit/__init__.py": "", "nemo_kit/nemo_rl/__init__.py": "",
+                 "nemo_kit/nemo_rl/configs/grpo.yaml": "policy:\n  tensor_model_parallel_size: 2\n"
+                                                      "cluster:\n  num_nodes: 1\n",
+                 "nemo_kit/nemo_rl/start_grpo.py": "import os\nfrom nemo_rl.algorithms.grpo import setup\n"
+                                                   "from nemo_rl.utils.config import load_config\n"
+                                                   "def main():\n"
+                                                   "    path = os.path.join(os.path.dirname(__file__), 'configs', 'grpo.yaml')\n"
+                                                   "    config = load_config(path)\n"
+                                                   "    print(config['cluster']['num_nodes'])\n"
+                                                   "    return setup(config)\n"
+                                                   "if __name__ == '__main__':\n    main()\n"},
+                "a script that names its config file and hands what it loads, whole, to another package "
+                "(NeMo-RL's setup(), which the project's own nemo_rl/ folder does not shadow): a note",
+                expect=[("nemo_kit/nemo_rl/configs/grpo.yaml", 2)], severity="note"),
         Example({"train_args/sft.json": "{\n  \"tokenize_num_workers\": 8,\n  \"dataloader_num_workers\": 4\n}\n",
                  "train.py": "import sys\nfrom dataclasses import dataclass\n"
                              "from transformers import HfArgumentParser, TrainingArguments\n"
@@ -1335,6 +1384,15 @@ reads is a note: its settings are not this project's users' to set."""
                   and not _read_through_alias(k, result.meta, read_keys)]
         handed = _handed_out(result) if unread else {}  # the call edges are many: only when needed
         whole = _whole_configs_out(result) if unread else {}
+        callees = {c for _rel, c in whole.values()}
+        unparsed_callees = callees - handoff.foreign_callees(callees, result)
+        # a section splatted into a project class fills its fields: a key whose field code loads is read
+        into = handoff.sections_into_classes(result) if unread else {}
+        loaded = {a.lower() for a in _attribute_loaders(result)} if into else set()
+        filled = [k for k in unread if _into_fields(k.name, into, loaded) == "read"] if into else []
+        filled_ids = {id(k) for k in filled}
+        if filled:
+            unread = [k for k in unread if id(k) not in filled_ids]
         leaving = [k for k in unread if _is_read(k, read_keys, splats, handed)]
         unread = [k for k in unread if not _is_read(k, read_keys, splats, handed)]
         unread_ids = {id(k) for k in unread}
@@ -1344,6 +1402,10 @@ reads is a note: its settings are not this project's users' to set."""
         read_files = {s.file for k in result.knobs if id(k) not in unread_ids
                       and _is_read(k, read_keys, splats, handed, min_parts=2) for s in k.sites
                       if s.role == "define" and s.kind in CONFIG_KINDS}
+        # (and a file whose keys fill a splatted class's fields is the project's, however else they are read)
+        read_files |= {s.file for k in result.knobs if into and (id(k) in filled_ids or id(k) not in unread_ids
+                                                                   and _into_fields(k.name, into, loaded) == "read")
+                       for s in k.sites if s.role == "define" and s.kind in CONFIG_KINDS}
         tools: dict[str, str | None] = {}
         copiers = _field_copiers(result)
         declared = {}  # leaf -> the project's own declaration (dataclass field, flag), when unread too
@@ -1389,14 +1451,21 @@ reads is a note: its settings are not this project's users' to set."""
                                               "the scanned tree; whether it takes effect depends on that launcher",
                                        near="", severity="note", confidence="low")
                     continue
+                if isinstance(site.value, bool) and _COUNT_NAME.search(knob.leaf):
+                    continue  # `scale_loss_by_dp_cp_size: false`: a switch named after a count, no count
                 out = next((v for folder, v in whole.items() if site.file.startswith(folder)), None)
                 if out is not None:
-                    yield self._out_of_sight(site, knob, f"{out[0]} hands the whole configuration it loads to {out[1]}")
+                    yield self._out_of_sight(site, knob, f"{out[0]} hands the whole configuration it loads to {out[1]}",
+                                             whose=None if out[1] not in unparsed_callees else
+                                             "a class of the project in a module the scan did not parse (it names "
+                                             "no parallelism setting)")
+                    continue
+                way_out = _into_fields(knob.name, into, loaded) if into else None
+                if way_out is not None:  # under a field of another package's type
+                    yield self._out_of_sight(site, knob, way_out)
                     continue
                 if knob.leaf in _expression_reads(result, site.file):
                     continue  # a workflow's `matrix: {num_gpus: 2}`, read by `${{ matrix.num_gpus }}` in the file
-                if isinstance(site.value, bool) and _COUNT_NAME.search(knob.leaf):
-                    continue  # `scale_loss_by_dp_cp_size: false`: a switch named after a count, no count
                 if near is False:
                     near = _near_read(result, knob)
                 foreign = near is None and site.file not in read_files
@@ -1436,8 +1505,8 @@ reads is a note: its settings are not this project's users' to set."""
         yield from self._leaving(result, leaving, handed)
         # read, but by no joined read, splat or handed section: only through its last names
         yield from self._read_for_other_sections(
-            result, [k for k in result.knobs if id(k) not in unread_ids and not _is_read(k, (), splats, handed)
-                     and not _read_through_alias(k, result.meta, read_keys)])
+            result, [k for k in result.knobs if id(k) not in unread_ids and id(k) not in filled_ids
+                     and not _is_read(k, (), splats, handed) and not _read_through_alias(k, result.meta, read_keys)])
         yield from self._unused_params(result)
         yield from self._misplaced(result, read_keys, splats, handed, unread_ids)
         loaders = _attribute_loaders(result)
@@ -2081,12 +2150,14 @@ reads is a note: its settings are not this project's users' to set."""
                     continue
                 yield self._out_of_sight(site, knob, f"its section `{section}` is handed to {handed[section]}")
 
-    def _out_of_sight(self, site, knob, how: str):
-        """A note on a key that goes, HOW, to another package's code, which may read it."""
+    def _out_of_sight(self, site, knob, how: str, whose: str | None = None):
+        """A note on a key that goes, HOW, to another package's code (or WHOSE), which may read it."""
         return self.finding(site, knob=knob.name, related=[site],
                             subject=f"{knob.name} = {show(site.value)} is set here",
-                            effect="whether it takes effect is decided outside the scanned tree",
-                            near=f": {how}, another package's code, which the scan did not read",
+                            effect="whether it takes effect is decided outside the scanned tree" if whose is None
+                            else "whether it takes effect is decided out of the scan's sight",
+                            near=f": {how}, another package's code, which the scan did not read" if whose is None
+                            else f": {how}, {whose}",
                             severity="note", confidence="low")
 
     def _read_for_other_sections(self, result, knobs):
@@ -2789,12 +2860,30 @@ def _handed_out(result) -> dict[str, str]:
 
 
 def _whole_configs_out(result) -> dict[str, tuple[str, str]]:
-    """Config folders of `@hydra.main` entries whose configuration object goes whole to another
-    package's code (`RayPPOTrainer(config)`, `super().__init__(config)` in a class extending
-    it, through the project's own functions) -> (entry file, that callee). Any key of such a
-    folder may be read there."""
+    """Config folders of `@hydra.main` entries, and config files a script names (`--config
+    apps/sft/llama3_8b.yaml` in its usage, `os.path.join(here, "configs", "grpo.yaml")`),
+    whose configuration object goes whole to another package's code (`RayPPOTrainer(config)`,
+    `super().__init__(config)` in a class extending it, `setup(config, ...)`, through the
+    project's own functions) -> (the script, that callee). Any key of such a folder or file
+    may be read there."""
     carried = None
     out: dict[str, tuple[str, str]] = {}
+    config_files = None
+    for rel, meta in result.meta.items():
+        named = meta.get("config_names") if isinstance(meta, dict) else None
+        module = ((meta.get("flow") or {}).get("module") or "") if named else ""
+        if not module:
+            continue
+        if carried is None:
+            carried = handoff.carried_out(result, idioms.is_config_name)
+        callee = next((c for (f, _param), c in carried.items() if f.startswith(module + ".")), None)
+        if callee is None:
+            continue
+        if config_files is None:
+            config_files = sorted(r for r in result.meta if r.endswith((".yaml", ".yml")))
+        for name in named:
+            for path in _named_files(rel, name, config_files):
+                out.setdefault(path, (rel, callee))
     for rel, meta in result.meta.items():
         mains = meta.get("hydra_main") if isinstance(meta, dict) else None
         module = ((meta.get("flow") or {}).get("module") or "") if mains else ""
@@ -2812,6 +2901,44 @@ def _whole_configs_out(result) -> dict[str, tuple[str, str]]:
             if callee is not None and not folder.startswith(".."):
                 out.setdefault("" if folder == "." else f"{folder}/", (rel, callee))
     return out
+
+
+def _into_fields(name: str, into: dict, loaded: set[str]) -> str | None:
+    """How key NAME reaches code when its section is splatted into a project class (INTO:
+    handoff.sections_into_classes): "read" when it fills a field that code loads (or a field
+    of the project class that field holds); the way out, when it lies under a field whose type
+    is another package's class (`parallelism: Parallelism` of torchtitan); else None."""
+    parts = name.lower().split(".")
+    for section, targets in into.items():
+        names = section.split(".")
+        for i in range(len(parts) - len(names)):
+            if parts[i:i + len(names)] != names:
+                continue
+            rest = parts[i + len(names):]
+            for rel, cls, fields in targets:
+                if rest[0] not in fields:
+                    continue
+                kind, inner, foreign = fields[rest[0]]
+                if len(rest) == 1 and rest[0] in loaded:
+                    return "read"
+                if len(rest) == 2 and inner is not None and rest[1] in inner and rest[1] in loaded:
+                    return "read"
+                if len(rest) >= 2 and foreign:
+                    return (f"{rel} splats `{section}` into {cls.rsplit('.', 1)[-1]}, whose field `{rest[0]}` "
+                            f"is a {kind}")
+    return None
+
+
+def _named_files(rel: str, name: str, config_files: list[str]) -> list[str]:
+    """The config files of the tree that NAME, written in script REL, may be: a path from the
+    tree's root or from REL's folder, or a bare file name under REL's folder."""
+    folder = posixpath.dirname(rel)
+    if "/" in name:
+        paths = {posixpath.normpath(name[2:] if name.startswith("./") else name),
+                 posixpath.normpath(posixpath.join(folder, name))}
+        return [f for f in config_files if f in paths]
+    return [f for f in config_files if posixpath.basename(f) == name
+            and (not folder or f.startswith(folder + "/"))]
 
 
 def _within(section: str, parts: list[str]) -> bool:

@@ -463,3 +463,23 @@ def test_a_builder_flag_that_its_one_script_never_reads():
     # generate.py parses at import, with no `__main__` guard, through add_args(), which it alone
     # runs: the flag's own line is where it is accepted and lost (demo/sample.py reads its own)
     assert found == [("anagrams/anagrams/utils.py", 4, "QG101", "warning")]
+
+
+def test_sections_splatted_into_actor_dataclasses():
+    found = findings("sections_into_actors", "QG101")
+    # `Trainer.options(procs=2).as_actor(**cfg.trainer)` builds the project's dataclass from the
+    # section: num_workers and dp_size fill fields the classes read; `parallelism` is a field of
+    # torchtitan's type, read there; loader_workers fills no field at all
+    assert found == [("apps/grpo/qwen.yaml", 3, "QG101", "note"),
+                     ("apps/grpo/qwen.yaml", 4, "QG101", "note"),
+                     ("apps/grpo/qwen.yaml", 6, "QG101", "warning")]
+
+
+def test_a_config_file_a_script_names_and_hands_to_another_package():
+    found = findings("config_named_by_script", "QG101")
+    # start_grpo.py builds the path of configs/grpo.yaml and hands what it loads to NeMo-RL's
+    # setup() (a package the project's own nemo_rl/ folder does not shadow); recipes/sft.py keeps
+    # its configuration, and the key it does not read stays a warning
+    assert found == [("nemo_kit/training/nemo_rl/configs/grpo.yaml", 2, "QG101", "note"),
+                     ("nemo_kit/training/nemo_rl/configs/grpo.yaml", 4, "QG101", "note"),
+                     ("recipes/configs/sft.yaml", 3, "QG101", "warning")]

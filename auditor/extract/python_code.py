@@ -54,6 +54,10 @@ MAX_CHAIN = 6  # names of a key kept in meta["holder_chains"]
 MAX_REACHES = 300  # names a function calls or passes on, recorded for the call graph
 # a class that holds a run's settings (InferenceConfig, TrainingArguments, RLHParams)
 MAX_SIZED = 200  # sized loops in methods recorded per file
+# a YAML file a script names, in code or in its usage text (`--config apps/sft/llama3_8b.yaml`,
+# `os.path.join(here, "configs", "grpo.yaml")`)
+CONFIG_FILE_NAME = re.compile(r"(?<![\w./-])([\w./-]{1,200}\.ya?ml)\b")
+MAX_CONFIG_NAMES = 50
 HOLDERS_MAX = 100  # settings objects recorded per function that leaves a count serial
 
 
@@ -1776,6 +1780,10 @@ def extract(text: str, path: str, vocab) -> FileResult:
             meta["main_process_math"] = math
     if "next(" in text:
         _mark_one_batch(ex.sites, text)
+    if ".yaml" in text or ".yml" in text:
+        named = sorted({m.group(1) for m in CONFIG_FILE_NAME.finditer(text)})[:MAX_CONFIG_NAMES]
+        if named:
+            meta["config_names"] = named
     if "parse_known_args" in meta:
         for s in ex.sites:
             if s.detail.get("via") == "argparse":

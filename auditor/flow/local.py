@@ -47,6 +47,7 @@ MAX_DEPTH = 10  # steps followed back from one sink within a file
 EDGE_DEPTH = MAX_DEPTH - 5  # a call argument is followed 5 steps: most are never a helper's
 MAX_CONFIG_VALUES = 400  # config literals kept per file
 TEXT_LIMIT = 90
+MAX_FIELDS = 200  # annotated attributes kept per class
 MAX_ITEMS = 16  # a literal list of counts longer than this is data, not settings
 CONFIG_ROOT = re.compile(r"cfg|conf|config|args|opt|param|setting|hparam|flags|kwargs|spec", re.IGNORECASE)
 CONFIG_LOADERS = {"load", "safe_load", "full_load", "load_config", "from_file", "fromfile", "create", "merge",
@@ -550,6 +551,12 @@ class Builder:
                 return [] if target.split(".", 1)[0] in EXTERNAL else [f"{target}.{func.attr}"]
             if func.attr == "remote" and (base in self.functions or base in self.classes):
                 return [self.full(base)]  # `main_task.remote(config)` of a `@ray.remote` function
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and \
+                isinstance(func.value.func, ast.Attribute) and func.value.func.attr == "options" and \
+                isinstance(func.value.func.value, ast.Name):
+            # `Actor.options(num_gpus=1).remote(cfg)` (Ray), `.as_actor(**cfg.trainer)` (Monarch):
+            # the options call places the actor, the call on its result builds it
+            return self.callees(func.value.func.value, scope)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and scope.cls and \
                 isinstance(func.value.func, ast.Name) and func.value.func.id == "super":
             # `super().__init__(config, ...)`: the first base's method, this project's or another package's
@@ -700,8 +707,12 @@ def _structure(b: Builder, facts: dict) -> None:
     class's project bases and the string names it is registered under
     (`@REGISTRY.register("base")`, `{"base": BaseManager, ...}`)."""
     module = b.scopes["<module>"]
-    bases, registered, inherits = {}, [], []
+    bases, registered, inherits, fields = {}, [], [], {}
     for qual, node in b.class_nodes.items():
+        # (a class with an __init__ of its own takes its arguments there, not as its fields)
+        own = _annotated_fields(b, node) if not _defines_init(node) else None
+        if own:
+            fields[b.full(qual)] = own
         found = [c for base in node.bases for c in b.callees(base, module)[:1]]
         if found:
             bases[b.full(qual)] = found
@@ -727,14 +738,32 @@ def _structure(b: Builder, facts: dict) -> None:
         facts["inherits_init"] = inherits
     if registered:
         facts["registry"] = registered
+    if fields:
+        facts["fields"] = fields
+
+
+def _annotated_fields(b: Builder, node: ast.ClassDef) -> dict[str, str]:
+    """`parallelism: Parallelism = field(...)` -> {"parallelism": "torchtitan.config.Parallelism"}:
+    a class's annotated attributes and the dotted name of each one's type ("" when it is no
+    plain name: `int`, `Optional[X]`, `list[int]`)."""
+    out: dict[str, str] = {}
+    for stmt in node.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and len(out) < MAX_FIELDS:
+            kind = stmt.annotation
+            dotted = b.dotted(kind) if isinstance(kind, (ast.Name, ast.Attribute)) else ""
+            out[stmt.target.id] = dotted if "." in dotted else b.full(dotted) if dotted in b.classes else ""
+    return out
 
 
 def _inherits_init(node: ast.ClassDef) -> bool:
     """A class whose call runs its base's __init__: none of its own, and no decorator (a
     dataclass writes one from the fields)."""
-    return not node.decorator_list and not any(
-        isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in ("__init__", "__new__")
-        for stmt in node.body)
+    return not node.decorator_list and not _defines_init(node)
+
+
+def _defines_init(node: ast.ClassDef) -> bool:
+    return any(isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in ("__init__", "__new__")
+               for stmt in node.body)
 
 
 def _edges(b: Builder, calls: list[tuple], sinks: list[dict], keep: set[str] = frozenset()) -> tuple[list[dict], set[str]]:
@@ -872,6 +901,10 @@ def _edge(b: Builder, fn: str, scope: _Scope, call: ast.Call, callees: list[str]
             "star": star}
     if splats:
         edge["splats"] = splats  # **mapping: the keys of that mapping become the callee's arguments
+    bare = [a.id for a in [*call.args, *(k.value for k in call.keywords if k.arg)]
+            if isinstance(a, ast.Name) and a.id not in ("self", "cls")]
+    if bare:
+        edge["bare"] = bare  # the names passed as they are: `setup(config, tokenizer)` hands `config` whole
     if lines:
         edge["lines"] = lines
     return edge
