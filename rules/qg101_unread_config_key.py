@@ -868,6 +868,18 @@ reads is a note: its settings are not this project's users' to set."""
                 "setting (not a copy of it) that nothing uses"),
     ]
     INVALID = [
+        Example({"serve.py": "import argparse, subprocess\n"
+                             "def main():\n    parser = argparse.ArgumentParser()\n"
+                             "    parser.add_argument('--num_gpus', type=int, required=True)\n"
+                             "    parser.add_argument('--num_nodes', type=int, default=1,\n"
+                             "                        help='Not used. Added for compatibility with generic server')\n"
+                             "    args = parser.parse_args()\n"
+                             "    subprocess.run(['nim-serve', '--gpus', str(args.num_gpus)])\n"
+                             "if __name__ == '__main__':\n    main()\n",
+                 "worker.py": "import os\nfrom multiprocessing import Pool\n"
+                              "def run(cfg):\n    return Pool(cfg.num_nodes * 8)\n"},
+                "a flag its script never reads, whose help says it is not used: a note",
+                expect=[("serve.py", 5)], severity="note"),
         Example(_actor_recipe("  parallelism:\n    tensor_parallel_degree: 2\n"),
                 "a key under a field whose type is another package's class (torchtitan's Parallelism), of a "
                 "dataclass its section is splatted into: a note, never a warning",
@@ -1942,12 +1954,14 @@ reads is a note: its settings are not this project's users' to set."""
             dest = str(s.detail.get("dest") or s.leaf)
             if dest in (closed[s.file].get("reads") or ()):
                 continue
+            said = s.detail.get("said_unused")  # its help says so: the user is told
             f = self.finding(s, knob=s.key, related=[s], flow=_path(result, s, None),
-                             subject="", effect="", near="")
+                             subject="", effect="", near="", **({"severity": "note"} if said else {}))
             script = s.file.rsplit("/", 1)[-1]
             f.message = (f"`{(s.detail.get('flags') or ['--' + s.leaf])[0]}` is accepted by {s.file}, but its parsed "
                          f"arguments never leave {script} and nothing there reads `{dest}`, so setting it changes "
-                         f"nothing (other files' reads of a {s.leaf} are not this flag's)")
+                         f"nothing (other files' reads of a {s.leaf} are not this flag's)"
+                         + (f"; its help says so: \"{s.detail.get('help')}\"" if said else ""))
             yield f
 
     def _unread_setting_flags(self, result, closed):

@@ -21,6 +21,9 @@ ATTRS_DECORATORS = {"s", "attrs", "define", "frozen", "mutable"}
 PYDANTIC_BASES = {"BaseModel", "BaseSettings"}
 UNUSED_COMMENT = re.compile(r"deprecat|\blegacy\b|backward[- ]compat|\bkept only\b|\bno longer used\b|\bunused\b",
                             re.IGNORECASE)
+# a flag's help that says the program ignores it
+UNUSED_HELP = re.compile(UNUSED_COMMENT.pattern + r"|\bnot used\b|\bfor compatibility\b|\bhas no effect\b",
+                         re.IGNORECASE)
 MAX_PARSER_FLAGS = 300  # flags recorded per function that builds a parser
 MAX_SETTING_FLAGS = 50  # setting flags (no count) recorded per file
 
@@ -494,3 +497,5 @@ def _note_stated(detail: dict, text: str | None) -> None:
     stated = stated_default(text or "")
     if stated is not None:
         detail["help_default"] = stated
+    if text and UNUSED_HELP.search(text):
+        detail["said_unused"] = True  # `help="Not used. Added for compatibility with generic server"`
