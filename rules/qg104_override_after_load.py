@@ -150,6 +150,18 @@ assumes that many GPUs on every node: a warning (a note under examples/), unless
 tests whether the variable is set (one GPU pinned where the file's code spreads its work over
 every GPU it sees is QG105's)."""
     VALID = [
+        Example({"conf.yaml": "num_envs: 4096\n",
+                 "motions.py": "import yaml\n"
+                               "class MotionManager:\n"
+                               "    def __init__(self, motion_lib):\n"
+                               "        self.num_envs = yaml.safe_load(open('conf.yaml'))['num_envs']\n"
+                               "        self.motion_lib = motion_lib\n"
+                               "    def sample(self):\n"
+                               "        total_motions = self.motion_lib.num_motions()\n"
+                               "        n_motions = min(self.num_envs, total_motions)\n"
+                               "        return self.motion_lib.sample(n_motions)\n"},
+                "a bound on something else taken into a local that names no count (`n_motions = "
+                "min(self.num_envs, total_motions)`): the env count itself is left as it is"),
         Example({"conf/eval.yaml": "eval:\n  num_procs: 20\n  n_eval: 20\n",
                  "metric.py": "from tianshou.env import SubprocVectorEnv\n"
                               "def evaluate(cfg, make):\n"
@@ -805,6 +817,12 @@ every GPU it sees is QG105's)."""
                 k = (s.file, s.detail.get("function"), s.leaf.lower())
                 reads[k] = min(reads.get(k, s.line), s.line)
         consumed = {}  # (file, function) -> [consume sites], for copies that leave the knob as it is
+        counts = vocab_mod.load(result.settings or None)
+        # (file, function) -> what its consumers and writes take: a capped local that reaches one counts
+        taken: dict[tuple, list[str]] = {}
+        for s in result.sites:
+            if s.role in ("consume", "override") and s.kind == "python":
+                taken.setdefault((s.file, s.detail.get("function")), []).append(str(s.detail.get("expr") or ""))
         for s in result.sites:
             if s.role == "consume" and s.kind == "python":
                 consumed.setdefault((s.file, s.detail.get("function")), []).append(s)
@@ -882,6 +900,8 @@ every GPU it sees is QG105's)."""
                     continue
                 if not _changes_the_value(site, knob.leaf) or not _was_loaded(site, reads) or _intended(site):
                     continue
+                if _another_quantity(site, taken, counts):
+                    continue  # `n_motions = min(self.num_envs, total_motions)`: a bound on something else
                 if _scales_own_argument(site):
                     yield self._argument_scaled(site, knob)
                     continue
@@ -1473,6 +1493,24 @@ def _intended(site) -> bool:
             or idioms.is_option_without_workers(site) or idioms.is_initialised_then_set(site) or idioms.is_computed_local(site)
             or idioms.is_derived_size(site) or idioms.restates_condition(site)
             or idioms.is_eval_path(site) or idioms.is_capped_by_work(site) or idioms.is_reduction(site))
+
+
+def _another_quantity(site, taken, counts) -> bool:
+    """`n_motions = min(self.num_envs, total_motions)`, `num_samples = min(self.num_envs,
+    num_buckets)`: a bound taken into a local that names no count of workers and that no
+    consumer or write in the function takes (`os.environ["CUDA_VISIBLE_DEVICES"] =
+    str(freest_gpu["index"])` takes one). The knob keeps its value; the local counts something
+    else (motions to load, samples to draw)."""
+    d = site.detail
+    target = str(d.get("target") or "")
+    if d.get("how") not in ("min", "max") or not target.isidentifier() or target.lower() == site.leaf.lower():
+        return False
+    if counts.match(target) is not None:
+        return False  # `num_workers = min(cfg.num_workers, cpus)`: the count itself, under its own name
+    if "key=" in str(d.get("expr") or ""):
+        return False  # `min(gpustats["gpus"], key=...)` picks one of them: no bound on a count, judged as before
+    used = re.compile(rf"\b{re.escape(target)}\b")
+    return not any(used.search(expr) for expr in taken.get((site.file, d.get("function")), ()))
 
 
 def _still_consumed(site, consumed):
