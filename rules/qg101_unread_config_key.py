@@ -2885,27 +2885,21 @@ def _whole_configs_out(result) -> dict[str, tuple[str, str]]:
     config_files = None
     for rel, meta in result.meta.items():
         named = meta.get("config_names") if isinstance(meta, dict) else None
-        module = ((meta.get("flow") or {}).get("module") or "") if named else ""
-        if not module:
-            continue
-        if carried is None:
-            carried = handoff.carried_out(result, idioms.is_config_name)
-        callee = next((c for (f, _param), c in carried.items() if f.startswith(module + ".")), None)
-        if callee is None:
-            continue
-        if config_files is None:
-            config_files = sorted(r for r in result.meta if r.endswith((".yaml", ".yml")))
-        for name in named:
-            for path in _named_files(rel, name, config_files):
-                out.setdefault(path, (rel, callee))
-    for rel, meta in result.meta.items():
         mains = meta.get("hydra_main") if isinstance(meta, dict) else None
-        module = ((meta.get("flow") or {}).get("module") or "") if mains else ""
+        module = ((meta.get("flow") or {}).get("module") or "") if named or mains else ""
         if not module:
             continue
         if carried is None:
             carried = handoff.carried_out(result, idioms.is_config_name)
-        for entry in mains:
+        callee = next((c for (f, _param), c in carried.items() if f.startswith(module + ".")), None) \
+            if named else None
+        if callee is not None:
+            if config_files is None:
+                config_files = sorted(r for r in result.meta if r.endswith((".yaml", ".yml")))
+            for name in named:
+                for path in _named_files(rel, name, config_files):
+                    out.setdefault(path, (rel, callee))
+        for entry in mains or ():
             path = entry.get("config_path")
             if not isinstance(path, str) or ":" in path:
                 continue  # `pkg://...`: a package's folder, not the tree's

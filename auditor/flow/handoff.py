@@ -2,11 +2,15 @@
 
     carried_out(result, holds_config)   # {(function, parameter): the other package's callee it reaches}
     foreign_calls(result)               # (file, call edge) of each call into another package
+    foreign_callees(callees, result)    # those of CALLEES that are another package's
+    sections_into_classes(result)       # {section: [(file, project class, its fields)]} of splats
 
 `trainer = RayPPOTrainer(config)`, or `super().__init__(config, ...)` in a class that extends
 another package's trainer: every key of that configuration may be read there, out of sight.
-A parameter that the project passes on to such a call, through its own functions and classes,
-carries the configuration out too (to a fixed point, bounded by MAX_ROUNDS).
+A parameter (or a config-named local) that the project passes on to such a call, through its
+own functions and classes, carries the configuration out too (to a fixed point, bounded by
+MAX_ROUNDS). A section splatted into a project dataclass (`Trainer(**cfg.trainer)`) fills its
+fields; a field typed as another package's class takes the keys under it out of sight.
 """
 
 from __future__ import annotations
@@ -79,7 +83,7 @@ def _foreign(callee, ours: set[str]) -> bool:
 
 def _ours(callee: str, ours: set[str]) -> bool:
     """CALLEE names the project's code when its module part - all but the last name or two
-    (`pkg.mod.f`, `pkg.mod.Class.method`) - is a dotted tail of a project module:
+    (`pkg.mod.f`, `pkg.mod.Class.method`) - is a dotted run of a project module's path:
     `trainers.PPO` run from the folder above `trainers/` is `training.trainers.PPO`, while
     `nemo_rl.algorithms.grpo.setup` is another package's even in a project with a folder
     `nemo_skills/training/nemo_rl/`."""
@@ -150,15 +154,15 @@ def sections_into_classes(result: ScanResult) -> dict[str, list[tuple[str, str, 
     if not classes:
         return {}
     ours = _project_names(result)
-    out: dict[str, list[tuple[str, str, dict[str, str]]]] = {}
+    out: dict[str, list[tuple[str, str, dict]]] = {}
     for rel, f in facts.items():
         for edge in f.get("calls", ()):
             if not edge.get("splats"):
                 continue
-            cls = next((c for name in edge.get("callee") or () if (c := resolve_class(name, classes))), None)
+            cls = next((c for name in edge.get("callee") or () if (c := _resolve_class(name, classes))), None)
             if cls is None:
                 continue
-            fields = {name: _field_type(kind, classes, ours) for name, kind in inherited_fields(cls, classes).items()}
+            fields = {name: _field_type(kind, classes, ours) for name, kind in _inherited_fields(cls, classes).items()}
             for tree in edge["splats"]:
                 if isinstance(tree, dict) and tree.get("k") in ("config", "attr") and tree.get("key"):
                     out.setdefault(str(tree["key"]).lower(), []).append((rel, cls, fields))
@@ -166,9 +170,9 @@ def sections_into_classes(result: ScanResult) -> dict[str, list[tuple[str, str, 
 
 
 def _field_type(kind: str, classes: dict, ours: set[str]) -> tuple[str, dict | None, bool]:
-    inner = resolve_class(kind, classes) if kind else None
+    inner = _resolve_class(kind, classes) if kind else None
     if inner is not None:
-        return kind, inherited_fields(inner, classes), False
+        return kind, _inherited_fields(inner, classes), False
     return kind, None, bool(kind) and not _ours(kind, ours)
 
 
@@ -183,7 +187,7 @@ def _field_classes(facts: dict[str, dict]) -> dict[str, tuple[dict[str, str], li
     return out
 
 
-def resolve_class(name: str, classes: dict) -> str | None:
+def _resolve_class(name: str, classes: dict) -> str | None:
     """The project class a dotted NAME means: itself, the one class it is a dotted tail of
     (`forge.actors.trainer.RLTrainer` for `src.forge.actors.trainer.RLTrainer`), or the one
     class of that name under the package NAME spells (a re-export: `forge.controller.ForgeActor`)."""
@@ -198,7 +202,7 @@ def resolve_class(name: str, classes: dict) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def inherited_fields(cls: str, classes: dict) -> dict[str, str]:
+def _inherited_fields(cls: str, classes: dict) -> dict[str, str]:
     """CLS's annotated fields with its project bases' (its own win), lowercased names."""
     out: dict[str, str] = {}
     seen = set()
@@ -211,5 +215,5 @@ def inherited_fields(cls: str, classes: dict) -> dict[str, str]:
         fields, bases = classes[c]
         for name, kind in fields.items():
             out.setdefault(name.lower(), kind)
-        todo.extend(b for base in bases if (b := resolve_class(base, classes)))
+        todo.extend(b for base in bases if (b := _resolve_class(base, classes)))
     return out

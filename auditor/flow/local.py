@@ -11,7 +11,7 @@ for calls that are no catalogued backend. The result (``FileResult.flow``) holds
   argument (``[{"fn", "callee": [dotted candidates], "line", "col", "text", "args": [...],
   "kwargs": {...}, "star": bool}]``); a ``**name`` of a local mapping that is only ever a dict
   display with literal keys adds those keys and leaves ``star`` false, so what it omits is
-  known to be omitted
+  known to be omitted; ``bare``: the names passed as they are (``setup(config, tok)``)
 - ``functions``: ``{qualname: {"params": [...], "defaults": {name: tree}, "line": n}}``
   (``self``/``cls`` left out of methods' params) and ``classes``: ``{qualname: line}``
 - ``config``: scalar literals of module-level config dicts (``dict(...)``, ``{...}``,
@@ -23,6 +23,9 @@ for calls that are no catalogued backend. The result (``FileResult.flow``) holds
 - ``bases``: ``{class: [base candidates]}``, ``inherits_init``: the classes among them with no
   ``__init__`` of their own and no decorator (a call runs the base's), and ``registry``: the
   string names classes are registered under.
+- ``fields``: ``{class: {field: its type's dotted name or ""}}`` of classes without an
+  ``__init__`` of their own that annotate their attributes (dataclasses, pydantic models): what
+  a splatted section fills.
 - ``imports``: the modules the file's import statements name, anywhere in it (well-known
   libraries left out): which config modules a script loads (QG106, through
   ``auditor.lint.base.modules_to_files``).
