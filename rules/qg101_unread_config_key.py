@@ -1401,9 +1401,9 @@ reads is a note: its settings are not this project's users' to set."""
         # a section splatted into a project class fills its fields: a key whose field code loads is read
         into = handoff.sections_into_classes(result) if unread else {}
         loaded = {a.lower() for a in _attribute_loaders(result)} if into else set()
-        filled = [k for k in unread if _into_fields(k.name, into, loaded) == "read"] if into else []
-        filled_ids = {id(k) for k in filled}
-        if filled:
+        reached = {id(k): way for k in result.knobs if (way := _into_fields(k.name, into, loaded))} if into else {}
+        filled_ids = {id(k) for k in unread if reached.get(id(k)) == "read"}
+        if filled_ids:
             unread = [k for k in unread if id(k) not in filled_ids]
         leaving = [k for k in unread if _is_read(k, read_keys, splats, handed)]
         unread = [k for k in unread if not _is_read(k, read_keys, splats, handed)]
@@ -1415,8 +1415,7 @@ reads is a note: its settings are not this project's users' to set."""
                       and _is_read(k, read_keys, splats, handed, min_parts=2) for s in k.sites
                       if s.role == "define" and s.kind in CONFIG_KINDS}
         # (and a file whose keys fill a splatted class's fields is the project's, however else they are read)
-        read_files |= {s.file for k in result.knobs if into and (id(k) in filled_ids or id(k) not in unread_ids
-                                                                   and _into_fields(k.name, into, loaded) == "read")
+        read_files |= {s.file for k in result.knobs if reached.get(id(k)) == "read"
                        for s in k.sites if s.role == "define" and s.kind in CONFIG_KINDS}
         tools: dict[str, str | None] = {}
         copiers = _field_copiers(result)
@@ -1472,7 +1471,7 @@ reads is a note: its settings are not this project's users' to set."""
                                              "a class of the project in a module the scan did not parse (it names "
                                              "no parallelism setting)")
                     continue
-                way_out = _into_fields(knob.name, into, loaded) if into else None
+                way_out = reached.get(id(knob))  # (a filled knob is read: not here)
                 if way_out is not None:  # under a field of another package's type
                     yield self._out_of_sight(site, knob, way_out)
                     continue

@@ -817,15 +817,15 @@ every GPU it sees is QG105's)."""
                 k = (s.file, s.detail.get("function"), s.leaf.lower())
                 reads[k] = min(reads.get(k, s.line), s.line)
         consumed = {}  # (file, function) -> [consume sites], for copies that leave the knob as it is
-        counts = vocab_mod.load(result.settings or None)
         # (file, function) -> what its consumers and writes take: a capped local that reaches one counts
         taken: dict[tuple, list[str]] = {}
         for s in result.sites:
             if s.role in ("consume", "override") and s.kind == "python":
-                taken.setdefault((s.file, s.detail.get("function")), []).append(str(s.detail.get("expr") or ""))
-        for s in result.sites:
-            if s.role == "consume" and s.kind == "python":
-                consumed.setdefault((s.file, s.detail.get("function")), []).append(s)
+                at = (s.file, s.detail.get("function"))
+                taken.setdefault(at, []).append(str(s.detail.get("expr") or ""))
+                if s.role == "consume":
+                    consumed.setdefault(at, []).append(s)
+        counts = vocab_mod.load(result.settings or None)
         fields_by_leaf: dict[str, list] = {}  # leaf -> fields and flags declaring it, for defaults
         for s in result.sites:
             if s.role == "define" and s.kind == "python" and s.detail.get("via") in FIELD_VIAS:
