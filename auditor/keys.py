@@ -9,6 +9,17 @@ import re
 CONFIG_CLASS = re.compile(r"(Config|Configs|Args|Arguments|Settings|Options|HParams|Hyperparameters)$")
 
 
+# a settings field handed whole to a backend: `args.n_explorer`, `self.cfg.rollout_procs`
+FIELD_EXPR = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.([A-Za-z_]\w*)\Z")
+
+
+def fed_field(expr: str) -> str | None:
+    """The field's name when EXPR (a consumer's argument, as written) is a settings field
+    (`args.n_explorer` -> `n_explorer`), else None."""
+    m = FIELD_EXPR.match(expr)
+    return m.group(1) if m else None
+
+
 def norm_key(key: str) -> str:
     """A dotted key with flag spellings folded: ``--num-workers`` / ``data.num-workers`` ->
     ``num_workers`` / ``data.num_workers``; environment-variable parts (upper case) kept."""

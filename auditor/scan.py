@@ -330,11 +330,13 @@ def _gc_tuned():
         gc.set_threshold(*before)
 
 
-def parse_file(cand: Candidate, vocab, prefilter: Prefilter, digests: dict | None = None):
+def parse_file(cand: Candidate, vocab, prefilter: Prefilter, digests: dict | None = None,
+               fed: frozenset = frozenset()):
     """-> (rel, sites, meta, error, parsed). Never raises for a bad file or extractor bug.
 
     With DIGESTS, the content digest of the bytes read goes in ``digests[rel]`` (the cache
-    stores it with the outcome, which is a function of those bytes alone)."""
+    stores it with the outcome, which is a function of those bytes alone). FED: flags of a
+    Python file's parser that other files hand to a backend (see _fed_flags)."""
     try:
         with open(cand.path, "rb") as fh:
             data = fh.read(FIRST_BLOCK)
@@ -365,7 +367,7 @@ def parse_file(cand: Candidate, vocab, prefilter: Prefilter, digests: dict | Non
         if cand.kind == "python" and not entry and not prefilter.in_code(data):
             extractor(cand.kind).check_syntax(text, cand.rel)  # what extract() would report
             return cand.rel, [], GATED, None, True
-        result = extractor(cand.kind).extract(text, cand.rel, vocab)
+        result = extractor(cand.kind).extract(text, cand.rel, vocab, **({"fed": fed} if fed else {}))
     except ParseError as exc:
         return cand.rel, [], None, FileError(cand.rel, exc.line, exc.message), True
     except RecursionError:
@@ -491,6 +493,7 @@ def scan(path: str | os.PathLike, *, jobs: int | None = None, max_file_size_mb: 
                                                                jobs or default_jobs(), store)]}.values())
     if store is not None:
         store.save()
+    outcomes = _fed_flags(candidates, outcomes, vocab)
     # (rel -> whether files_scanned already counts it: a gated file was parsed, never visited)
     unvisited = {o[0]: bool(o[4]) for o in outcomes if o[3] is None and (not o[4] or o[2] == GATED)}
     result.unparsed = [(c, unvisited[c.rel]) for c in candidates if c.kind == "python" and c.rel in unvisited]
@@ -536,6 +539,55 @@ def parse_naming(result: ScanResult, names: set[str], jobs: int | None = None) -
     result.unparsed = [(c, counted) for c, counted in result.unparsed if c.rel not in done]
     _add_outcomes(result, outcomes)
     return len(outcomes)
+
+
+def _fed_flags(cands: list[Candidate], outcomes: list[tuple], vocab) -> list[tuple]:
+    """Parse again the files whose parser or settings dataclass declares a flag or field that no
+    name or help makes a knob but that a file importing it (or imported by it) hands to a
+    backend's count (`--n-explorer` in arguments.py, `for _ in range(args.n_explorer):
+    Process(...)` in apex.py, which imports it), with those names as knobs: their defaults and
+    the code that overwrites them become the knob's sites. An unrelated script's flag of that
+    name is another setting. Done on every scan, cached or not (it depends on the whole
+    project); the files are few (those declaring settings), so they are parsed here, serially."""
+    from auditor.keys import fed_field
+
+    refs: dict[str, set[str]] = {}  # a field's name -> the files handing it to a backend
+    for o in outcomes:
+        for s in o[1]:
+            if s.role == "consume" and s.kind == "python" and \
+                    (leaf := fed_field(str(s.detail.get("expr") or ""))) and not vocab.match(leaf):
+                refs.setdefault(leaf, set()).add(o[0])
+    if not refs:
+        return outcomes
+    from types import SimpleNamespace
+
+    from auditor.lint.base import ImportNeighbours
+
+    neighbours = ImportNeighbours(SimpleNamespace(meta={o[0]: o[2] for o in outcomes if isinstance(o[2], dict)}))
+    fed: dict[str, set[str]] = {}  # file -> the names it is parsed again with
+    for o in outcomes:
+        rel, sites, meta = o[0], o[1], o[2]
+        declared = _settings_declared(meta) & set(refs) if isinstance(meta, dict) else set()
+        for name in declared - {s.key for s in sites if s.role == "define"}:
+            users = {f for f in refs[name] if f != rel and neighbours.either(rel, f)}
+            if users:  # the declaring file, and the files handing it on, which read it too
+                for f in (rel, *users):
+                    fed.setdefault(f, set()).add(name)
+    if not fed:
+        return outcomes
+    by_rel = {c.rel: c for c in cands}
+    return [parse_file(by_rel[o[0]], vocab, _Always(), fed=frozenset(fed[o[0]])) if o[0] in fed and o[0] in by_rel
+            else o for o in outcomes]
+
+
+def _settings_declared(meta: dict) -> set[str]:
+    """The flags a file's parsers add and the annotated fields of its settings classes
+    (dataclasses a parser fills: `n_explorer: int = 4`)."""
+    out = {d for dests in (meta.get("parser_flags") or {}).values() for d in dests}
+    flow = meta.get("flow")
+    for fields in ((flow.get("fields") or {}).values() if isinstance(flow, dict) else ()):
+        out.update(fields)
+    return out
 
 
 _REL = operator.itemgetter(0)

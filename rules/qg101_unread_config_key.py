@@ -458,6 +458,9 @@ out (`# train_dataset = train_dataset.map(self.tokenize_row, num_proc=self.datas
 is a warning at the store (a note under examples/, docs/): callers set it and nothing reads it.
 Not when another file loads the attribute, unless it loads it only from `self` in classes that
 do not inherit this one (a sibling trainer's own field of that name).
+A count a method only stores (`self.n_jobs = n_jobs` in a model whose `fit()` never uses it)
+under an attribute nothing loads, by the same test, is a note at the parameter: a caller's value
+never takes effect, though a class may keep a parameter for its siblings' signature.
 A configuration key offered as null (`num_layers_per_virtual_pipeline_stage: null` in verl's
 Megatron config) that no scanned code reads, and no settings class declares, is a note: left at
 null it loses nothing yet, but setting it changes nothing. Not for an interpolation
@@ -475,6 +478,15 @@ A key of a config under third_party/ or vendor/ (another project's code shipped 
 with the upstream config it was trained with: FastVideo's third_party/synchformer) that nothing
 reads is a note: its settings are not this project's users' to set."""
     VALID = [
+        Example({"models/base.py": "class Model:\n"
+                                   "    def __init__(self, n_workers=4):\n"
+                                   "        self.n_workers = n_workers\n",
+                 "models/gru.py": "from torch.utils.data import DataLoader\n"
+                                  "from models.base import Model\n"
+                                  "class GRUModel(Model):\n"
+                                  "    def fit(self, ds):\n"
+                                  "        return DataLoader(ds, num_workers=self.n_workers)\n"},
+                "a count a base class stores that a subclass in another file loads"),
         Example(_actor_recipe("  num_workers: 4\n"),
                 "a section splatted into the project's dataclass, through an actor's options(...).as_actor(): "
                 "the key fills a field the class reads"),
@@ -1054,6 +1066,21 @@ reads is a note: its settings are not this project's users' to set."""
                                "args = p.parse_args()\n"
                                "convert('x.txt', num_workers=args.num_workers)\n"},
                 "a count a function documents and never reads, passed the user's flag", expect=[("convert.py", 2)]),
+        Example({"models/transformer.py": "from torch.utils.data import DataLoader\n"
+                                          "class TransformerModel:\n"
+                                          "    def __init__(self, batch_size=64, n_jobs=10):\n"
+                                          "        self.batch_size = batch_size\n"
+                                          "        self.n_jobs = n_jobs\n"
+                                          "    def fit(self, ds):\n"
+                                          "        return DataLoader(ds, batch_size=self.batch_size)\n",
+                 "models/transformer_ts.py": "from torch.utils.data import DataLoader\n"
+                                             "class TransformerModelTS:\n"
+                                             "    def __init__(self, n_jobs=10):\n"
+                                             "        self.n_jobs = n_jobs\n"
+                                             "    def fit(self, ds):\n"
+                                             "        return DataLoader(ds, num_workers=self.n_jobs)\n"},
+                "a count a class stores on self and nothing loads (a sibling class's own self.n_jobs is not "
+                "this one's): a note", expect=[("models/transformer.py", 3)]),
         Example({"conf.yaml": "engine:\n  turbo_config:\n    distributed:\n      tensor_parallel_size: 2\n"
                               "data:\n  num_workers: 8\n",
                  "engine.py": _LOADER + "from fsdp_turbo.config import to_dataclass\n"
@@ -2132,20 +2159,47 @@ reads is a note: its settings are not this project's users' to set."""
                         continue
                     user_set = any(n["k"] in ("config", "env", "param") for n in values.leaves(arg))
                     passed[id(f)] = (rel, edge, user_set)
+        read_elsewhere = self._loaded_elsewhere(result)
         for rel, f in facts:
+            if f.get("stored") and read_elsewhere(rel, f["stored"], f.get("cls") or ""):
+                continue
             caller = passed.get(id(f))
             near = ""
             if caller is not None:
                 near = f"; {caller[0]}:{caller[1]['line']} passes it (`{caller[1]['text'][:80]}`)"
+            if f.get("stored"):  # kept as `self.n_jobs`, which nothing loads
+                near = f"; it is stored as `self.{f['stored']}`, which no scanned code reads" + near
+            owner = f["cls"] if f.get("stored") and f["function"] == "__init__" and f.get("cls") else f["function"]
             yield self.finding(None, file=rel, line=f["line"], column=f["col"], knob=f["param"],
                                flow=[{"file": rel, "line": f["line"], "column": f["col"], "kind": "param",
                                       "role": "source", "text": f["source"]}],
-                               subject=f"`{f['param']}` is a parameter of {f['function']}()",
+                               subject=f"`{f['param']}` is a parameter of {owner}()",
                                effect="the value a caller passes never takes effect", near=near,
                                # a warning when its docstring says it counts workers and a caller passes
                                # a value the user sets; else a note (an argument kept for symmetry)
                                **({} if caller is not None and caller[2] and f.get("documented")
-                                  else {"severity": "note"}))
+                                  and not f.get("stored") else {"severity": "note"}))
+
+    @staticmethod
+    def _loaded_elsewhere(result):
+        """-> reads(rel, attr, cls): does a file other than REL load ATTR - from any object but
+        `self`, or from `self` in a class that inherits CLS (the file facts `attr_loads`,
+        `self_attr_loads`)? A sibling class's own `self.n_jobs` is not this one's."""
+        from auditor.flow.graph import for_result
+
+        graph = []
+
+        def inherits(meta: dict, cls: str) -> bool:
+            if not graph:
+                graph.append(for_result(result))
+            return any(a.rsplit(".", 1)[-1] == cls for c in ((meta.get("flow") or {}).get("classes") or ())
+                       for a in graph[0].ancestors(c) - {c})
+
+        def reads(rel: str, attr: str, cls: str) -> bool:
+            return any(other != rel and isinstance(m, dict) and attr in (m.get("attr_loads") or ())
+                       and (attr not in (m.get("self_attr_loads") or ()) or inherits(m, cls))
+                       for other, m in result.meta.items())
+        return reads
 
     def _leaving(self, result, knobs, handed):
         """A key no scanned code reads whose section is handed whole to another package: it

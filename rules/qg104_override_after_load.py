@@ -6,7 +6,7 @@ from auditor import vocab as vocab_mod
 from auditor.keys import CONFIG_CLASS
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, Example, ImportNeighbours, Rule, as_number, environment_writes, in_examples,
-                               is_config_define, is_test_file, show, where)
+                               is_config_define, is_test_file, modules_to_files, show, where)
 
 _AUGMENTED = re.compile(r"^\s*[\w.\[\]'\"]+\s*(\*\*|//|[-+*/%])=")
 _CONVERSION = re.compile(r"^\s*(int|float|str|bool)\(\s*[\w.\[\]'\"]+\s*\)\s*$")
@@ -148,8 +148,23 @@ modulo a literal count (`os.environ["CUDA_VISIBLE_DEVICES"] = f"{MPI.COMM_WORLD.
 GPUS_PER_NODE}"` with `GPUS_PER_NODE = 8`) throws away the set the user or launcher exported and
 assumes that many GPUs on every node: a warning (a note under examples/), unless the write first
 tests whether the variable is set (one GPU pinned where the file's code spreads its work over
-every GPU it sees is QG105's)."""
+every GPU it sees is QG105's). Nor is a literal set written unconditionally at a module's top
+level or under its `__main__` guard (`os.environ["CUDA_VISIBLE_DEVICES"] = "6"` in a model module
+that search and scoring scripts import, `"0,1,2,3"` in a DeepSpeed trainer): the GPUs the user
+or the launcher exported are dropped for every program that runs or imports it - a note, since a
+script may mean its one GPU. A blank value (hiding the GPUs from a CPU program's workers), a
+write inside a function (a worker taking its own device) and a demo under examples/ or docs/
+are not reported."""
     VALID = [
+        Example({"cpu_only.py": "import os\n"
+                                "os.environ['CUDA_VISIBLE_DEVICES'] = ''\n"
+                                "import torch.multiprocessing as mp\n",
+                 "train.py": "import os\n"
+                             "if 'CUDA_VISIBLE_DEVICES' not in os.environ:\n"
+                             "    os.environ['CUDA_VISIBLE_DEVICES'] = '0,1'\n"
+                             "def worker(rank):\n"
+                             "    os.environ['CUDA_VISIBLE_DEVICES'] = str(rank)\n"},
+                "GPUs hidden on purpose, a GPU set written only when unset, a worker's own device"),
         Example({"conf.yaml": "num_envs: 4096\n",
                  "motions.py": "import yaml\n"
                                "class MotionManager:\n"
@@ -188,12 +203,11 @@ every GPU it sees is QG105's)."""
                                "os.environ['XLA_FLAGS'] = os.environ.get('XLA_FLAGS', '') + ' --xla_gpu_graph_min_graph_size=1'\n"
                                "if 'NCCL_SOCKET_NTHREADS' not in os.environ:\n"
                                "    os.environ['NCCL_SOCKET_NTHREADS'] = '8'\n"
-                               "os.environ['CUDA_VISIBLE_DEVICES'] = '0'\n"
                                "os.environ['VLLM_ENABLE_V1_MULTIPROCESSING'] = '1'\n"
                                "def set_determinism(seed):\n"
                                "    os.environ['NCCL_SOCKET_NTHREADS'] = '1'\n"},
-                "XLA_FLAGS extended, a socket thread count set only when unset, the program's GPU set, a "
-                "switch forced to its parallel value, one socket thread asked for reproducible runs"),
+                "XLA_FLAGS extended, a socket thread count set only when unset, a switch forced to its "
+                "parallel value, one socket thread asked for reproducible runs"),
         Example({"conf/config.yaml": "algorithm:\n  n_envs: 8\n  n_processes: 2\n",
                  "a2c.py": "from agents import GymAgent\n"
                            "def main(cfg):\n"
@@ -478,6 +492,32 @@ every GPU it sees is QG105's)."""
                 "a rank's GPU picked only when none was exported, or modulo the GPUs the node has"),
     ]
     INVALID = [
+        Example({"models/__init__.py": "",
+                 "models/value_model.py": "import os\n"
+                                          "os.environ['CUDA_VISIBLE_DEVICES'] = '6'\n"
+                                          "import torch\n"
+                                          "def load(path):\n"
+                                          "    return torch.load(path)\n",
+                 "search.py": "from models.value_model import load\n"
+                              "model = load('value.pt')\n"},
+                "a GPU set pinned to a literal at a module's import: a note", expect=[("models/value_model.py", 2)]),
+        Example({"ape/__init__.py": "",
+                 "ape/arguments.py": "import argparse\n"
+                                     "def get_args():\n"
+                                     "    p = argparse.ArgumentParser()\n"
+                                     "    p.add_argument('--n-explorer', type=int, default=4)\n"
+                                     "    p.add_argument('--n-env', type=int, default=1)\n"
+                                     "    return p.parse_args()\n",
+                 "ape/apex.py": "import multiprocessing\n"
+                                "from ape.arguments import get_args\n"
+                                "def run(args):\n"
+                                "    if args.n_env > 1:\n"
+                                "        args.n_explorer = 1\n"
+                                "    for i in range(args.n_explorer):\n"
+                                "        multiprocessing.Process(target=print, args=(i,)).start()\n"
+                                "run(get_args())\n"},
+                "a flag no vocabulary word names, defined by another file's parser, that sizes a Process "
+                "loop here and is forced to 1 under another setting: a note", expect=[("ape/apex.py", 5)]),
         Example({"dist.py": "import argparse, os\n"
                             "p = argparse.ArgumentParser()\n"
                             "p.add_argument('--world_size', type=int, default=1, help='number of distributed processes')\n"
@@ -811,6 +851,7 @@ every GPU it sees is QG105's)."""
         yield from self._environment_fallback(result)
         yield from self._environment_overwritten(result)
         yield from self._gpu_set_by_rank(result)
+        yield from self._gpu_set_pinned(result)
         reads = {}  # (file, function, leaf) -> first line code reads it there
         for s in result.sites:
             if s.role == "read" and s.kind == "python":
@@ -1093,6 +1134,34 @@ every GPU it sees is QG105's)."""
                                condition="", configured=" (index into the exported set, or take the count from it)",
                                **({"severity": "note", "confidence": "medium"} if in_examples(site.file) else {}))
 
+    def _gpu_set_pinned(self, result):
+        """`os.environ["CUDA_VISIBLE_DEVICES"] = "6"` at a module's top level (or under its
+        `__main__` guard), unconditionally: the GPUs the user or the launcher exported are
+        replaced by a literal set, and in a module other files import, every program that
+        imports it runs there. A note: the GPU set is often a script's own choice. Not a
+        blank value (hiding the GPUs is a CPU program's choice), nor a pin QG105 reports beside
+        code that spreads over every GPU, nor in a function (a worker's own device)."""
+        importers: dict[str, int] | None = None
+        for site, var in environment_writes(result):
+            d = site.detail
+            value = str(site.value).strip() if isinstance(site.value, str) else ""
+            if var != "CUDA_VISIBLE_DEVICES" or d.get("condition") or not _GPU_LIST.fullmatch(value) \
+                    or not (d.get("function") == "<module>" or d.get("in_main")) or in_examples(site.file):
+                continue  # (a demo under examples/ showing one GPU is the demo's choice)
+            if "," not in value and (result.meta.get(site.file) or {}).get("spreads_devices"):
+                continue  # QG105's: the code that spreads over every GPU gets this one
+            if importers is None:
+                importers = _importers(result)
+            count = importers.get(site.file, 0)
+            effect = (f"pinned to {value} at import; {count} file{'s' if count > 1 else ''} of the project "
+                      f"import{'' if count > 1 else 's'} this module, so each program that does runs there"
+                      ) if count and not d.get("in_main") else (
+                f"pinned to {value} {'here' if d.get('in_main') else 'at import'}")
+            yield self.finding(site, knob="CUDA_VISIBLE_DEVICES", related=[site], alias="",
+                               effect=f"{effect}, whatever GPUs the user or the launcher exported",
+                               condition="", configured=" (set it only when it is unset, or take a flag)",
+                               severity="note", confidence="medium")
+
     def _environment_fallback(self, result):
         """`os.environ.get("CUDA_VISIBLE_DEVICES", ",".join(map(str, range(args.gpus))))`: the
         user's setting is only the fallback of a variable that schedulers and launchers set;
@@ -1256,6 +1325,20 @@ def _shared_folders(a: str, b: str) -> int:
 # environment variables whose value a program picks for itself: the GPU set it runs on, the
 # tokenizers' fork warning
 _PROGRAM_CHOICES = frozenset({"CUDA_VISIBLE_DEVICES", "TOKENIZERS_PARALLELISM"})
+_GPU_LIST = re.compile(r"\d+(?:\s*,\s*\d+)*")  # "6", "0,1,2,3"
+
+
+def _importers(result) -> dict[str, int]:
+    """File -> how many other files of the project import it (their flow facts' imports)."""
+    files = modules_to_files(result)
+    out: dict[str, int] = {}
+    for rel, meta in result.meta.items():
+        flow = meta.get("flow") if isinstance(meta, dict) else None
+        names = flow.get("imports") if isinstance(flow, dict) else None
+        for target in {files[m] for name in names or () for m in (name, name.rsplit(".", 1)[0]) if m in files}:
+            if target != rel:
+                out[target] = out.get(target, 0) + 1
+    return out
 
 
 # a rank mapped onto a GPU index modulo a count: `Get_rank() % GPUS_PER_NODE`,

@@ -21,7 +21,9 @@ an explicit value written only when the mapping lacks the key (`if "tp" not in k
 kwargs["tp"] = cfg.tp`, `kwargs.setdefault("tp", cfg.tp)`): two settings of one thing, and the
 mapping wins without a word. A literal, or a value computed on the spot (`get_device_count()`),
 set before a user mapping is a default that mapping is meant to replace: only a configured value
-(`cfg.tp`, `self.cpus_per_task`) counts as a second setting.
+(`cfg.tp`, `self.cpus_per_task`) counts as a second setting. So a literal in a display
+splatting only the function's own `**kwargs` (`def default(**kwargs): return
+Scheduling(**{"cpu": 16, **kwargs})`) is not reported: the caller's keywords are meant to win.
 
 Put the explicit argument last, or remove the key from the mapping. A mapping that is a
 call's result (`**_force_on_current_node()`) is a note: its keys are not visible here."""
@@ -54,6 +56,15 @@ call's result (`**_force_on_current_node()`) is a note: its keys are not visible
                               "    args.update(vllm_config)\n"
                               "    return args\n"},
                 "a computed default the user's mapping is meant to replace"),
+        Example({"system_api.py": "import dataclasses\n"
+                                  "@dataclasses.dataclass\n"
+                                  "class Scheduling:\n"
+                                  "    cpu: int\n"
+                                  "    num_workers: int = 1\n"
+                                  "    @staticmethod\n"
+                                  "    def default(**kwargs):\n"
+                                  "        return Scheduling(**{'cpu': 16, 'num_workers': 4, **kwargs})\n"},
+                "literal defaults before the function's own **kwargs, which the caller fills to replace them"),
     ]
     INVALID = [
         Example({"train.py": "from torch.utils.data import DataLoader\n"
@@ -94,6 +105,8 @@ call's result (`**_force_on_current_node()`) is a note: its keys are not visible
             after = site.detail.get("kwargs_after")
             if not after or site.kind != "python" or site.detail.get("via") != "dict":
                 continue  # in a plain call a duplicate keyword raises TypeError: loud, not silent
+            if site.detail.get("callers_kwargs"):
+                continue  # a literal default before the function's own **kwargs: the caller's to replace
             mapping = after[0] if isinstance(after, (list, tuple)) else after
             value = site.detail.get("expr") or (show(site.value) if site.value is not None else site.key)
             param = site.detail.get("param") or site.leaf

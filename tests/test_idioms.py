@@ -324,8 +324,10 @@ def test_a_literal_reported_once_naming_the_setting_it_drops():
 def test_an_environment_variable_that_sizes_parallelism_written_whole():
     found = findings("env_overwritten", "QG104")
     assert found == [("comm.py", 7, "QG104", "warning"), ("comm.py", 8, "QG104", "warning"),
-                     ("examples/demo.py", 3, "QG104", "note"), ("learner.py", 3, "QG104", "warning")]
-    # setup.py: extended, guarded, the program's GPU set, a switch forced on, a determinism helper
+                     ("examples/demo.py", 3, "QG104", "note"), ("learner.py", 3, "QG104", "warning"),
+                     ("setup.py", 6, "QG104", "note")]
+    # setup.py: extended, guarded, a switch forced on, a determinism helper; its GPU set pinned to
+    # a literal at import is a note since 0.4.38 (the user's exported GPUs are dropped)
 
 
 def test_counts_frozen_in_code_a_helper_default_and_one_worker():
@@ -483,3 +485,40 @@ def test_a_config_file_a_script_names_and_hands_to_another_package():
     assert found == [("nemo_kit/training/nemo_rl/configs/grpo.yaml", 2, "QG101", "note"),
                      ("nemo_kit/training/nemo_rl/configs/grpo.yaml", 4, "QG101", "note"),
                      ("recipes/configs/sft.yaml", 3, "QG101", "warning")]
+
+
+def test_a_flag_of_another_files_parser_that_a_backend_counts_by():
+    r = scan_and_check(FIXTURES / "fed_flag")
+    # `--n-explorer` (no count word a vocabulary knows) sizes a Process per explorer in apex.py;
+    # the parser is in arguments.py: its default and the forced 1 are that knob's sites
+    sites = sorted((s.role, s.file, s.line) for s in r.sites if s.key == "n_explorer")
+    assert ("define", "ape/arguments.py", 6) in sites
+    assert ("override", "ape/apex.py", 13) in sites
+    assert sorted((f.file, f.line, f.code, f.severity) for f in r.findings) == [
+        ("ape/apex.py", 13, "QG104", "note")]
+    assert not any(s.key == "log_every" for s in r.sites)  # overwritten too, but reaches no backend
+
+
+def test_a_count_a_class_stores_and_nothing_loads():
+    found = findings("stored_unread", "QG101")
+    # TransformerModel keeps n_jobs as self.n_jobs and never uses it; its sibling's own
+    # self.n_jobs (another class, another file) is no read of it; Model's n_workers is read by
+    # its subclass in another file
+    assert found == [("models/transformer.py", 5, "QG101", "note")]
+
+
+def test_a_gpu_set_pinned_at_import():
+    found = findings("gpu_pinned", "QG104")
+    # the module both scripts import pins GPU 6; a blank value, setdefault, a guarded write
+    # and a worker's own write stay quiet
+    assert found == [("models/value_model.py", 3, "QG104", "note")]
+
+
+def test_a_configuration_handed_down_a_cooperative_super_chain():
+    found = findings("super_chain", "QG101")
+    # SFTRecipe(ForgeActor, TitanEngine) hands its config to super().__init__: the project's
+    # ForgeActor passes it on, so another package's TitanEngine may read the parallelism keys;
+    # Evaluator has only the project's base and hands it nothing
+    assert found == [("apps/eval/config/eval.yaml", 6, "QG101", "warning"),
+                     ("apps/sft/config/sft.yaml", 6, "QG101", "note"),
+                     ("apps/sft/config/sft.yaml", 7, "QG101", "note")]

@@ -120,8 +120,10 @@ class ConsumeMixin:
                     loop = fn.loops[-1]
                     v = literal(loop)
                     key = self.ref_key(loop, knob_only=True) or count.knob
+                    # (`for _ in range(args.n_explorer)`: a reference that is no knob, as below)
+                    ref = self.ref_key(loop) if key == count.knob and v is NOT_LITERAL else None
                     site(key, node, None if v is NOT_LITERAL else v, count.param, serial, literal=v is not NOT_LITERAL,
-                         expr=self.text(loop), loop=True)
+                         expr=self.text(loop), loop=True, ref=ref)
                     # one Process per turn of `range(n)`: n is the count a caller's argument sets
                     self.flow_sinks.append((len(self.sites) - 1, loop, fn.qualname, False))
                 elif count.emit_default and not splats and not any(arg(k, i) is not None for k, i in consumer.attach):

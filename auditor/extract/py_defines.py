@@ -450,7 +450,12 @@ class DefineMixin:
                              and not self.lacks_key(node.values[j], key)]
                     # an env var in a runtime_env/env dict keeps its own name: env_vars.OMP_NUM_THREADS
                     full = key if key.isupper() else prefix + key
-                    self.emit("define", k, full, lit, via="dict", kwargs_after=later or None)
+                    # `def default(**kwargs): return Scheduling(**{"cpu": 16, **kwargs})`: the caller's
+                    # own keywords, meant to replace the literal default
+                    varkw = self.function().varkw
+                    callers = bool(later) and bool(varkw) and all(m == varkw for m in later)
+                    self.emit("define", k, full, lit, via="dict", kwargs_after=later or None,
+                              callers_kwargs=callers or None)
             if k is not None:
                 self.visit(k)
             self.visit(v)

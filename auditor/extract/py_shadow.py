@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import re
 
+from auditor.extract import py_dead
 from auditor.extract.py_refs import HELP_COUNTS, NOT_LITERAL, const_str, documented_params, literal
 
 MAX_FACTS = 200  # per file
@@ -38,6 +39,30 @@ def unused_params(fn: ast.AST, knob_params: list[ast.arg]) -> list[ast.arg]:
         if not wanted:
             return []
     return [p for p in knob_params if p.arg in wanted]
+
+
+def stored_only(fn: ast.AST, knob_params: list[ast.arg]) -> list[tuple[ast.arg, str]]:
+    """Knob parameters whose every read in FN's body is `self.<attr> = param` (a statement of
+    FN itself): (the parameter, the attribute) - kept for later, to be judged by whether anything
+    loads the attribute."""
+    wanted = {p.arg: p for p in knob_params}
+    stored: dict[str, str] = {}
+    plain: set[int] = set()
+    for stmt in fn.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Name) \
+                and stmt.value.id in wanted and isinstance(t := stmt.targets[0], ast.Attribute) \
+                and isinstance(t.value, ast.Name) and t.value.id == "self":
+            stored.setdefault(stmt.value.id, t.attr)
+            plain.add(id(stmt.value))
+    if not stored:
+        return []
+    for node in ast.walk(ast.Module(body=fn.body, type_ignores=[])):
+        if isinstance(node, ast.Name) and node.id in stored and id(node) not in plain \
+                and not isinstance(node.ctx, ast.Store):
+            del stored[node.id]  # read another way too
+            if not stored:
+                return []
+    return [(wanted[name], attr) for name, attr in stored.items()]
 
 
 def _is_stub(fn: ast.AST) -> bool:
@@ -104,7 +129,30 @@ def _none_test(test: ast.AST) -> str | None:
     return None
 
 
+class _Stored(ast.arg):
+    """A parameter stored as `self.<stored>` and read nowhere else (stored_only)."""
+
+    def __init__(self, param: ast.arg, stored: str):
+        super().__init__(arg=param.arg, annotation=param.annotation, lineno=param.lineno,
+                         col_offset=param.col_offset, end_lineno=param.end_lineno, end_col_offset=param.end_col_offset)
+        self.stored = stored
+
+
 class ShadowMixin:
+    def _stored_unread(self, fn: ast.AST, knob: list[ast.arg]) -> list[ast.arg]:
+        """Knob parameters of a method that it only stores on `self` under a knob-named attribute
+        the file never loads: `self.n_jobs = n_jobs` in a model whose fit() never uses it. Whether
+        another file loads it (a subclass, `model.n_jobs`) is QG101's to see (`attr_loads`)."""
+        pairs = [(p, attr) for p, attr in stored_only(fn, knob) if self.match_vocabulary(attr) == "exact"]
+        if not pairs:
+            return []
+        if self._attribute_loads is None:
+            self._attribute_loads = py_dead.loads(self.tree) or (set(), None)
+        loaded = self._attribute_loads[1]
+        if loaded is None:
+            return []  # the file reads attributes by computed names
+        return [_Stored(p, attr) for p, attr in pairs if attr not in loaded]
+
     def shadow(self, at: ast.AST, key: str, value: ast.AST, mapping: str, how: str, opaque: bool = False) -> None:
         facts = self.meta.setdefault("shadowed", [])
         if len(facts) >= MAX_FACTS:
@@ -149,16 +197,19 @@ class ShadowMixin:
             signatures = self.meta.setdefault("knob_signatures", {})  # how many functions share one
             if len(signatures) < MAX_FACTS or signature in signatures:
                 signatures[signature] = signatures.get(signature, 0) + 1
+            if self.frame.cls and ordered and ordered[0].arg == "self":
+                unused = [*unused, *self._stored_unread(node, [a for a in knob if a not in unused])]
             for param in unused:
                 facts = self.meta.setdefault("unused_params", [])
                 if len(facts) < MAX_FACTS:
-                    index = ordered.index(param) if param in ordered else None
+                    index = next((i for i, a in enumerate(ordered) if a.arg == param.arg), None)
                     if index is not None and self.frame.cls and ordered and ordered[0].arg in ("self", "cls"):
                         index -= 1
                     facts.append({"line": param.lineno, "col": self.src.column(param), "param": param.arg,
                                   "function": node.name, "cls": self.frame.cls.rsplit(".", 1)[-1] or None,
                                   "index": index, "source": self.src.line(param.lineno), "signature": signature,
-                                  "documented": HELP_COUNTS.search(documented.get(param.arg, "")) is not None})
+                                  "documented": HELP_COUNTS.search(documented.get(param.arg, "")) is not None,
+                                  **({"stored": param.stored} if isinstance(param, _Stored) else {})})
                     self.flow_unused.add(self.frame.qualname)  # its callers' edges are kept (auditor.flow.local)
         args = node.args
         positional = args.posonlyargs + args.args

@@ -30,7 +30,7 @@ from auditor.extract.py_refs import (
     json_safe, literal, numeric_looking, own_nodes, range_arg, split_count, stated_default, strip_handles, uncast,
     walk,
 )
-from auditor.keys import CONFIG_CLASS, holder
+from auditor.keys import CONFIG_CLASS, fed_field, holder
 from auditor.model import Site
 
 THREAD_CLASSES = {"threading.Thread", "threading.Timer"}
@@ -79,6 +79,7 @@ class Frame:
     conds: list[str] = field(default_factory=list)  # enclosing if-tests, innermost last
     ifs: list[tuple] = field(default_factory=list)  # (if node, in its body) around the statement, innermost last
     loops: list[ast.AST] = field(default_factory=list)  # range(...) arguments of enclosing loops
+    varkw: str = ""  # the `**kwargs` parameter's name
     calls: set[str] = field(default_factory=set)  # called names, for the pool-use facts
     reaches: set[str] = field(default_factory=set)  # called names and functions passed on (target=fn): the call graph
     flags: dict[str, Any] = field(default_factory=dict)  # local -> the literal bool it was set to once (None: reset)
@@ -154,6 +155,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
         self.flow_sized: list[tuple] = []  # (method qualname, range(...) argument): what a class sizes
         self.flow_starts: dict[str, str] = {}  # class qualname -> a worker-starting call in its methods
         self.flow_unused: set[str] = set()  # functions with a knob parameter their body never reads
+        self._attribute_loads: tuple | None = None  # py_dead.loads of the file, when a method stores a knob
         self.flow_returns: list[tuple] = []  # (function, returned expression) of helpers that cap a count
         self.class_bases: list[str] = []  # the bases of the class whose body is being visited
         self._assigning: str | None = None  # the name an Assign being visited binds
@@ -551,6 +553,7 @@ class Extractor(ConsumeMixin, DefineMixin, ShadowMixin, ast.NodeVisitor):
             frame.params[args.vararg.arg] = None
         if args.kwarg:
             frame.params[args.kwarg.arg] = None
+            frame.varkw = args.kwarg.arg
         self.frames.append(frame)
         self.fn_frames.append(frame)
         # a caller's positional arguments skip `self` / `cls`
@@ -1629,12 +1632,29 @@ def _visited(ex: "Extractor", tree: ast.AST, text: str, fed: set[str]) -> "Extra
 
 def _flags_fed_to_backends(ex: "Extractor") -> set[str]:
     """The flags of a parser this file builds that no name or help makes a knob, but whose
-    value the file hands to a backend's count (`num_workers=args.workers`)."""
-    flags = {d for dests in (ex.meta.get("parser_flags") or {}).values() for d in dests}
-    if not flags:
+    value the file hands to a backend's count (`num_workers=args.workers`); and the settings
+    fields it hands to one that the file also overwrites (`args.n_explorer = 1` before `for _
+    in range(args.n_explorer): Process(...)`), whoever parses them."""
+    consumed = [s for s in ex.sites if s.role == "consume" and s.detail.get("ref")]
+    if not consumed:
         return set()
-    refs = {str(s.detail["ref"]).rsplit(".", 1)[-1] for s in ex.sites if s.role == "consume" and s.detail.get("ref")}
-    return {d for d in flags & refs if d not in ex.help_named and not ex.match_vocabulary(d)}
+    flags = {d for dests in (ex.meta.get("parser_flags") or {}).values() for d in dests}
+    out = flags & {str(s.detail["ref"]).rsplit(".", 1)[-1] for s in consumed}
+    fields = {f for s in consumed if (f := fed_field(str(s.detail.get("expr") or "")))}
+    if fields:
+        out |= _fields_overwritten(ex.tree, fields)
+    return {d for d in out if d not in ex.help_named and not ex.match_vocabulary(d)}
+
+
+def _fields_overwritten(tree: ast.AST, leaves: set[str]) -> set[str]:
+    """The LEAVES that an assignment in TREE writes as an attribute: `args.n_explorer = 1`."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                if isinstance(t, ast.Attribute) and t.attr in leaves:
+                    out.add(t.attr)
+    return out
 
 
 # (a flag's name spelt with dashes, "limit-worker-concurrency" in a list of flags a launcher
@@ -1666,12 +1686,14 @@ FORWARDS_ARGV = re.compile(r"\bsys\.argv\[1:\]")
 RUNS_COMMAND = re.compile(r"\b(?:subprocess|Popen|os\.system|os\.exec\w*|check_call|check_output)\b")
 
 
-def extract(text: str, path: str, vocab) -> FileResult:
+def extract(text: str, path: str, vocab, fed: frozenset = frozenset()) -> FileResult:
+    """FED: flags that other files hand to a backend's count (auditor.scan's second look at the
+    files that build a parser), knobs here as if this file handed them itself."""
     tree, text = readable(text, path)
-    ex = _visited(Extractor(text, path, vocab), tree, text, set())
-    fed = _flags_fed_to_backends(ex)
-    if fed:  # `-j/--workers` handed to `DataLoader(num_workers=args.workers)`: a knob by where it goes
-        ex = _visited(Extractor(text, path, vocab), tree, text, fed)
+    ex = _visited(Extractor(text, path, vocab), tree, text, set(fed))
+    more = _flags_fed_to_backends(ex)
+    if more:  # `-j/--workers` handed to `DataLoader(num_workers=args.workers)`: a knob by where it goes
+        ex = _visited(Extractor(text, path, vocab), tree, text, more | fed)
     ex.facts.finish(ex.sites)
     meta = dict(ex.meta)
     if ex.sections:

@@ -36,6 +36,10 @@ def carried_out(result: ScanResult, holds_config: Callable[[str], bool]) -> dict
     for f in facts.values():
         for edge in f.get("calls", ()):
             callee = edge.get("callee") or ()
+            # (a later base of the class, in `super().__init__(config)`, that is another package's)
+            later = [m for m in edge.get("mro", ()) if _foreign([m], ours)]
+            if later and callee and not _foreign(callee, ours):
+                callee = later
             # (into another package, or into a module of the project that the scan did not parse,
             # which names no parallelism setting yet may hand the configuration on: out of sight)
             if callee and (_foreign(callee, ours) or _unparsed(callee, ours, parsed)):
@@ -179,14 +183,14 @@ def sections_into_classes(result: ScanResult) -> dict[str, list[tuple[str, str, 
     return out
 
 
-def _field_type(kind: str, classes: dict, ours: set[str]) -> tuple[str, dict | None, bool]:
+def _field_type(kind: str, classes: _Classes, ours: set[str]) -> tuple[str, dict | None, bool]:
     inner = _resolve_class(kind, classes) if kind else None
     if inner is not None:
         return kind, _inherited_fields(inner, classes), False
     return kind, None, bool(kind) and not _ours(kind, ours)
 
 
-def _field_classes(facts: dict[str, dict]) -> dict[str, tuple[dict[str, str], list[str]]]:
+def _field_classes(facts: dict[str, dict]) -> "_Classes":
     """Every project class with annotated fields or project bases -> (its own fields, its bases)."""
     out: dict[str, tuple[dict[str, str], list[str]]] = {}
     for f in facts.values():
@@ -194,25 +198,38 @@ def _field_classes(facts: dict[str, dict]) -> dict[str, tuple[dict[str, str], li
         bases = f.get("bases") or {}
         for cls in set(fields) | set(bases):
             out[cls] = (fields.get(cls) or {}, bases.get(cls) or [])
-    return out
+    return _Classes(out)
 
 
-def _resolve_class(name: str, classes: dict) -> str | None:
+class _Classes(dict):
+    """The class table with each class under every dotted tail of its name, so that a name is
+    resolved by lookup, not by a pass over every class of the tree (thousands per callee)."""
+
+    def __init__(self, table: dict):
+        super().__init__(table)
+        self.by_tail: dict[str, list[str]] = {}
+        for cls in self:
+            parts = cls.split(".")
+            for k in range(1, len(parts)):
+                self.by_tail.setdefault(".".join(parts[k:]), []).append(cls)
+
+
+def _resolve_class(name: str, classes: _Classes) -> str | None:
     """The project class a dotted NAME means: itself, the one class it is a dotted tail of
     (`forge.actors.trainer.RLTrainer` for `src.forge.actors.trainer.RLTrainer`), or the one
     class of that name under the package NAME spells (a re-export: `forge.controller.ForgeActor`)."""
     name = name.removesuffix(".__init__")
     if name in classes:
         return name
-    tails = [c for c in classes if c.endswith("." + name)]
+    tails = classes.by_tail.get(name, ())
     if len(tails) == 1:
         return tails[0]
     package, _, short = name.rpartition(".")
-    found = [c for c in classes if c.rsplit(".", 1)[-1] == short and (f".{package}." in f".{c}")]
+    found = [c for c in classes.by_tail.get(short, ()) if f".{package}." in f".{c}"]
     return found[0] if len(found) == 1 else None
 
 
-def _inherited_fields(cls: str, classes: dict) -> dict[str, str]:
+def _inherited_fields(cls: str, classes: _Classes) -> dict[str, str]:
     """CLS's annotated fields with its project bases' (its own win), lowercased names."""
     out: dict[str, str] = {}
     seen = set()

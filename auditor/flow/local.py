@@ -11,7 +11,9 @@ for calls that are no catalogued backend. The result (``FileResult.flow``) holds
   argument (``[{"fn", "callee": [dotted candidates], "line", "col", "text", "args": [...],
   "kwargs": {...}, "star": bool}]``); a ``**name`` of a local mapping that is only ever a dict
   display with literal keys adds those keys and leaves ``star`` false, so what it omits is
-  known to be omitted; ``bare``: the names passed as they are (``setup(config, tok)``)
+  known to be omitted; ``bare``: the names passed as they are (``setup(config, tok)``);
+  ``mro``: for ``super().m(...)`` in a class of several bases, the same method of the bases
+  after the first (a cooperative chain may reach them)
 - ``functions``: ``{qualname: {"params": [...], "defaults": {name: tree}, "line": n}}``
   (``self``/``cls`` left out of methods' params) and ``classes``: ``{qualname: line}``
 - ``config``: scalar literals of module-level config dicts (``dict(...)``, ``{...}``,
@@ -910,6 +912,16 @@ def _edge(b: Builder, fn: str, scope: _Scope, call: ast.Call, callees: list[str]
         edge["bare"] = bare  # the names passed as they are: `setup(config, tokenizer)` hands `config` whole
     if lines:
         edge["lines"] = lines
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and scope.cls and \
+            isinstance(func.value.func, ast.Name) and func.value.func.id == "super":
+        # `super().__init__(job_config)` in `class Recipe(ForgeActor, ForgeEngine)`: a cooperative
+        # chain may reach every base, not only the first (the callee)
+        node = b.class_nodes.get(scope.cls)
+        module = b.scopes["<module>"]
+        others = [c for base in (node.bases[1:] if node is not None else ()) for c in b.callees(base, module)[:1]]
+        if others:
+            edge["mro"] = [f"{c}.{func.attr}" for c in others]
     return edge
 
 
