@@ -161,6 +161,9 @@ def _xla_threads(site):
 # `OMP_NUM_THREADS=1 pytest ./tests`: the environment of a test run, not of a training job
 _TEST_RUN = re.compile(r"^(?:[A-Za-z_]\w*=(?:\"[^\"]*\"|'[^']*'|\S*)\s+)*"
                        r"(?:py\.?test|tox|nox|nosetests|python[\d.]*\s+-m\s+(?:pytest|unittest))\b")
+# the command an environment prefix is set for, run under a wrapper or not (`xvfb-run ... xpytest
+# ...`, `timeout 600 pytest`): a test runner's
+_TEST_COMMAND = re.compile(r"(?:^|[\s/])(?:x?py\.?test|tox|nox|nosetests)\b|\bpython[\d.]*\s+-m\s+(?:pytest|unittest)\b")
 # a function that does the learner's math, by its name (never `main`: a launcher's main may
 # start a league, a coordinator or a server in its own process)
 _LEARNER_CALLER = re.compile(r"learner|trainer|(^|[._])(train\w*|learn|fit)$", re.IGNORECASE)
@@ -202,6 +205,26 @@ def _learner_caller(site, callers, result, spawning) -> str | None:
                         or _mpi_rank(result.meta.get(rel)) or rel in spawning for c, rel in found):
         return None
     return found[0][0]
+
+
+def _calling_spawners(result, spawning: set[str]) -> set[str]:
+    """SPAWNING (files that start worker processes) and the files that call, by name, a project
+    function that starts them (`async_.run_async(processes, run_func)`, whose loop starts one
+    `mp.Process` per worker, in another module): their environment is inherited too."""
+    from auditor.lint.base import backend_kind
+
+    modules = {rel: (m.get("flow") or {}).get("module") for rel, m in result.meta.items() if isinstance(m, dict)}
+    starters = {f"{modules[s.file]}.{s.detail['function']}" for s in result.sites
+                if s.file in spawning and s.role == "consume" and s.kind == "python" and modules.get(s.file)
+                and backend_kind(s) == "processes" and s.detail.get("function") not in (None, "<module>")}
+    if not starters:
+        return spawning
+    out = set(spawning)
+    for rel, m in result.meta.items():
+        flow = m.get("flow") if isinstance(m, dict) else None
+        if rel not in out and any(c in starters for e in (flow or {}).get("calls", ()) for c in e.get("callee") or ()):
+            out.add(rel)
+    return out
 
 
 def _class_and_function(full: str) -> str:
@@ -297,16 +320,35 @@ default for several ranks: not reported; nor is a setup script that only such sc
 `source` (VILA's scripts/setups/train.sh; of the scripts the scan reads, which hold a
 parallelism word), nor one that holds such a launcher command in a variable for the scripts
 that source it to run (Megatron's `LAUNCH_SCRIPT="torchrun --nproc_per_node=..."`). A variable
-set for one command that runs tests (`OMP_NUM_THREADS=1 pytest ./tests`, catalyst's CI script) is
-the test run's environment, not a training job's: not reported.
-An environment variable set in a script that starts worker processes is for them (they
-inherit it): one thread per busy worker is the policy `qg-audit verify` recommends
+set for one command that runs tests (`OMP_NUM_THREADS=1 pytest ./tests`, catalyst's CI script,
+also through a wrapper on the next lines: `xvfb-run ... xpytest`) is the test run's environment,
+not a training job's: not reported.
+An environment variable set in a script that starts worker processes, or that calls a project
+function that starts them (`async_.run_async(processes, run_func)` in another module), is for
+them (they inherit it): one thread per busy worker is the policy `qg-audit verify` recommends
 (docs/verify.md, "Threads and CPUs"), so it is not a warning; the learner it pins too is
 measured by verify, which says when it needs more threads. When the script's own process
 computes the gradients (`loss.backward()` in a function that no worker runs: torchbeast's
 monobeast, whose learner threads share the process that set it), it is a note that names that
 function; when the learner is a process of its own, nothing."""
     VALID = [
+        Example({"misc/__init__.py": "",
+                 "misc/async_.py": "import multiprocessing as mp\n"
+                                   "def run_async(n_process, run_func):\n"
+                                   "    processes = [mp.Process(target=run_func, args=(i,)) for i in range(n_process)]\n"
+                                   "    for p in processes:\n"
+                                   "        p.start()\n",
+                 "experiments/train_async.py": "import os\n"
+                                               "from misc import async_\n"
+                                               "def train_agent_async(processes, run_func):\n"
+                                               "    os.environ['OMP_NUM_THREADS'] = '1'\n"
+                                               "    async_.run_async(processes, run_func)\n"},
+                "one thread for the workers a project helper in another module starts"),
+        Example({".ci/run.sh": "#!/bin/bash\n"
+                               "OMP_NUM_THREADS=1 PYTHONHASHSEED=0 \\\n"
+                               "    xvfb-run --server-args='-screen 0 1280x800x24' \\\n"
+                               "    xpytest '/repo/tests/**/test_*.py'\n"},
+                "one thread for a test run started through a wrapper, the command on the next lines"),
         Example({**_TF_UTIL, "run_atari.py": "from mpi4py import MPI\n"
                                  "from common import tf_util as U\n"
                                  "def train(env_id):\n"
@@ -599,7 +641,7 @@ function; when the learner is a process of its own, nothing."""
             return True
 
         callers = None  # callee -> the functions that call it directly, built when first needed
-        spawning = idioms.files_starting_processes(result.sites)
+        spawning = _calling_spawners(result, idioms.files_starting_processes(result.sites))
         launching = None  # launch scripts that start several ranks, found when first needed
         sourced_by: dict[str, set[str]] = {}
         # a dataset's `map(num_proc=...)` pool preprocesses data: no worker the export is meant for
@@ -670,7 +712,8 @@ function; when the learner is a process of its own, nothing."""
             elif site.key in THREAD_VARS and site.kind == "python":
                 what, why, conf = f"{site.key}=1", " (set before the libraries load)", "high"
             elif site.key in THREAD_VARS and site.kind == "shell" and site.role == "define":
-                if site.detail.get("via") == "env-prefix" and _TEST_RUN.match(site.source.strip()):
+                if site.detail.get("via") == "env-prefix" and (
+                        _TEST_RUN.match(site.source.strip()) or _TEST_COMMAND.search(str(site.detail.get("command") or ""))):
                     continue
                 if launching is None:
                     launching = _multi_process_launches(result.sites, result.meta)

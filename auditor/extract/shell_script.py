@@ -233,7 +233,7 @@ class _Script:
         text = self.resolve(defaults[name]).text
         return None if text is None else type_word(text)
 
-    def assign(self, word: Word, via: str, persistent: bool = True) -> None:
+    def assign(self, word: Word, via: str, persistent: bool = True, command: str = "") -> None:
         m = ASSIGN_START.match(word.raw)
         name, append = m.group(1), m.group(2)
         line, column = self.pos(word.offset)
@@ -286,6 +286,8 @@ class _Script:
                 detail["env_default"] = True
             if self.depth:
                 detail["conditional"] = True
+            if command:
+                detail["command"] = command  # `OMP_NUM_THREADS=1 \<newline> xvfb-run pytest`: what it is set for
             if value_text.isdigit():
                 # NUM_PROCESSES=1 #$((NUM_GPUS_PER_NODE * NUM_NODES)): the computed count, commented out
                 was = COMMENTED_COUNT.match(self.lines[line - 1][column - 1 + len(word.raw):])
@@ -347,8 +349,9 @@ class _Script:
         prefix = []
         while words and ASSIGN_START.match(words[0].raw):
             prefix.append(words.pop(0))
+        command = " ".join(w.text for w in words[:8])[:200]
         for w in prefix:
-            self.assign(w, "assignment" if not words else "env-prefix", persistent=not words)
+            self.assign(w, "assignment" if not words else "env-prefix", persistent=not words, command=command)
         if words:
             self.tool_threads(words)
             self.invocation(self.expand(words))
