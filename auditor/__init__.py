@@ -4,4 +4,4 @@ This package is imported inside users' worker processes (``auditor.report``,
 ``auditor.timing``), so this file must stay import-free and cheap.
 """
 
-__version__ = "0.4.37"
+__version__ = "0.4.38"
