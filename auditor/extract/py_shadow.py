@@ -129,29 +129,21 @@ def _none_test(test: ast.AST) -> str | None:
     return None
 
 
-class _Stored(ast.arg):
-    """A parameter stored as `self.<stored>` and read nowhere else (stored_only)."""
-
-    def __init__(self, param: ast.arg, stored: str):
-        super().__init__(arg=param.arg, annotation=param.annotation, lineno=param.lineno,
-                         col_offset=param.col_offset, end_lineno=param.end_lineno, end_col_offset=param.end_col_offset)
-        self.stored = stored
-
-
 class ShadowMixin:
-    def _stored_unread(self, fn: ast.AST, knob: list[ast.arg]) -> list[ast.arg]:
+    def _stored_unread(self, fn: ast.AST, knob: list[ast.arg]) -> dict[str, tuple[ast.arg, str]]:
         """Knob parameters of a method that it only stores on `self` under a knob-named attribute
-        the file never loads: `self.n_jobs = n_jobs` in a model whose fit() never uses it. Whether
-        another file loads it (a subclass, `model.n_jobs`) is QG101's to see (`attr_loads`)."""
+        the file never loads: `self.n_jobs = n_jobs` in a model whose fit() never uses it, as
+        {name: (the parameter, the attribute)}. Whether another file loads it (a subclass,
+        `model.n_jobs`) is QG101's to see (`attr_loads`)."""
         pairs = [(p, attr) for p, attr in stored_only(fn, knob) if self.match_vocabulary(attr) == "exact"]
         if not pairs:
-            return []
+            return {}
         if self._attribute_loads is None:
             self._attribute_loads = py_dead.loads(self.tree) or (set(), None)
         loaded = self._attribute_loads[1]
         if loaded is None:
-            return []  # the file reads attributes by computed names
-        return [_Stored(p, attr) for p, attr in pairs if attr not in loaded]
+            return {}  # the file reads attributes by computed names
+        return {p.arg: (p, attr) for p, attr in pairs if attr not in loaded}
 
     def shadow(self, at: ast.AST, key: str, value: ast.AST, mapping: str, how: str, opaque: bool = False) -> None:
         facts = self.meta.setdefault("shadowed", [])
@@ -197,19 +189,20 @@ class ShadowMixin:
             signatures = self.meta.setdefault("knob_signatures", {})  # how many functions share one
             if len(signatures) < MAX_FACTS or signature in signatures:
                 signatures[signature] = signatures.get(signature, 0) + 1
-            if self.frame.cls and ordered and ordered[0].arg == "self":
-                unused = [*unused, *self._stored_unread(node, [a for a in knob if a not in unused])]
+            stored = self._stored_unread(node, [a for a in knob if a not in unused]) \
+                if self.frame.cls and ordered and ordered[0].arg == "self" else {}
+            unused = [*unused, *(p for p, _attr in stored.values())]
             for param in unused:
                 facts = self.meta.setdefault("unused_params", [])
                 if len(facts) < MAX_FACTS:
-                    index = next((i for i, a in enumerate(ordered) if a.arg == param.arg), None)
+                    index = ordered.index(param) if param in ordered else None
                     if index is not None and self.frame.cls and ordered and ordered[0].arg in ("self", "cls"):
                         index -= 1
                     facts.append({"line": param.lineno, "col": self.src.column(param), "param": param.arg,
                                   "function": node.name, "cls": self.frame.cls.rsplit(".", 1)[-1] or None,
                                   "index": index, "source": self.src.line(param.lineno), "signature": signature,
                                   "documented": HELP_COUNTS.search(documented.get(param.arg, "")) is not None,
-                                  **({"stored": param.stored} if isinstance(param, _Stored) else {})})
+                                  **({"stored": stored[param.arg][1]} if param.arg in stored else {})})
                     self.flow_unused.add(self.frame.qualname)  # its callers' edges are kept (auditor.flow.local)
         args = node.args
         positional = args.posonlyargs + args.args
