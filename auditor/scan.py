@@ -29,7 +29,7 @@ from typing import Callable
 # path of `qg-audit scan` (auditor.commands.scan) walks the tree with auditor.walk alone.
 from auditor.exitcodes import UsageError
 from auditor.extract import ParseError, extractor
-from auditor.extract.shell_shards import SHARD_HINT
+from auditor.extract.shell_shards import CONFIG_HANDED_HINT, SHARD_HINT
 from auditor.extract import tool_threads
 from auditor.keys import one_typo
 from auditor.model import FileError, ScanResult
@@ -354,7 +354,7 @@ def parse_file(cand: Candidate, vocab, prefilter: Prefilter, digests: dict | Non
     entry = cand.kind == "python" and _hydra_entry(data)
     if not prefilter(data) and not entry and not (cand.kind == "yaml" and _hydra_primary(data)) and \
             not (cand.kind in ("yaml", "ini") and prefilter.misspelt(data)) and \
-            not (cand.kind == "shell" and SHARD_HINT.search(data)):
+            not (cand.kind == "shell" and (SHARD_HINT.search(data) or CONFIG_HANDED_HINT.search(data))):
         return cand.rel, [], None, None, False
     try:
         text = data.decode("utf-8-sig")

@@ -335,7 +335,9 @@ package's code: `RayPPOTrainer(config)`, or `super().__init__(config, ...)` in a
 that extends it, also through the project's own functions and `task.remote(config)`; the same
 for a config file a script names (`os.path.join(here, "configs", "grpo.yaml")`, `--config
 apps/sft/llama3_8b.yaml` in its usage text) and whose loaded object it hands whole to another
-package (`setup(config)` of NeMo-RL). A section splatted into a project dataclass
+package (`setup(config)` of NeMo-RL), and for a config file a launch script gives another
+program by a config flag (`sweagent run-batch --config agent/swesmith_infer.yaml`), which
+that program reads. A section splatted into a project dataclass
 (`Trainer(**cfg.trainer)`, `Trainer.options(...).as_actor(**cfg.trainer)`, `.remote(...)`) fills its
 fields: a key whose field code reads is read, a key under a field typed as another package's
 class (`parallelism: Parallelism` of torchtitan) is a note, and a key that fills no field stays
@@ -880,6 +882,18 @@ reads is a note: its settings are not this project's users' to set."""
                 "setting (not a copy of it) that nothing uses"),
     ]
     INVALID = [
+        Example({"agent/run_infer.sh": "#!/bin/bash\nsweagent run-batch --config agent/infer.yaml --output_dir out\n",
+                 "agent/infer.yaml": "num_workers: 20\n",
+                 "bug_gen.py": "import argparse\nfrom concurrent.futures import ProcessPoolExecutor\n"
+                               "p = argparse.ArgumentParser()\np.add_argument('--n_workers', type=int, default=1)\n"
+                               "args = p.parse_args()\npool = ProcessPoolExecutor(max_workers=args.n_workers)\n",
+                 "train.py": "import yaml\nfrom torch.utils.data import DataLoader\n"
+                             "cfg = yaml.safe_load(open('configs/train.yaml'))\n"
+                             "loader = DataLoader(range(8), num_workers=cfg['data']['num_workers'])\n",
+                 "configs/train.yaml": "data:\n  num_workers: 8\n"},
+                "a config file a launch script gives another program by `--config`: that program reads it, "
+                "out of sight (not the near-miss `--n_workers` of a script here): a note",
+                expect=[("agent/infer.yaml", 1)], severity="note"),
         Example({"serve.py": "import argparse, subprocess\n"
                              "def main():\n    parser = argparse.ArgumentParser()\n"
                              "    parser.add_argument('--num_gpus', type=int, required=True)\n"
@@ -1423,7 +1437,7 @@ reads is a note: its settings are not this project's users' to set."""
                   and not _read_through_alias(k, result.meta, read_keys)]
         handed = _handed_out(result) if unread else {}  # the call edges are many: only when needed
         whole = _whole_configs_out(result) if unread else {}
-        callees = {c for _rel, c in whole.values()}
+        callees = {c for _rel, c in whole.values() if not c.startswith(PROGRAM)}
         unparsed_callees = callees - handoff.foreign_callees(callees, result)
         # a section splatted into a project class fills its fields: a key whose field code loads is read
         into = handoff.sections_into_classes(result) if unread else {}
@@ -1492,6 +1506,11 @@ reads is a note: its settings are not this project's users' to set."""
                 if isinstance(site.value, bool) and _COUNT_NAME.search(knob.leaf):
                     continue  # `scale_loss_by_dp_cp_size: false`: a switch named after a count, no count
                 out = next((v for folder, v in whole.items() if site.file.startswith(folder)), None)
+                if out is not None and out[1].startswith(PROGRAM):
+                    yield self._out_of_sight(site, knob, f"{out[0]} hands this file to `{out[1][len(PROGRAM):]}` "
+                                                         f"as its configuration",
+                                             whose="another program, which the scan does not read")
+                    continue
                 if out is not None:
                     yield self._out_of_sight(site, knob, f"{out[0]} hands the whole configuration it loads to {out[1]}",
                                              whose=None if out[1] not in unparsed_callees else
@@ -2926,17 +2945,28 @@ def _handed_out(result) -> dict[str, str]:
     return out
 
 
+PROGRAM = "program:"  # _whole_configs_out's mark for a config a launch script gives another program
+
+
 def _whole_configs_out(result) -> dict[str, tuple[str, str]]:
     """Config folders of `@hydra.main` entries, and config files a script names (`--config
     apps/sft/llama3_8b.yaml` in its usage, `os.path.join(here, "configs", "grpo.yaml")`),
     whose configuration object goes whole to another package's code (`RayPPOTrainer(config)`,
     `super().__init__(config)` in a class extending it, `setup(config, ...)`, through the
-    project's own functions) -> (the script, that callee). Any key of such a folder or file
-    may be read there."""
+    project's own functions) -> (the script, that callee); and config files a launch script
+    gives another program by a config flag (`sweagent run-batch --config agent/infer.yaml`) ->
+    (the script, PROGRAM + that program). Any key of such a folder or file may be read there."""
     carried = None
     out: dict[str, tuple[str, str]] = {}
     config_files = None
     for rel, meta in result.meta.items():
+        # a launch script handing a config file to another program (`sweagent run-batch --config
+        # agent/swesmith_infer.yaml`): that program reads it
+        for handed in (meta.get("configs_handed") or ()) if isinstance(meta, dict) else ():
+            if config_files is None:
+                config_files = sorted(r for r in result.meta if r.endswith((".yaml", ".yml")))
+            for path in _named_files(rel, str(handed.get("path") or ""), config_files):
+                out.setdefault(path, (rel, f"{PROGRAM}{handed.get('program')}"))
         named = meta.get("config_names") if isinstance(meta, dict) else None
         mains = meta.get("hydra_main") if isinstance(meta, dict) else None
         module = ((meta.get("flow") or {}).get("module") or "") if named or mains else ""

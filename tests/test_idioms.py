@@ -522,3 +522,10 @@ def test_a_configuration_handed_down_a_cooperative_super_chain():
     assert found == [("apps/eval/config/eval.yaml", 6, "QG101", "warning"),
                      ("apps/sft/config/sft.yaml", 6, "QG101", "note"),
                      ("apps/sft/config/sft.yaml", 7, "QG101", "note")]
+
+
+def test_a_config_file_a_launch_script_gives_another_program():
+    found = findings("config_to_program", "QG101")
+    # `sweagent run-batch --config agent/infer.yaml`: sweagent reads it, out of the tree;
+    # `python train.py --config configs/train.yaml` keeps it in the project
+    assert found == [("agent/infer.yaml", 1, "QG101", "note"), ("configs/train.yaml", 3, "QG101", "warning")]

@@ -63,6 +63,12 @@ RUNNER_VALUE_OPTIONS = {"--extra", "--env-file", "--with", "--with-editable", "-
                         "--refresh-package", "--reinstall-package", "--upgrade-package", "-P", "--no-binary-package",
                         "--no-build-package", "-e", "--env", "-C", "--chdir", "-E", "--extras"}
 KEYWORDS = {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "function"}
+# a config flag and the file it names (`--config x.yaml`, `--config-file=x.json`, `--cfg x.yml`)
+CONFIG_FLAG = re.compile(r"--(?:config|cfg)(?:[_-](?:file|path))?")
+CONFIG_FILE = re.compile(r"\.(?:ya?ml|json)\Z")
+MAX_CONFIGS_HANDED = 20
+# programs that run a script of their own argument: a config flag after it is that script's
+INTERPRETERS = {"bash", "sh", "zsh", "ksh", "dash", "node", "java", "ruby", "perl", "Rscript", "julia", "make"}
 NOT_LAUNCHES = {"echo", "printf", "grep", "egrep", "sed", "awk", "cat", "tee", "test", "[", "[[", "set",
                 "shift", "cd", "pushd", "popd", "mkdir", "rm", "cp", "mv", "ls", "source", ".", "trap",
                 "wait", "sleep", "kill", "return", "exit", "true", "false", "printenv", "unset", "alias",
@@ -130,6 +136,7 @@ class _Script:
         self.launches: list[list] = []  # [line, launcher] for each launcher started
         self.tool_counts: list[dict] = []  # literal counts given to programs' own pools (QG105)
         self.sources: list[str] = []  # the scripts it sources, as written
+        self.configs_handed: list[dict] = []  # `sweagent run-batch --config agent/infer.yaml`
         self.reads: dict[str, list[str]] = {}  # WORLD_SIZE=$((GPUS_PER_NODE*NNODES)): the names its value reads
         self.typed: set[str] = set()  # assigned a value written in the script, at least once
         self.launcher_vars: dict[str, int] = {}  # LAUNCH="torchrun --nproc_per_node=8": line
@@ -460,7 +467,22 @@ class _Script:
             return self.launcher(rest[1:], "accelerate launch", launcher)
         if name in LAUNCHERS:
             return self.launcher(rest, LAUNCHERS[name], launcher)
+        if "/" not in head and "." not in name and launcher is None and name not in INTERPRETERS:
+            self.config_handed(name, rest)
         self.program(rest, launcher, script=head)
+
+    def config_handed(self, program: str, words) -> None:
+        """A config file given to another program by a config flag (`sweagent run-batch --config
+        agent/swesmith_infer.yaml`): that program reads its keys, out of the scanned tree."""
+        texts = [w[0].text for w in words]
+        for i, text in enumerate(texts):
+            flag, _, value = text.partition("=")
+            if not CONFIG_FLAG.fullmatch(flag):
+                continue
+            value = value or (texts[i + 1] if i + 1 < len(texts) else "")
+            if CONFIG_FILE.search(value) and "$" not in value and len(self.configs_handed) < MAX_CONFIGS_HANDED:
+                self.configs_handed.append({"path": value, "program": program,
+                                            "line": self.pos(words[i][0].offset)[0]})
 
     def launcher(self, words, name: str, outer: str | None) -> None:
         """Options of a launcher, then the program it starts."""
@@ -661,6 +683,8 @@ class _Script:
             self.result.meta["launches"] = self.launches
         if self.sources:
             self.result.meta["sources"] = self.sources
+        if self.configs_handed:
+            self.result.meta["configs_handed"] = self.configs_handed
         sbatch = _sbatch_nodes(self.text)
         if sbatch is not None:
             self.result.meta["sbatch_nodes"] = sbatch

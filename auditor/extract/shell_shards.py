@@ -23,6 +23,9 @@ COUNT_FLAG = re.compile(r"world[_-]?size|num[_-]?(?:chunks|shards|splits|parts|p
                         r"|^-*(?:chunks|shards|splits|parts)$", re.IGNORECASE)
 # a script the scan's prefilter would skip (no knob word) is read when it holds such an index flag
 SHARD_HINT = re.compile(rb"(?i)--(?:[a-z]+[_-])?(?:idx|index|rank|shard|chunk)\b")
+# a config file handed to a program by a config flag (auditor/extract/shell_script.py
+# `configs_handed`): the script is parsed for it, whatever else it holds
+CONFIG_HANDED_HINT = re.compile(rb"--(?:config|cfg)(?:[_-](?:file|path))?[ =\t]+\S+\.(?:ya?ml|json)\b")
 VAR_WORD = re.compile(r"^\$\{?([A-Za-z_]\w*)\}?$")
 BRACE_RANGE = re.compile(r"^\{0\.\.(\d+)\}$")
 SEQ = re.compile(r"^\$\(\s*seq\s+(?:0\s+)?(\d+)\s*\)$")
