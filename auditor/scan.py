@@ -31,7 +31,7 @@ from auditor.exitcodes import UsageError
 from auditor.extract import ParseError, extractor
 from auditor.extract.shell_shards import CONFIG_HANDED_HINT, SHARD_HINT
 from auditor.extract import tool_threads
-from auditor.keys import one_typo
+from auditor.keys import fed_field, one_typo
 from auditor.model import FileError, ScanResult
 from auditor.walk import (  # noqa: F401 - scan's API
     MAX_FILE_SIZE_MB, SKIP_DIRS, VCS_DIRS, Candidate, check_target, walk, walk_filtered)
@@ -549,8 +549,6 @@ def _fed_flags(cands: list[Candidate], outcomes: list[tuple], vocab) -> list[tup
     the code that overwrites them become the knob's sites. An unrelated script's flag of that
     name is another setting. Done on every scan, cached or not (it depends on the whole
     project); the files are few (those declaring settings), so they are parsed here, serially."""
-    from auditor.keys import fed_field
-
     refs: dict[str, set[str]] = {}  # a field's name -> the files handing it to a backend
     for o in outcomes:
         for s in o[1]:
@@ -559,11 +557,9 @@ def _fed_flags(cands: list[Candidate], outcomes: list[tuple], vocab) -> list[tup
                 refs.setdefault(leaf, set()).add(o[0])
     if not refs:
         return outcomes
-    from types import SimpleNamespace
+    from auditor.flow.imports import ImportNeighbours
 
-    from auditor.lint.base import ImportNeighbours
-
-    neighbours = ImportNeighbours(SimpleNamespace(meta={o[0]: o[2] for o in outcomes if isinstance(o[2], dict)}))
+    neighbours = ImportNeighbours({o[0]: o[2] for o in outcomes if isinstance(o[2], dict)})
     fed: dict[str, set[str]] = {}  # file -> the names it is parsed again with
     for o in outcomes:
         rel, sites, meta = o[0], o[1], o[2]

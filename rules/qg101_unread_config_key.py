@@ -1437,7 +1437,8 @@ reads is a note: its settings are not this project's users' to set."""
                   and not _read_through_alias(k, result.meta, read_keys)]
         handed = _handed_out(result) if unread else {}  # the call edges are many: only when needed
         whole = _whole_configs_out(result) if unread else {}
-        callees = {c for _rel, c in whole.values() if not c.startswith(PROGRAM)}
+        programs = _configs_to_programs(result) if unread else {}
+        callees = {c for _rel, c in whole.values()}
         unparsed_callees = callees - handoff.foreign_callees(callees, result)
         # a section splatted into a project class fills its fields: a key whose field code loads is read
         into = handoff.sections_into_classes(result) if unread else {}
@@ -1505,12 +1506,13 @@ reads is a note: its settings are not this project's users' to set."""
                     continue
                 if isinstance(site.value, bool) and _COUNT_NAME.search(knob.leaf):
                     continue  # `scale_loss_by_dp_cp_size: false`: a switch named after a count, no count
-                out = next((v for folder, v in whole.items() if site.file.startswith(folder)), None)
-                if out is not None and out[1].startswith(PROGRAM):
-                    yield self._out_of_sight(site, knob, f"{out[0]} hands this file to `{out[1][len(PROGRAM):]}` "
+                given = programs.get(site.file)
+                if given is not None:
+                    yield self._out_of_sight(site, knob, f"{given[0]} hands this file to `{given[1]}` "
                                                          f"as its configuration",
                                              whose="another program, which the scan does not read")
                     continue
+                out = next((v for folder, v in whole.items() if site.file.startswith(folder)), None)
                 if out is not None:
                     yield self._out_of_sight(site, knob, f"{out[0]} hands the whole configuration it loads to {out[1]}",
                                              whose=None if out[1] not in unparsed_callees else
@@ -1703,7 +1705,7 @@ reads is a note: its settings are not this project's users' to set."""
                 dropped.extend((r, r, str(param), None) for param in r.detail["omits"])
         done = set()
         near: dict[str, set[str]] = {}  # file -> itself and the project files it imports, two levels
-        modules = modules_to_files(result) if dropped else {}
+        modules = modules_to_files(result.meta) if dropped else {}
         for at, source, param, default in dropped:
             if (at.file, at.line, param) in done:
                 continue
@@ -1713,7 +1715,7 @@ reads is a note: its settings are not this project's users' to set."""
             # a bare name (`tp_size`, a parameter) joins its knob by name only
             bare = str(source.detail.get("expr") or "").isidentifier()
             if bare and at.file not in near:
-                near[at.file] = near_files(result, at.file, modules)
+                near[at.file] = near_files(result.meta, at.file, modules)
             if knob is None or ("." not in routed_knob.name
                                 and not _declared_together(routed_knob, knob, at.file, routed_param,
                                                            near[at.file] if bare else None)):
@@ -2209,6 +2211,7 @@ reads is a note: its settings are not this project's users' to set."""
         graph = []
 
         def inherits(meta: dict, cls: str) -> bool:
+            """Does a class of the file META describes inherit one named CLS?"""
             if not graph:
                 graph.append(for_result(result))
             return any(a.rsplit(".", 1)[-1] == cls for c in ((meta.get("flow") or {}).get("classes") or ())
@@ -2354,23 +2357,12 @@ reads is a note: its settings are not this project's users' to set."""
         num_proc=self.dataset_num_proc)`, is commented out (auditor/extract/py_commented.py).
         Another file loading the attribute reads it, unless it loads it only from `self` in
         classes that do not inherit this one (a sibling trainer's own field of that name)."""
-        from auditor.flow.graph import for_result
-
         facts = list(commented_out(result, "consumer"))
         if not facts:
             return
-        graph = for_result(result)
-
-        def inherits(meta: dict, cls: str) -> bool:
-            """Does a class of the file META describes inherit one named CLS?"""
-            return any(a.rsplit(".", 1)[-1] == cls for c in ((meta.get("flow") or {}).get("classes") or ())
-                       for a in graph.ancestors(c) - {c})
-
+        read_elsewhere = self._loaded_elsewhere(result)
         for rel, f in facts:
-            readers = [other for other, m in result.meta.items() if other != rel and isinstance(m, dict)
-                       and f["name"] in (m.get("attr_loads") or ())
-                       and (f["name"] not in (m.get("self_attr_loads") or ()) or inherits(m, f["cls"]))]
-            if readers:
+            if read_elsewhere(rel, f["name"], f["cls"]):
                 continue
             yield self.finding(None, file=rel, line=f["line"], column=f["column"], knob=f["name"],
                                subject=f"`self.{f['name']}` is stored here",
@@ -2945,7 +2937,23 @@ def _handed_out(result) -> dict[str, str]:
     return out
 
 
-PROGRAM = "program:"  # _whole_configs_out's mark for a config a launch script gives another program
+def _configs_to_programs(result) -> dict[str, tuple[str, str]]:
+    """Config files a launch script gives another program by a config flag (`sweagent run-batch
+    --config agent/infer.yaml`; shell meta `configs_handed`) -> (the script, the program): that
+    program reads their keys."""
+    out: dict[str, tuple[str, str]] = {}
+    config_files = None
+    for rel, meta in result.meta.items():
+        for handed in (meta.get("configs_handed") or ()) if isinstance(meta, dict) else ():
+            if config_files is None:
+                config_files = _yaml_files(result)
+            for path in _named_files(rel, str(handed.get("path") or ""), config_files):
+                out.setdefault(path, (rel, str(handed.get("program"))))
+    return out
+
+
+def _yaml_files(result) -> list[str]:
+    return sorted(r for r in result.meta if r.endswith((".yaml", ".yml")))
 
 
 def _whole_configs_out(result) -> dict[str, tuple[str, str]]:
@@ -2953,20 +2961,12 @@ def _whole_configs_out(result) -> dict[str, tuple[str, str]]:
     apps/sft/llama3_8b.yaml` in its usage, `os.path.join(here, "configs", "grpo.yaml")`),
     whose configuration object goes whole to another package's code (`RayPPOTrainer(config)`,
     `super().__init__(config)` in a class extending it, `setup(config, ...)`, through the
-    project's own functions) -> (the script, that callee); and config files a launch script
-    gives another program by a config flag (`sweagent run-batch --config agent/infer.yaml`) ->
-    (the script, PROGRAM + that program). Any key of such a folder or file may be read there."""
+    project's own functions) -> (the script, that callee). Any key of such a folder or file
+    may be read there."""
     carried = None
     out: dict[str, tuple[str, str]] = {}
     config_files = None
     for rel, meta in result.meta.items():
-        # a launch script handing a config file to another program (`sweagent run-batch --config
-        # agent/swesmith_infer.yaml`): that program reads it
-        for handed in (meta.get("configs_handed") or ()) if isinstance(meta, dict) else ():
-            if config_files is None:
-                config_files = sorted(r for r in result.meta if r.endswith((".yaml", ".yml")))
-            for path in _named_files(rel, str(handed.get("path") or ""), config_files):
-                out.setdefault(path, (rel, f"{PROGRAM}{handed.get('program')}"))
         named = meta.get("config_names") if isinstance(meta, dict) else None
         mains = meta.get("hydra_main") if isinstance(meta, dict) else None
         module = ((meta.get("flow") or {}).get("module") or "") if named or mains else ""
@@ -2978,7 +2978,7 @@ def _whole_configs_out(result) -> dict[str, tuple[str, str]]:
             if named else None
         if callee is not None:
             if config_files is None:
-                config_files = sorted(r for r in result.meta if r.endswith((".yaml", ".yml")))
+                config_files = _yaml_files(result)
             for name in named:
                 for path in _named_files(rel, name, config_files):
                     out.setdefault(path, (rel, callee))

@@ -486,7 +486,7 @@ GPU"), when the default is 0 or -1 against "all CPUs" (the usual markers), or wh
                 self._helper_sites[(s.file, s.detail.get("function"), s.detail.get("helper_param"))].add(
                     s.detail["helper_site"])
         self._calls = _calls_by_callee(result)
-        self._imports = ImportNeighbours(result)
+        self._imports = ImportNeighbours(result.meta)
         self._near: dict[tuple, tuple] = {}  # (id(summary), folder) -> (summary kept alive, cut summary)
         keys_by_file: dict[str, set[str]] = {}  # config file -> every dotted key it sets
         for s in result.sites:

@@ -6,7 +6,7 @@ from auditor import vocab as vocab_mod
 from auditor.keys import CONFIG_CLASS
 from auditor.lint import idioms
 from auditor.lint.base import (CONFIG_KINDS, Example, ImportNeighbours, Rule, as_number, environment_writes, in_examples,
-                               is_config_define, is_test_file, modules_to_files, show, where)
+                               imported_files, is_config_define, is_test_file, modules_to_files, show, where)
 
 _AUGMENTED = re.compile(r"^\s*[\w.\[\]'\"]+\s*(\*\*|//|[-+*/%])=")
 _CONVERSION = re.compile(r"^\s*(int|float|str|bool)\(\s*[\w.\[\]'\"]+\s*\)\s*$")
@@ -877,7 +877,7 @@ are not reported."""
                         for rel, m in result.meta.items() if isinstance(m, dict)
                         for fn, dests in (m.get("parser_flags") or {}).items()}
         parsing = {rel for rel, _fn in parser_flags}  # files that build a parser of their own
-        neighbours = ImportNeighbours(result)  # (a flag of a script that does not import the file is another's)
+        neighbours = ImportNeighbours(result.meta)  # (a flag of a script that does not import the file is another's)
         for knob in result.knobs:
             configured = [s for s in knob.sites if is_config_define(s) and s.value is not None]
             for site in knob.sites:
@@ -1330,12 +1330,10 @@ _GPU_LIST = re.compile(r"\d+(?:\s*,\s*\d+)*")  # "6", "0,1,2,3"
 
 def _importers(result) -> dict[str, int]:
     """File -> how many other files of the project import it (their flow facts' imports)."""
-    files = modules_to_files(result)
+    files = modules_to_files(result.meta)
     out: dict[str, int] = {}
-    for rel, meta in result.meta.items():
-        flow = meta.get("flow") if isinstance(meta, dict) else None
-        names = flow.get("imports") if isinstance(flow, dict) else None
-        for target in {files[m] for name in names or () for m in (name, name.rsplit(".", 1)[0]) if m in files}:
+    for rel in result.meta:
+        for target in imported_files(result.meta, rel, files):
             if target != rel:
                 out[target] = out.get(target, 0) + 1
     return out

@@ -1289,10 +1289,10 @@ string is read only when it starts with a program the catalogue names."""
                 if is_config_define(d) and d.kind == "python" and not is_test_site(d) \
                         and (d.file not in counts or d.line < counts[d.file].line):
                     counts[d.file] = d
-        modules = modules_to_files(result)
+        modules = modules_to_files(result.meta)
         for site in fixed:
             # the program the launcher starts: its own file, or a project file it imports
-            near = near_files(result, site.file, modules)
+            near = near_files(result.meta, site.file, modules)
             count = counts.get(site.file) or next((counts[f] for f in sorted(near) if f in counts), None)
             if count is None:
                 continue
@@ -1395,7 +1395,7 @@ string is read only when it starts with a program the catalogue names."""
         routes = _routed_keywords(result)
         helper_at, helper_routes = _helper_routes(result)
         # (as before 0.4.17: without declared fields no import is followed; see imports_either)
-        neighbours = ImportNeighbours(result) if fields else None
+        neighbours = ImportNeighbours(result.meta) if fields else None
 
         def imports_either(a: str, b: str) -> bool:
             """One file imports the other (two levels): a script's own flags are no setting of a

@@ -981,7 +981,7 @@ files the scan did not read (they hold no knob word, but may call one that reads
             if s.file in picks and s.role == "define" and isinstance(s.value, int) and not isinstance(s.value, bool) \
                     and s.value > 1 and vocab.match(s.leaf) == "exact":
                 counts.setdefault(s.file, []).append(s)
-        files = modules_to_files(result)
+        files = modules_to_files(result.meta)
         # what each config with a pick calls (`train_muzero_with_gym_env([main_config, create_config])`
         # at the bottom of LightZero's configs): the entry it runs, by last name and package
         entries: dict[str, list[tuple[str, str]]] = {}  # callee's last name -> [(its package, config)]

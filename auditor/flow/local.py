@@ -30,7 +30,7 @@ for calls that are no catalogued backend. The result (``FileResult.flow``) holds
   a splatted section fills.
 - ``imports``: the modules the file's import statements name, anywhere in it (well-known
   libraries left out): which config modules a script loads (QG106, through
-  ``auditor.lint.base.modules_to_files``).
+  ``auditor.flow.imports.modules_to_files``).
 
 Def-use is pyflakes-shaped but lazy: a function's bindings are indexed only when a trace
 enters it, and a name's reaching definition is the last binding that ends before the use

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable, Iterator
 
+from auditor.flow.imports import (  # noqa: F401 - the rules import them from here
+    SOURCE_ROOTS, ImportNeighbours, imported_files, modules_to_files, near_files)
 from auditor.keys import one_typo
 from auditor.model import CONFIG_KINDS, SEVERITIES, Finding, Knob, ScanResult, Site  # noqa: F401 - CONFIG_KINDS: the rules import it from here
 # how a settings class declares its fields (a define site's `via`)
@@ -174,59 +176,6 @@ def is_config_define(site: Site) -> bool:
     if site.kind in CONFIG_KINDS:
         return True
     return site.kind == "python" and site.detail.get("via") in ("argparse", "dataclass", "attrs", "pydantic")
-
-
-SOURCE_ROOTS = ("src", "lib", "python", "source")  # folders a package's import name leaves out
-
-
-def modules_to_files(result: ScanResult) -> dict[str, str]:
-    """The project's modules by dotted name -> file, as its imports name them: `src/pkg/mod.py`
-    is `pkg.mod` too (src/ layouts), the first file of a name wins."""
-    out: dict[str, str] = {}
-    for rel, meta in sorted(result.meta.items()):
-        flow = meta.get("flow") if isinstance(meta, dict) else None
-        module = flow.get("module") if isinstance(flow, dict) else None
-        if not module:
-            continue
-        out.setdefault(module, rel)
-        parts = module.split(".")
-        if parts[0] in SOURCE_ROOTS and len(parts) > 1:
-            out.setdefault(".".join(parts[1:]), rel)
-    return out
-
-
-def near_files(result, rel: str, files: dict[str, str]) -> set[str]:
-    """REL and the project files it imports, and the files those import (FILES: the project's
-    modules by dotted name -> file, auditor.lint.base.modules_to_files)."""
-
-    def imported(path: str) -> set[str]:
-        meta = result.meta.get(path)
-        flow = meta.get("flow") if isinstance(meta, dict) else None
-        names = flow.get("imports") if isinstance(flow, dict) else None
-        return {files[m] for name in names or () for m in (name, name.rsplit(".", 1)[0]) if m in files}
-
-    first = imported(rel)
-    return {rel, *first, *(f for path in first for f in imported(path))}
-
-
-class ImportNeighbours:
-    """Whether one file of a scan imports the other (two levels, near_files), the project's
-    modules indexed when first asked."""
-
-    def __init__(self, result: ScanResult):
-        self._result = result
-        self._modules: dict[str, str] | None = None
-        self._near: dict[str, set[str]] = {}
-
-    def either(self, a: str, b: str) -> bool:
-        if self._modules is None:
-            self._modules = modules_to_files(self._result)
-        for x, y in ((a, b), (b, a)):
-            if x not in self._near:
-                self._near[x] = near_files(self._result, x, self._modules)
-            if y in self._near[x]:
-                return True
-        return False
 
 
 def project_packages(result: ScanResult) -> set[str]:
